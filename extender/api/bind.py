@@ -1,0 +1,36 @@
+"""POST /bind: bind the pod through the binder (the API server, or the offline state)."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from extender import wire
+from extender.api import metrics
+from extender.api.body import BadRequest, json_response
+from extender.api.observe import RequestRecord
+from extender.api.runtime import Runtime
+from extender.api.verb import decode
+from extender.state.binder import BindError
+
+
+def error_reply(message: str, status: int) -> Response:
+    code = 200 if status == 503 else status
+    return json_response(wire.encode(wire.ExtenderBindingResult(Error=message)), code)
+
+
+async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
+    args = decode(body, wire.ExtenderBindingArgs)
+    missing = [key for key in ("PodName", "PodNamespace", "PodUID", "Node") if not getattr(args, key)]
+    if missing:
+        raise BadRequest(f"invalid request: {', '.join(missing)} must be set")
+    record.pod = f"{args.PodNamespace}/{args.PodName}"
+    record.details["node"] = args.Node
+    try:
+        await runtime.binder.bind(args.PodNamespace, args.PodName, args.PodUID, args.Node)
+    except BindError as exc:
+        record.outcome = "bind_failed"
+        record.details["error"] = str(exc)
+        metrics.BIND.labels("failed").inc()
+        return json_response(wire.encode(wire.ExtenderBindingResult(Error=str(exc))))
+    metrics.BIND.labels("bound").inc()
+    return json_response(wire.encode(wire.ExtenderBindingResult()))

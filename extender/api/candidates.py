@@ -1,0 +1,78 @@
+"""Turning a request's `NodeNames` or `Nodes` into the engine's `NodeInfo` candidates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgspec
+
+from extender import wire
+from extender.api.body import BadRequest
+from extender.engine.framework import Status, unschedulable, unresolvable
+from extender.model.node import NodeView
+from extender.model.nodeinfo import NodeInfo
+from extender.model.quantity import QuantityError
+from extender.state.cluster import ClusterState
+
+UNKNOWN_NODE = "node(s) were not found in the extender's cluster state"
+INVALID_NODE = "node object is invalid: {}"
+
+
+@dataclass(slots=True)
+class Candidates:
+    """Candidate nodes in request order; `raw` holds each node's bytes in Nodes form."""
+
+    names: list[str]
+    infos: list[NodeInfo]
+    raw: dict[str, msgspec.Raw] | None = None
+    rejected: dict[str, Status] = field(default_factory=dict)
+
+    @property
+    def nodes_form(self) -> bool:
+        return self.raw is not None
+
+
+def from_names(names: list[str], state: ClusterState) -> Candidates:
+    infos = []
+    rejected: dict[str, Status] = {}
+    nodes = state.nodes
+    for name in names:
+        info = nodes.get(name)
+        if info is None:
+            # Our state may lag the scheduler's; preemption or a later retry can still succeed.
+            rejected[name] = unschedulable("", UNKNOWN_NODE)
+        else:
+            infos.append(info)
+    return Candidates(names, infos, None, rejected)
+
+
+def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
+    """Views built from the request's objects, with the pods and totals the state holds for them."""
+    names: list[str] = []
+    infos: list[NodeInfo] = []
+    raw: dict[str, msgspec.Raw] = {}
+    rejected: dict[str, Status] = {}
+    for item in items:
+        try:
+            node = wire.decode_node(item)
+        except msgspec.DecodeError as exc:
+            raise BadRequest(f"invalid request: Nodes.items[{len(names)}]: {exc}") from None
+        name = node.metadata.name
+        names.append(name)
+        raw[name] = item
+        try:
+            view = NodeView.from_k8s(node)
+        except QuantityError as exc:
+            rejected[name] = unresolvable("", INVALID_NODE.format(exc))
+            continue
+        known = state.nodes.get(name)
+        infos.append(known.sharing_pods(view) if known is not None else NodeInfo(view))
+    return Candidates(names, infos, raw, rejected)
+
+
+def resolve(args: wire.ExtenderArgs, state: ClusterState) -> Candidates:
+    if args.NodeNames is not None:
+        return from_names(args.NodeNames, state)
+    if args.Nodes is not None:
+        return from_nodes(args.Nodes.items or [], state)
+    raise BadRequest("invalid request: one of Nodes or NodeNames must be set")

@@ -1,0 +1,59 @@
+"""POST /filter: which candidate nodes can run the pod, and why the others cannot."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from starlette.responses import Response
+
+from extender import wire
+from extender.api import metrics
+from extender.api.body import json_response
+from extender.api.candidates import resolve
+from extender.api.observe import RequestRecord
+from extender.api.runtime import Runtime
+from extender.api.verb import decode, pod_view
+from extender.engine.framework import Code, Status
+from extender.engine.runner import run_filters
+
+
+def error_reply(message: str, status: int) -> Response:
+    # The Error field is what kube-scheduler surfaces, so bad input and not-ready get it too;
+    # readiness failures answer 200 so the scheduler shows our message, not a bare status code.
+    code = 200 if status == 503 else status
+    return json_response(wire.encode(wire.ExtenderFilterResult(Error=message)), code)
+
+
+def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[str, str]]:
+    failed: dict[str, str] = {}
+    unresolvable: dict[str, str] = {}
+    for name, status in statuses.items():
+        target = failed if status.code == Code.UNSCHEDULABLE else unresolvable
+        target[name] = status.message
+    return failed, unresolvable
+
+
+async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
+    args = decode(body, wire.ExtenderArgs)
+    pod = pod_view(args.Pod)
+    record.pod = pod.key
+    candidates = resolve(args, runtime.state)
+    record.nodes = len(candidates.names)
+    runtime.state.remember_pending(pod)
+    result = run_filters(runtime.profile, pod, candidates.infos)
+    statuses = {**candidates.rejected, **result.statuses}
+    failed, unresolvable = split_failures(statuses)
+    passed = [info.node.name for info in result.passed]
+    if candidates.raw is not None:
+        raw = candidates.raw
+        reply = wire.ExtenderFilterResult(
+            Nodes=wire.NodeList(items=[raw[name] for name in passed]),
+            FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable)
+    else:
+        reply = wire.ExtenderFilterResult(
+            NodeNames=passed, FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable)
+    record.details["passed"] = len(passed)
+    record.details["failed"] = len(statuses)
+    for message, count in Counter(s.message for s in statuses.values()).items():
+        metrics.FILTER_REJECTIONS.labels(message).inc(count)
+    return json_response(wire.encode(reply))

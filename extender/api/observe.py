@@ -1,0 +1,34 @@
+"""One structured log line and the metrics for every scheduler request."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from extender.api import metrics
+
+log = logging.getLogger("extender.request")
+
+
+@dataclass
+class RequestRecord:
+    """Filled in by a route as it goes; emitted once when the request ends."""
+
+    verb: str
+    started: float = field(default_factory=time.perf_counter)
+    pod: str = ""
+    nodes: int = 0
+    outcome: str = "ok"
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def finish(self, status: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        metrics.REQUEST_DURATION.labels(self.verb).observe(elapsed)
+        metrics.REQUESTS.labels(self.verb, self.outcome).inc()
+        level = logging.INFO if status < 500 else logging.ERROR
+        log.log(level, "%s %s", self.verb, self.outcome, extra={
+            "verb": self.verb, "pod": self.pod, "nodes": self.nodes, "outcome": self.outcome,
+            "status": status, "duration_ms": round(elapsed * 1000, 3), **self.details,
+        })

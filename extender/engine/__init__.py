@@ -1,0 +1,1 @@
+"""The pure scheduling engine: filters, scorers, preemption and the policy model. No I/O."""

@@ -1,0 +1,1 @@
+"""Filter plugins, one per module, named as in kube-scheduler."""

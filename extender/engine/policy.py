@@ -1,0 +1,117 @@
+"""`ExtenderPolicy`: the policy file, shaped like a KubeSchedulerConfiguration profile.
+
+Validated with pydantic so every problem comes back with its path (`plugins.score.enabled[1]
+.weight`), unknown keys are rejected, and unknown plugin names fail at start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+API_VERSION = "scheduler-extender/v1"
+KIND = "ExtenderPolicy"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class PluginRef(_Model):
+    name: str = Field(min_length=1)
+    weight: int | None = Field(default=None, ge=0)
+
+
+class PluginSet(_Model):
+    enabled: list[PluginRef] = Field(default_factory=list)
+    disabled: list[PluginRef] = Field(default_factory=list)
+
+
+class Plugins(_Model):
+    filter: PluginSet | None = None
+    score: PluginSet | None = None
+    post_filter: PluginSet | None = Field(default=None, alias="postFilter")
+
+
+class PluginConfig(_Model):
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExtenderPolicy(_Model):
+    api_version: Literal["scheduler-extender/v1"] = Field(alias="apiVersion")
+    kind: Literal["ExtenderPolicy"]
+    plugins: Plugins = Field(default_factory=Plugins)
+    plugin_config: list[PluginConfig] = Field(default_factory=list, alias="pluginConfig")
+
+
+class PolicyError(ValueError):
+    """An invalid policy. `problems` holds one `path: message` line per problem."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+
+
+def format_location(loc: tuple[Any, ...] | list[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(root)"
+
+
+def _messages(exc: ValidationError, prefix: tuple[Any, ...] = ()) -> list[str]:
+    problems = []
+    for err in exc.errors():
+        loc = (*prefix, *err["loc"])
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"{format_location(loc)}: {message}")
+    return problems
+
+
+def read_policy_document(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(str(path), [f"cannot read: {exc.strerror}"]) from None
+    try:
+        if raw.lstrip()[:1] == b"{":
+            return msgspec.json.decode(raw)
+        return yaml.safe_load(raw)
+    except (msgspec.DecodeError, yaml.YAMLError) as exc:
+        raise PolicyError(str(path), [f"not valid JSON or YAML: {exc}"]) from None
+
+
+def parse_policy(document: Any, source: str = "<policy>") -> ExtenderPolicy:
+    """Validate a parsed document and check plugin names and arguments."""
+    if not isinstance(document, dict):
+        raise PolicyError(source, ["(root): expected a mapping with apiVersion, kind, plugins"])
+    try:
+        policy = ExtenderPolicy.model_validate(document)
+    except ValidationError as exc:
+        raise PolicyError(source, _messages(exc)) from None
+    from extender.engine.profile import plugin_problems  # the registry needs the policy types
+
+    problems = plugin_problems(policy, _messages)
+    if problems:
+        raise PolicyError(source, problems)
+    return policy
+
+
+def load_policy(path: str | Path) -> ExtenderPolicy:
+    """Read and validate a policy file (JSON or YAML)."""
+    return parse_policy(read_policy_document(path), str(path))

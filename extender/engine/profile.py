@@ -1,0 +1,113 @@
+"""Build the runnable plugin set (`Profile`) from a validated `ExtenderPolicy`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from extender.engine import registry
+from extender.engine.framework import FilterPlugin, ScorePlugin
+from extender.engine.policy import ExtenderPolicy, PluginSet
+
+
+@dataclass(frozen=True)
+class PostFilter:
+    name: str
+    args: Any
+
+
+@dataclass(frozen=True)
+class Profile:
+    filters: tuple[FilterPlugin, ...]
+    scorers: tuple[tuple[ScorePlugin, int], ...]
+    post_filter: PostFilter | None
+    policy: ExtenderPolicy
+
+    @property
+    def filter_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.filters)
+
+
+def _effective(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int | None, int]]:
+    """(name, weight, index in the policy's list) in order, applying kube's default/disabled rules."""
+    defaults: tuple[Any, ...] = {
+        "filter": tuple((n, None) for n in registry.DEFAULT_FILTERS),
+        "score": registry.DEFAULT_SCORES,
+        "postFilter": tuple((n, None) for n in registry.DEFAULT_POST_FILTERS),
+    }[point]
+    if plugin_set is None:
+        return [(name, weight, -1) for name, weight in defaults]
+    disabled = {p.name for p in plugin_set.disabled}
+    kept = [] if "*" in disabled else [(n, w, -1) for n, w in defaults if n not in disabled]
+    enabled_names = {p.name for p in plugin_set.enabled}
+    kept = [entry for entry in kept if entry[0] not in enabled_names]
+    kept += [(p.name, p.weight, i) for i, p in enumerate(plugin_set.enabled)]
+    return kept
+
+
+def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) -> list[str]:
+    """Unknown plugin names, misplaced plugins and invalid arguments, each with its path."""
+    problems: list[str] = []
+    known = {name for table in registry.EXTENSION_POINTS.values() for name in table}
+    for point, table in registry.EXTENSION_POINTS.items():
+        plugin_set = getattr(policy.plugins, "post_filter" if point == "postFilter" else point)
+        if plugin_set is None:
+            continue
+        for list_name in ("enabled", "disabled"):
+            for i, ref in enumerate(getattr(plugin_set, list_name)):
+                if ref.name in table or (list_name == "disabled" and ref.name == "*"):
+                    continue
+                where = f"plugins.{point}.{list_name}[{i}].name"
+                if ref.name in known:
+                    problems.append(f"{where}: plugin {ref.name!r} has no {point} extension point")
+                else:
+                    choices = ", ".join(sorted(table))
+                    problems.append(f"{where}: unknown plugin {ref.name!r} (known: {choices})")
+        if len([n for n, _, _ in _effective(point, plugin_set)]) != len(
+                {n for n, _, _ in _effective(point, plugin_set)}):
+            problems.append(f"plugins.{point}.enabled: a plugin is listed more than once")
+    post = _effective("postFilter", policy.plugins.post_filter)
+    if len(post) > 1:
+        problems.append("plugins.postFilter.enabled: at most one of DefaultPreemption, "
+                        "PreemptionToleration can be enabled")
+    seen: set[str] = set()
+    for i, config in enumerate(policy.plugin_config):
+        if config.name in seen:
+            problems.append(f"pluginConfig[{i}].name: duplicate configuration for {config.name!r}")
+        seen.add(config.name)
+        spec = next((t[config.name] for t in registry.EXTENSION_POINTS.values() if config.name in t), None)
+        if spec is None:
+            problems.append(f"pluginConfig[{i}].name: unknown plugin {config.name!r}")
+            continue
+        try:
+            spec.args_model.model_validate(config.args)
+        except ValidationError as exc:
+            problems.extend(messages(exc, ("pluginConfig", i, "args")))
+    return problems
+
+
+def _args_for(policy: ExtenderPolicy, name: str, table: dict[str, registry.PluginSpec]) -> Any:
+    raw = next((c.args for c in policy.plugin_config if c.name == name), {})
+    return table[name].args_model.model_validate(raw)
+
+
+def build_profile(policy: ExtenderPolicy) -> Profile:
+    """Instantiate the policy's plugins in order. The policy must come from `parse_policy`."""
+    filters = tuple(
+        registry.FILTERS[name].factory(_args_for(policy, name, registry.FILTERS))
+        for name, _, _ in _effective("filter", policy.plugins.filter)
+    )
+    scorers = tuple(
+        (registry.SCORES[name].factory(_args_for(policy, name, registry.SCORES)), weight or 1)
+        for name, weight, _ in _effective("score", policy.plugins.score)
+        if name in registry.SCORES
+    )
+    post = _effective("postFilter", policy.plugins.post_filter)
+    post_filter = None
+    if post:
+        name = post[0][0]
+        post_filter = PostFilter(name, _args_for(policy, name, registry.POST_FILTERS))
+    return Profile(filters, scorers, post_filter, policy)

@@ -1,0 +1,127 @@
+"""Run a profile's filters and scorers over candidate nodes.
+
+Filters run in the policy's order, each over the survivors of the previous one, so a node's
+status is the first failing plugin's (kube-scheduler's `RunFilterPlugins`). Scorers are
+independent: each maps and normalises over the same candidates, then the weighted results are
+combined either as kube-scheduler's totals or on the extender wire's 0..10 scale.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from extender.engine.framework import ClusterContext, EngineError, NodeCheck, Status
+from extender.engine.profile import Profile
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class FilterResult:
+    passed: list[NodeInfo]
+    statuses: dict[str, Status] = field(default_factory=dict)
+
+
+def prepare_filters(profile: Profile, pod: PodView) -> list[NodeCheck]:
+    """The pod's per-node checks, skipping plugins that pass every node for this pod."""
+    checks = []
+    for plugin in profile.filters:
+        try:
+            check = plugin.prepare(pod)
+        except Exception as exc:  # a plugin bug must not take the request down with a trace
+            raise EngineError(f"filter plugin {plugin.name} failed to prepare: {exc}") from exc
+        if check is not None:
+            checks.append(check)
+    return checks
+
+
+def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
+               statuses: dict[str, Status]) -> list[NodeInfo]:
+    """Apply prepared checks in order; record the first failure per node in `statuses`."""
+    survivors = list(nodes)
+    for check in checks:
+        kept = []
+        append = kept.append
+        for node in survivors:
+            status = check(node)
+            if status is None:
+                append(node)
+            else:
+                statuses[node.node.name] = status
+        survivors = kept
+        if not survivors:
+            break
+    return survivors
+
+
+def run_filters(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo]) -> FilterResult:
+    result = FilterResult([], {})
+    try:
+        result.passed = run_checks(prepare_filters(profile, pod), nodes, result.statuses)
+    except EngineError:
+        raise
+    except Exception as exc:
+        raise EngineError(f"filtering failed: {exc}") from exc
+    return result
+
+
+def node_fits(checks: Sequence[NodeCheck], node: NodeInfo) -> Status | None:
+    """The first failing status of prepared checks on one node, or None when it fits."""
+    for check in checks:
+        status = check(node)
+        if status is not None:
+            return status
+    return None
+
+
+@dataclass(slots=True)
+class PluginScores:
+    name: str
+    weight: int
+    scores: list[int]
+
+
+def run_scores(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
+               ctx: ClusterContext) -> list[PluginScores]:
+    """Each enabled scorer's normalised 0..100 scores. A scorer that skips or fails is left out
+    (logged), so one faulty scorer never fails the request."""
+    results = []
+    for plugin, weight in profile.scorers:
+        try:
+            scores = plugin.score(pod, nodes, ctx)
+        except Exception:
+            log.exception("score plugin %s failed for pod %s/%s; it contributes nothing",
+                          plugin.name, pod.namespace, pod.name)
+            continue
+        if scores is None:
+            continue
+        if len(scores) != len(nodes):
+            log.error("score plugin %s returned %d scores for %d nodes; ignored",
+                      plugin.name, len(scores), len(nodes))
+            continue
+        results.append(PluginScores(plugin.name, weight, scores))
+    return results
+
+
+def score_totals(results: Sequence[PluginScores], count: int) -> list[int]:
+    """kube-scheduler's total per node: Σ score × weight."""
+    totals = [0] * count
+    for result in results:
+        weight = result.weight
+        for i, score in enumerate(result.scores):
+            totals[i] += score * weight
+    return totals
+
+
+def extender_scores(results: Sequence[PluginScores], count: int) -> list[int]:
+    """The wire's 0..10 scale: the weighted mean Σ wᵢ·sᵢ / Σ wᵢ of the contributing scorers,
+    rounded half up to a tenth. All terms are non-negative, so floor division is Go's."""
+    weight_sum = sum(r.weight for r in results)
+    if weight_sum == 0:
+        return [0] * count
+    totals = score_totals(results, count)
+    return [(total + 5 * weight_sum) // (10 * weight_sum) for total in totals]

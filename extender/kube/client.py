@@ -1,0 +1,306 @@
+"""`KubeClient`: the few Kubernetes API calls the extender makes, on `httpx.AsyncClient`.
+
+List pages and watch events are decoded straight into the typed structs of
+`extender.model.k8s` (fields the engine does not read are skipped without building objects).
+Errors come out as `KubeError` subclasses so callers never need to know about httpx:
+`ApiError` (the server answered with a failure `Status`), `GoneError` (410: the resource
+version or continue token is too old, relist), `TransportError` (no answer: connect, reset,
+timeout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Generator
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+import msgspec
+
+from extender.kube.config import ClusterConfig, TokenSource
+from extender.model import k8s
+
+T = TypeVar("T")
+
+USER_AGENT = "extender/0.1"
+
+
+# ---- errors ------------------------------------------------------------------------------
+class KubeError(Exception):
+    """Any failure talking to the API server."""
+
+
+class TransportError(KubeError):
+    """No (complete) answer: connection refused or dropped, or a timeout."""
+
+
+class ApiError(KubeError):
+    """The API server answered with a failure status."""
+
+    def __init__(self, code: int, reason: str = "", message: str = "") -> None:
+        super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+class GoneError(ApiError):
+    """410 Gone / Expired: the resource version or continue token is too old; relist."""
+
+
+# ---- wire types --------------------------------------------------------------------------
+class Status(msgspec.Struct, gc=False):
+    """`metav1.Status`, as sent with failures and in watch ERROR events."""
+
+    status: str = ""
+    message: str = ""
+    reason: str = ""
+    code: int = 0
+
+
+class ListMeta(msgspec.Struct, gc=False):
+    resourceVersion: str = ""
+    # `continue` is a Python keyword.
+    continue_: str = msgspec.field(default="", name="continue")
+
+
+class ListPage(msgspec.Struct, Generic[T]):
+    """One page of a list: typed items, the collection's resourceVersion, the continue token."""
+
+    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
+    items: list[T] | None = None
+
+    @property
+    def resource_version(self) -> str:
+        return self.metadata.resourceVersion
+
+    @property
+    def continue_token(self) -> str:
+        return self.metadata.continue_
+
+
+class _RawEvent(msgspec.Struct, gc=False):
+    type: str
+    object: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Versioned(msgspec.Struct, gc=False):
+    metadata: k8s.ObjectMeta = msgspec.field(default_factory=k8s.ObjectMeta)
+
+
+class WatchEvent(msgspec.Struct, gc=False):
+    """ADDED / MODIFIED / DELETED with the typed object, or BOOKMARK (object is None)."""
+
+    type: str
+    object: Any
+    resource_version: str
+
+
+_event_decoder = msgspec.json.Decoder(_RawEvent)
+_status_decoder = msgspec.json.Decoder(Status)
+_versioned_decoder = msgspec.json.Decoder(_Versioned)
+_list_decoders: dict[type, msgspec.json.Decoder] = {}
+
+
+def _list_decoder(kind: type) -> msgspec.json.Decoder:
+    dec = _list_decoders.get(kind)
+    if dec is None:
+        dec = _list_decoders[kind] = msgspec.json.Decoder(ListPage[kind])  # type: ignore[valid-type]
+    return dec
+
+
+def _status_error(code: int, body: bytes) -> ApiError:
+    try:
+        status = _status_decoder.decode(body)
+        reason, message = status.reason, status.message
+        code = status.code or code
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        reason, message = "", body[:200].decode("utf-8", "replace")
+    cls = GoneError if code == 410 else ApiError
+    return cls(code, reason, message)
+
+
+# ---- auth --------------------------------------------------------------------------------
+class _BearerAuth(httpx.Auth):
+    """Bearer token read at every request, so a rotated token file is picked up.
+
+    On a 401 the file is re-read at once and the request sent once more: the token may
+    have been rotated between our read and the server's check.
+    """
+
+    def __init__(self, tokens: TokenSource) -> None:
+        self.tokens = tokens
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        token = self.tokens.get()
+        if token:
+            request.headers["Authorization"] = f"Bearer {token}"
+        response = yield request
+        if response.status_code == 401 and self.tokens.rotates and self.tokens.refresh():
+            request.headers["Authorization"] = f"Bearer {self.tokens.get()}"
+            yield request
+
+
+# ---- client ------------------------------------------------------------------------------
+class KubeClient:
+    """List, watch, get and bind against one API server."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        trust_env: bool = True,
+    ) -> None:
+        self.config = config
+        self._timeout = timeout
+        ctx = config.ssl_context()
+        self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
+        self._http = httpx.AsyncClient(
+            base_url=config.server,
+            verify=ctx if ctx is not None else True,
+            auth=_BearerAuth(config.token_source()),
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            transport=transport,
+            proxy=config.proxy_url,
+            trust_env=trust_env,
+            # Four long-lived watches plus lists and concurrent binds.
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ---- plumbing ------------------------------------------------------------------------
+    async def _request(
+        self, method: str, path: str, *, params: dict[str, str] | None = None,
+        body: bytes | None = None, timeout: float | None = None,
+    ) -> httpx.Response:
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        try:
+            return await self._http.request(
+                method, path, params=params, content=body, headers=headers,
+                timeout=timeout if timeout is not None else self._timeout,
+                extensions=self._extensions,
+            )
+        except httpx.TransportError as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+    # ---- list / get ----------------------------------------------------------------------
+    async def list(
+        self, path: str, kind: type[T], *, limit: int = 500, continue_token: str = "",
+        field_selector: str = "",
+    ) -> ListPage[T]:
+        """One page of a collection (a consistent read: no resourceVersion is sent)."""
+        params = {"limit": str(limit)}
+        if continue_token:
+            params["continue"] = continue_token
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        resp = await self._request("GET", path, params=params)
+        if resp.status_code != 200:
+            raise _status_error(resp.status_code, resp.content)
+        try:
+            return _list_decoder(kind).decode(resp.content)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ApiError(resp.status_code, "BadResponse", f"undecodable list from {path}: {exc}") from None
+
+    async def get(self, path: str, kind: type[T], *, timeout: float | None = None) -> T:
+        resp = await self._request("GET", path, timeout=timeout)
+        if resp.status_code != 200:
+            raise _status_error(resp.status_code, resp.content)
+        try:
+            return k8s.decoder(kind).decode(resp.content)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ApiError(resp.status_code, "BadResponse", f"undecodable object from {path}: {exc}") from None
+
+    async def get_pod(self, namespace: str, name: str, *, timeout: float | None = None) -> k8s.Pod:
+        return await self.get(pod_path(namespace, name), k8s.Pod, timeout=timeout)
+
+    # ---- watch ---------------------------------------------------------------------------
+    async def watch(
+        self, path: str, kind: type, *, resource_version: str, timeout_seconds: int = 300,
+        field_selector: str = "", bookmarks: bool = True,
+    ) -> AsyncIterator[WatchEvent]:
+        """Events after `resource_version`, until the server ends the stream.
+
+        Raises `GoneError` when the version is too old (HTTP 410 or an ERROR event with a
+        410 Status), `ApiError` for other failures, `TransportError` when the connection
+        drops or goes silent (no byte for `timeout_seconds` + 30 s). A clean end of the
+        stream just ends the iteration: re-watch from the last version seen.
+        Use it with `contextlib.aclosing` so an abandoned stream is closed at once.
+        """
+        params = {
+            "watch": "1",
+            "resourceVersion": resource_version,
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        if bookmarks:
+            params["allowWatchBookmarks"] = "true"
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        timeout = httpx.Timeout(self._timeout, read=timeout_seconds + 30.0)
+        decode_object = k8s.decoder(kind).decode
+        try:
+            async with self._http.stream(
+                "GET", path, params=params, timeout=timeout, extensions=self._extensions,
+            ) as resp:
+                if resp.status_code != 200:
+                    raise _status_error(resp.status_code, await resp.aread())
+                buf = bytearray()
+                async for chunk in resp.aiter_bytes():
+                    buf += chunk
+                    start = 0
+                    while (end := buf.find(b"\n", start)) >= 0:
+                        line = bytes(buf[start:end])
+                        start = end + 1
+                        if line.strip():
+                            yield _watch_event(line, decode_object)
+                    del buf[:start]
+                if bytes(buf).strip():
+                    yield _watch_event(bytes(buf), decode_object)
+        except httpx.TransportError as exc:
+            raise TransportError(f"watch {path}: {type(exc).__name__}: {exc}") from exc
+
+    # ---- binding -------------------------------------------------------------------------
+    async def create_binding(
+        self, namespace: str, name: str, uid: str, node: str, *, timeout: float | None = None,
+    ) -> None:
+        """POST pods/binding with the pod's UID as precondition; raises on any failure."""
+        body = msgspec.json.encode({
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        })
+        resp = await self._request(
+            "POST", pod_path(namespace, name) + "/binding", body=body, timeout=timeout,
+        )
+        if resp.status_code not in (200, 201):
+            raise _status_error(resp.status_code, resp.content)
+
+
+def _watch_event(line: bytes, decode_object: Any) -> WatchEvent:
+    try:
+        raw = _event_decoder.decode(line)
+        if raw.type == "ERROR":
+            raise _status_error(500, bytes(raw.object))
+        if raw.type == "BOOKMARK":
+            meta = _versioned_decoder.decode(raw.object).metadata
+            return WatchEvent("BOOKMARK", None, meta.resource_version)
+        obj = decode_object(raw.object)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ApiError(200, "BadResponse", f"undecodable watch event: {exc}") from None
+    return WatchEvent(raw.type, obj, obj.metadata.resource_version)
+
+
+def pod_path(namespace: str, name: str) -> str:
+    return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"

@@ -1,0 +1,1 @@
+"""Typed, immutable views of the Kubernetes objects the engine reads."""

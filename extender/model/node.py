@@ -1,0 +1,72 @@
+"""`NodeView`: what the engine reads of a Node, built once per node change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from extender.model import k8s
+from extender.model.resources import Resources, resources_from_list
+from extender.model.taints import Taint
+
+_EMPTY_LABELS: Mapping[str, str] = {}
+
+
+def normalized_image_name(name: str) -> str:
+    """ImageLocality's normalisation: add `:latest` when the name carries no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+class TaintSet(tuple):
+    """A node's taints. Interned by the state so nodes with equal taints share one object,
+    which lets a request evaluate each distinct taint set once."""
+
+    __slots__ = ()
+
+
+EMPTY_TAINTS = TaintSet()
+_interned_taints: dict[tuple[Taint, ...], TaintSet] = {(): EMPTY_TAINTS}
+
+
+def intern_taints(taints: tuple[Taint, ...]) -> TaintSet:
+    found = _interned_taints.get(taints)
+    if found is None:
+        if len(_interned_taints) > 65536:
+            _interned_taints.clear()
+            _interned_taints[()] = EMPTY_TAINTS
+        found = _interned_taints[taints] = TaintSet(taints)
+    return found
+
+
+class NodeView:
+    """An immutable view of a Node. Build with `NodeView.from_k8s`."""
+
+    __slots__ = ("name", "uid", "labels", "taints", "unschedulable", "allocatable", "images")
+
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    taints: TaintSet
+    unschedulable: bool
+    allocatable: Resources
+    images: Mapping[str, int]  # normalised image name -> size in bytes
+
+    @classmethod
+    def from_k8s(cls, node: k8s.Node) -> NodeView:
+        self = cls.__new__(cls)
+        self.name = node.metadata.name
+        self.uid = node.metadata.uid
+        self.labels = node.metadata.labels or _EMPTY_LABELS
+        self.taints = intern_taints(tuple(Taint(t.key, t.value, t.effect) for t in node.spec.taints or ()))
+        self.unschedulable = node.spec.unschedulable
+        self.allocatable = resources_from_list(node.status.allocatable)
+        images: dict[str, int] = {}
+        for image in node.status.images or ():
+            for image_name in image.names or ():
+                images[normalized_image_name(image_name)] = image.size_bytes
+        self.images = images
+        return self
+
+    def __repr__(self) -> str:
+        return f"NodeView({self.name!r})"

@@ -1,0 +1,148 @@
+"""`PodView`: what the engine reads of a Pod, decoded once with its matchers pre-built."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from extender.model import k8s
+from extender.model.resources import Resources, pod_non_zero_requests, pod_requests
+from extender.model.selectors import NodeSelectorMatcher, NodeTermMatcher, compile_terms
+from extender.model.taints import Toleration
+from extender.model.timeparse import parse_time
+
+HostPort = tuple[str, str, int]  # (hostIP, protocol, port), normalised
+
+_EMPTY_LABELS: Mapping[str, str] = {}
+
+
+def _host_ports(spec: k8s.PodSpec) -> tuple[HostPort, ...]:
+    """Host ports of containers and sidecar init containers, normalised as NodePorts does."""
+    ports: list[HostPort] = []
+    sidecars = [c for c in spec.init_containers or () if c.restart_policy == "Always"]
+    for container in [*(spec.containers or ()), *sidecars]:
+        for port in container.ports or ():
+            if port.host_port > 0:
+                ports.append((port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port))
+    return tuple(ports)
+
+
+def _preferred_terms(affinity: k8s.NodeAffinity | None) -> tuple[tuple[int, NodeTermMatcher], ...]:
+    if affinity is None:
+        return ()
+    terms = []
+    for pref in affinity.preferred_during_scheduling_ignored_during_execution or ():
+        if pref.weight == 0 or pref.preference is None:
+            continue
+        compiled = compile_terms([pref.preference])
+        if compiled:
+            terms.append((pref.weight, compiled[0]))
+    return tuple(terms)
+
+
+class PodView:
+    """An immutable view of a Pod. Build with `PodView.from_k8s`."""
+
+    __slots__ = (
+        "uid", "namespace", "name", "labels", "priority", "priority_class_name",
+        "preemption_policy", "node_name", "nominated_node_name", "phase", "start_time",
+        "terminating", "preempted_by_scheduler", "scheduled_time", "requests", "non_zero_cpu",
+        "non_zero_memory", "host_ports", "tolerations", "node_selector", "required_affinity",
+        "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
+        "request_names",
+    )
+
+    uid: str
+    namespace: str
+    name: str
+    labels: Mapping[str, str]
+    priority: int
+    priority_class_name: str
+    preemption_policy: str
+    node_name: str
+    nominated_node_name: str
+    phase: str
+    start_time: float | None
+    terminating: bool
+    preempted_by_scheduler: bool
+    scheduled_time: float | None
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_memory: int
+    host_ports: tuple[HostPort, ...]
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str] | None
+    required_affinity: NodeSelectorMatcher | None
+    preferred_affinity: tuple[tuple[int, NodeTermMatcher], ...]
+    images: tuple[str, ...]
+    num_containers: int
+    scheduler_name: str
+    creation_time: float | None
+    request_names: frozenset[str]
+
+    @classmethod
+    def from_k8s(cls, pod: k8s.Pod) -> PodView:
+        meta, spec, status = pod.metadata, pod.spec, pod.status
+        self = cls.__new__(cls)
+        self.uid = meta.uid
+        self.namespace = meta.namespace
+        self.name = meta.name
+        self.labels = meta.labels or _EMPTY_LABELS
+        self.priority = spec.priority or 0
+        self.priority_class_name = spec.priority_class_name
+        self.preemption_policy = spec.preemption_policy or "PreemptLowerPriority"
+        self.node_name = spec.node_name
+        self.nominated_node_name = status.nominated_node_name
+        self.phase = status.phase
+        self.start_time = parse_time(status.start_time)
+        self.creation_time = parse_time(meta.creation_timestamp)
+        self.terminating = meta.deletion_timestamp is not None
+        self.preempted_by_scheduler = False
+        self.scheduled_time = None
+        for cond in status.conditions or ():
+            if cond.type == "DisruptionTarget" and cond.status == "True" and cond.reason == "PreemptionByScheduler":
+                self.preempted_by_scheduler = True
+            elif cond.type == "PodScheduled" and cond.status == "True":
+                self.scheduled_time = parse_time(cond.last_transition_time)
+        self.requests = pod_requests(spec)
+        self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(spec)
+        self.host_ports = _host_ports(spec)
+        self.tolerations = tuple(
+            Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
+        )
+        self.node_selector = spec.node_selector or None
+        node_affinity = spec.affinity.node_affinity if spec.affinity else None
+        required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
+        self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
+        self.preferred_affinity = _preferred_terms(node_affinity)
+        containers = [*(spec.init_containers or ()), *(spec.containers or ())]
+        self.images = tuple(c.image for c in containers)
+        self.num_containers = len(containers)
+        self.scheduler_name = spec.scheduler_name
+        names = set()
+        for c in containers:
+            if c.resources:
+                names.update(c.resources.requests or ())
+                names.update(c.resources.limits or ())
+        self.request_names = frozenset(names)
+        return self
+
+    def bound_to(self, node_name: str) -> PodView:
+        """A copy of the pod placed on `node_name` (what an assumed bind looks like)."""
+        clone = PodView.__new__(PodView)
+        for slot in PodView.__slots__:
+            setattr(clone, slot, getattr(self, slot))
+        clone.node_name = node_name
+        clone.nominated_node_name = ""
+        return clone
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    def __repr__(self) -> str:
+        return f"PodView({self.key}, uid={self.uid!r}, priority={self.priority}, node={self.node_name!r})"
+

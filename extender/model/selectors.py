@@ -1,0 +1,164 @@
+"""Node selector terms and label selectors, compiled once into matchers.
+
+Semantics follow `component-helpers/scheduling/corev1/nodeaffinity` and apimachinery's
+`labels.Selector`: terms are ORed, requirements within a term ANDed; a term that fails to parse
+or is empty matches nothing; `Gt`/`Lt` compare base-10 int64 values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from extender.model import k8s
+
+LabelPredicate = Callable[[Mapping[str, str]], bool]
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _parse_int64(text: str) -> int | None:
+    if not text or text.strip() != text:
+        return None
+    try:
+        number = int(text, 10)
+    except ValueError:
+        return None
+    return number if _INT64_MIN <= number <= _INT64_MAX else None
+
+
+class InvalidSelector(ValueError):
+    pass
+
+
+def _requirement(key: str, operator: str, values: Sequence[str]) -> LabelPredicate:
+    if not key:
+        raise InvalidSelector("empty key")
+    if operator == "In":
+        if not values:
+            raise InvalidSelector("In needs values")
+        allowed = frozenset(values)
+        return lambda labels: labels.get(key) in allowed
+    if operator == "NotIn":
+        if not values:
+            raise InvalidSelector("NotIn needs values")
+        denied = frozenset(values)
+        return lambda labels: labels.get(key) not in denied
+    if operator == "Exists":
+        if values:
+            raise InvalidSelector("Exists takes no values")
+        return lambda labels: key in labels
+    if operator == "DoesNotExist":
+        if values:
+            raise InvalidSelector("DoesNotExist takes no values")
+        return lambda labels: key not in labels
+    if operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise InvalidSelector(f"{operator} needs exactly one value")
+        bound = _parse_int64(values[0])
+        if bound is None:
+            raise InvalidSelector(f"{operator} needs an integer value")
+        greater = operator == "Gt"
+
+        def compare(labels: Mapping[str, str]) -> bool:
+            raw = labels.get(key)
+            if raw is None:
+                return False
+            number = _parse_int64(raw)
+            if number is None:
+                return False
+            return number > bound if greater else number < bound
+
+        return compare
+    raise InvalidSelector(f"unknown operator {operator!r}")
+
+
+class NodeTermMatcher:
+    """One NodeSelectorTerm: all label requirements and all `metadata.name` field requirements."""
+
+    __slots__ = ("label_predicates", "name_in", "name_not_in", "keys")
+
+    def __init__(self, term: k8s.NodeSelectorTerm) -> None:
+        exprs = term.match_expressions or []
+        fields = term.match_fields or []
+        if not exprs and not fields:
+            raise InvalidSelector("empty term")
+        self.label_predicates = tuple(_requirement(r.key, r.operator, r.values or ()) for r in exprs)
+        self.keys = frozenset(r.key for r in exprs)
+        self.name_in: str | None = None
+        self.name_not_in: list[str] = []
+        for req in fields:
+            values = req.values or []
+            if req.key != "metadata.name" or len(values) != 1 or req.operator not in ("In", "NotIn"):
+                raise InvalidSelector("matchFields supports metadata.name In/NotIn with one value")
+            if req.operator == "In":
+                if self.name_in is not None and self.name_in != values[0]:
+                    self.name_in = "\x00impossible"
+                else:
+                    self.name_in = values[0]
+            else:
+                self.name_not_in.append(values[0])
+
+    def matches(self, labels: Mapping[str, str], name: str) -> bool:
+        for predicate in self.label_predicates:
+            if not predicate(labels):
+                return False
+        if name:
+            if self.name_in is not None and name != self.name_in:
+                return False
+            if name in self.name_not_in:
+                return False
+        return True
+
+    @property
+    def uses_name(self) -> bool:
+        return self.name_in is not None or bool(self.name_not_in)
+
+
+def compile_terms(terms: Sequence[k8s.NodeSelectorTerm] | None) -> tuple[NodeTermMatcher, ...]:
+    """Compile terms; a term that does not parse is dropped (it can never match)."""
+    compiled = []
+    for term in terms or ():
+        try:
+            compiled.append(NodeTermMatcher(term))
+        except InvalidSelector:
+            continue
+    return tuple(compiled)
+
+
+class NodeSelectorMatcher:
+    """A required node selector: any of its terms matches. No valid term → matches nothing."""
+
+    __slots__ = ("terms", "keys", "uses_name")
+
+    def __init__(self, selector: k8s.NodeSelector) -> None:
+        self.terms = compile_terms(selector.node_selector_terms)
+        self.keys = frozenset().union(*(t.keys for t in self.terms)) if self.terms else frozenset()
+        self.uses_name = any(t.uses_name for t in self.terms)
+
+    def matches(self, labels: Mapping[str, str], name: str) -> bool:
+        return any(term.matches(labels, name) for term in self.terms)
+
+
+class LabelSelectorMatcher:
+    """A `metav1.LabelSelector` as PodDisruptionBudgets use it. Nil or empty → matches nothing."""
+
+    __slots__ = ("predicates", "valid")
+
+    def __init__(self, selector: k8s.LabelSelector | None) -> None:
+        predicates: list[LabelPredicate] = []
+        valid = selector is not None
+        if selector is not None:
+            for key, val in (selector.match_labels or {}).items():
+                predicates.append(_requirement(key, "In", [val]))
+            for req in selector.match_expressions or ():
+                try:
+                    predicates.append(_requirement(req.key, req.operator, req.values or ()))
+                except InvalidSelector:
+                    valid = False
+        self.predicates = tuple(predicates)
+        self.valid = valid and bool(predicates)
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        if not self.valid or not labels:
+            return False
+        return all(p(labels) for p in self.predicates)

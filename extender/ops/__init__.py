@@ -1,0 +1,1 @@
+"""Deployment and operations: scheduler configuration files, TLS for the HTTP server."""

@@ -1,0 +1,140 @@
+"""`extender serve`: build the runtime (policy, state, binder) and run uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+from pathlib import Path
+
+from extender.api.app import create_app
+from extender.api.runtime import DEFAULT_MAX_BODY, Runtime
+from extender.engine.policy import ExtenderPolicy, PolicyError, load_policy, parse_policy
+from extender.engine.profile import build_profile
+from extender.state.binder import SnapshotBinder
+from extender.state.snapshot import SnapshotError, load_snapshot
+
+log = logging.getLogger("extender.serve")
+
+DEFAULT_POLICY = Path("config/policy.yaml")
+DEFAULT_SNAPSHOT = Path("config/examples/cluster.json")
+BUILTIN_POLICY = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
+
+
+class StartupError(Exception):
+    """A configuration problem that stops the server before it listens."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default: 127.0.0.1; 0.0.0.0 for all)")
+    parser.add_argument("--port", type=int, default=8888, help="port to listen on (default: 8888)")
+    parser.add_argument("--policy", type=Path, default=None,
+                        help="ExtenderPolicy file, JSON or YAML (default: config/policy.yaml if "
+                             "present, else kube-scheduler's default plugins, which it spells out)")
+    source = parser.add_argument_group("cluster state (pick one; default: the demo snapshot)")
+    source.add_argument("--snapshot", type=Path, default=None,
+                        help="load the cluster from `kubectl get nodes,pods,poddisruptionbudgets,"
+                             "priorityclasses -A -o json|yaml` output (default: "
+                             "config/examples/cluster.json)")
+    source.add_argument("--kubeconfig", type=Path, default=None,
+                        help="watch a live cluster through this kubeconfig file")
+    source.add_argument("--context", default=None, help="kubeconfig context (default: current)")
+    source.add_argument("--in-cluster", action="store_true",
+                        help="watch the cluster this pod runs in (service-account credentials)")
+    live = parser.add_argument_group("live state and binding")
+    live.add_argument("--max-staleness", type=float, default=60.0,
+                      help="seconds without a healthy watch before /readyz fails (default: 60)")
+    live.add_argument("--bind-deadline", type=float, default=4.0,
+                      help="seconds a bind may spend retrying; keep below the scheduler's "
+                           "httpTimeout (default: 4)")
+    live.add_argument("--assume-ttl", type=float, default=30.0,
+                      help="seconds a bound pod is counted on its node before the watch must "
+                           "confirm it (default: 30)")
+    parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY,
+                        help=f"largest request body accepted (default: {DEFAULT_MAX_BODY})")
+    parser.add_argument("--log-level", default="info",
+                        choices=["debug", "info", "warning", "error"], help="log level (default: info)")
+    parser.add_argument("--floor-endpoint", action="store_true",
+                        help="also serve POST /_floor, a no-op used by bench/ as the HTTP floor")
+    tls = parser.add_argument_group("TLS")
+    tls.add_argument("--tls-cert-file", type=Path, default=None, help="serve HTTPS with this certificate")
+    tls.add_argument("--tls-key-file", type=Path, default=None, help="private key of --tls-cert-file")
+    tls.add_argument("--tls-client-ca-file", type=Path, default=None,
+                     help="require client certificates signed by this CA (mutual TLS)")
+
+
+def resolve_policy(path: Path | None) -> tuple[ExtenderPolicy, str]:
+    if path is None and DEFAULT_POLICY.is_file():
+        path = DEFAULT_POLICY
+    if path is None:
+        return parse_policy(BUILTIN_POLICY, "<built-in default policy>"), "<built-in defaults>"
+    return load_policy(path), str(path)
+
+
+def build_runtime(args: argparse.Namespace) -> Runtime:
+    try:
+        policy, policy_source = resolve_policy(args.policy)
+    except PolicyError as exc:
+        raise StartupError(f"invalid policy:\n{exc}") from None
+    profile = build_profile(policy)
+    live = args.kubeconfig is not None or args.in_cluster
+    if live and args.snapshot is not None:
+        raise StartupError("--snapshot cannot be combined with --kubeconfig or --in-cluster")
+    if live:
+        from extender.state.informer import live_runtime
+
+        runtime = live_runtime(args, profile)
+    else:
+        snapshot = args.snapshot or DEFAULT_SNAPSHOT
+        if not snapshot.is_file():
+            raise StartupError(f"snapshot {snapshot} not found: pass --snapshot FILE, "
+                               "--kubeconfig FILE or --in-cluster")
+        try:
+            state = load_snapshot(snapshot)
+        except SnapshotError as exc:
+            raise StartupError(f"cannot load the snapshot: {exc}") from None
+        runtime = Runtime(profile, state, SnapshotBinder(state, args.assume_ttl),
+                          source=f"snapshot {snapshot}")
+    runtime.max_body = args.max_body_bytes
+    log.info("extender configured", extra={
+        "policy": policy_source, "source": runtime.source, "nodes": len(runtime.state.nodes),
+        "pods": len(runtime.state.pods), "filters": list(profile.filter_names),
+        "scorers": [p.name for p, _ in profile.scorers]})
+    return runtime
+
+
+def tune_gc() -> None:
+    # Long-lived state is frozen out of the collector's generations, and large transient
+    # request graphs no longer trigger full collections every few thousand allocations.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    try:
+        runtime = build_runtime(args)
+    except StartupError as exc:
+        log.error(str(exc))
+        print(f"extender: {exc}", flush=True)
+        return 2
+    app = create_app(runtime, floor_endpoint=args.floor_endpoint)
+    config = uvicorn.Config(app, host=args.host, port=args.port, loop="uvloop", http="httptools",
+                            access_log=False, log_config=None, lifespan="on",
+                            timeout_keep_alive=75)
+    server = uvicorn.Server(config)
+    if args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file:
+        from extender.ops.tls import configure_server_tls
+
+        try:
+            configure_server_tls(server, runtime, args.tls_cert_file, args.tls_key_file,
+                                 args.tls_client_ca_file)
+        except (ValueError, OSError) as exc:
+            print(f"extender: TLS: {exc}", flush=True)
+            return 2
+    tune_gc()
+    server.run()
+    return 0

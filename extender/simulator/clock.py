@@ -1,0 +1,138 @@
+"""Virtual time for the simulator: a monotonic clock and a timeline of timed callbacks.
+
+Time is an `int` count of nanoseconds, like Go's `time.Duration`, so that the queue's strict
+comparisons (`expiry > now`, `now - timestamp > 5 min`) are exact and runs are reproducible.
+Nothing here reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+NANOSECOND = 1
+MICROSECOND = 1_000
+MILLISECOND = 1_000_000
+SECOND = 1_000_000_000
+MINUTE = 60 * SECOND
+
+
+def seconds(value: float) -> int:
+    """Seconds (int or float) to virtual nanoseconds, rounded to the nearest nanosecond."""
+    return round(value * SECOND)
+
+
+def to_seconds(ns: int) -> float:
+    return ns / SECOND
+
+
+class VirtualClock:
+    """A clock that only moves when told to, and never backwards."""
+
+    __slots__ = ("_now",)
+
+    def __init__(self, start: int = 0) -> None:
+        self._now = start
+
+    def now(self) -> int:
+        return self._now
+
+    def advance_to(self, t: int) -> None:
+        if t < self._now:
+            raise ValueError(f"virtual clock cannot go back from {self._now} to {t}")
+        self._now = t
+
+    def advance_by(self, delta: int) -> None:
+        self.advance_to(self._now + delta)
+
+    def __repr__(self) -> str:
+        return f"VirtualClock({to_seconds(self._now)}s)"
+
+
+@dataclass(order=True)
+class _Entry:
+    time: int
+    rank: int
+    seq: int
+    action: Callable[[], None] = field(compare=False)
+    period: int = field(compare=False, default=0)
+    cancelled: bool = field(compare=False, default=False)
+
+
+class Timeline:
+    """Timed callbacks on a `VirtualClock`, fired in (time, rank, insertion) order.
+
+    Periodic callbacks model `wait.Until(f, period)`: `f` runs at `start`, `start + period`, …
+    `run_until(t)` moves the clock to each callback's own time before running it, so a flush
+    that falls in the middle of a scheduling cycle sees the time it would have seen.
+    """
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self._heap: list[_Entry] = []
+        self._seq = 0
+
+    def _push(self, entry: _Entry) -> _Entry:
+        heapq.heappush(self._heap, entry)
+        return entry
+
+    def at(self, t: int, action: Callable[[], None], *, rank: int = 0) -> _Entry:
+        """Run `action` once at virtual time `t` (not before now)."""
+        self._seq += 1
+        return self._push(_Entry(max(t, self.clock.now()), rank, self._seq, action))
+
+    def every(self, period: int, action: Callable[[], None], *, start: int | None = None,
+              rank: int = 0) -> _Entry:
+        """Run `action` at `start` (default now) and then every `period`."""
+        if period <= 0:
+            raise ValueError("period must be positive")
+        self._seq += 1
+        first = self.clock.now() if start is None else start
+        return self._push(_Entry(first, rank, self._seq, action, period))
+
+    @staticmethod
+    def cancel(entry: _Entry) -> None:
+        entry.cancelled = True
+
+    def _drop_cancelled(self) -> None:
+        while self._heap and self._heap[0].cancelled:
+            heapq.heappop(self._heap)
+
+    def next_time(self, *, include_periodic: bool = True) -> int | None:
+        """Time of the earliest pending callback (optionally ignoring periodic ones)."""
+        self._drop_cancelled()
+        if include_periodic:
+            return self._heap[0].time if self._heap else None
+        times = [e.time for e in self._heap if not e.cancelled and not e.period]
+        return min(times) if times else None
+
+    def has_one_shots(self) -> bool:
+        return any(not e.cancelled and not e.period for e in self._heap)
+
+    def run_until(self, t: int) -> int:
+        """Fire every callback due at or before `t`, then leave the clock at `t`.
+
+        Returns the number of callbacks fired."""
+        fired = 0
+        while True:
+            self._drop_cancelled()
+            if not self._heap or self._heap[0].time > t:
+                break
+            entry = heapq.heappop(self._heap)
+            self.clock.advance_to(entry.time)
+            if entry.period:
+                # Re-arm first so the action may cancel it.
+                entry.time += entry.period
+                heapq.heappush(self._heap, entry)
+            entry.action()
+            fired += 1
+        self.clock.advance_to(max(t, self.clock.now()))
+        return fired
+
+    def periodic_fire_time(self, entry: _Entry, not_before: int) -> int:
+        """The first time >= `not_before` at which periodic `entry` fires."""
+        if entry.time >= not_before:
+            return entry.time
+        missed = -(-(not_before - entry.time) // entry.period)
+        return entry.time + missed * entry.period

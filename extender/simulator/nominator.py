@@ -1,0 +1,80 @@
+"""The nominator: pods that preemption nominated to a node, waiting for their victims to go.
+
+Mirrors kube-scheduler's `nominator` (`nominatedPods: node -> [pods]`,
+`nominatedPodToNode: uid -> node`). Filters read it through `nominated_pods_for_node` to
+reserve room on the node for higher-or-equal-priority nominated pods (reference §A.0 step 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Pod = Any  # anything with uid, namespace, name, priority (and optionally nominated_node_name)
+
+
+def nominated_node_name(pod: Pod) -> str:
+    """`pod.status.nominatedNodeName`, or "" for objects that do not carry it."""
+    return getattr(pod, "nominated_node_name", "") or ""
+
+
+class Nominator:
+    """node name -> nominated pods (in nomination order) and pod uid -> node name."""
+
+    def __init__(self, pod_alive: Callable[[Pod], bool] | None = None) -> None:
+        # Upstream checks the pod lister before nominating: a pod that is gone or already
+        # bound is not nominated. `pod_alive` plays the lister's part; None accepts all.
+        self._pod_alive = pod_alive
+        self._by_node: dict[str, list[Pod]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pod: Pod, node_name: str | None = None) -> None:
+        """AddNominatedPod. `node_name` None is upstream's ModeNoop (keep the pod's own
+        `nominated_node_name`); a string is ModeOverride ("" clears the nomination)."""
+        self.delete(pod)
+        node = nominated_node_name(pod) if node_name is None else node_name
+        if not node:
+            return
+        if self._pod_alive is not None and not self._pod_alive(pod):
+            return
+        self._node_of[pod.uid] = node
+        self._by_node.setdefault(node, []).append(pod)
+
+    def delete(self, pod: Pod) -> None:
+        """DeleteNominatedPodIfExists."""
+        node = self._node_of.pop(pod.uid, None)
+        if node is None:
+            return
+        pods = self._by_node[node]
+        for i, nominated in enumerate(pods):
+            if nominated.uid == pod.uid:
+                del pods[i]
+                break
+        if not pods:
+            del self._by_node[node]
+
+    def update(self, old_pod: Pod, new_pod: Pod) -> None:
+        """UpdateNominatedPod: keep an in-memory nomination when an update arrives that carries
+        no nominatedNodeName on either side (the API write may not have landed yet)."""
+        override: str | None = None
+        if not nominated_node_name(old_pod) and not nominated_node_name(new_pod):
+            override = self._node_of.get(old_pod.uid)
+        self.delete(old_pod)
+        self.add(new_pod, override)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        """A copy of the pods nominated to `node_name`, in nomination order."""
+        return list(self._by_node.get(node_name, ()))
+
+    def nominated_node(self, pod: Pod) -> str | None:
+        return self._node_of.get(pod.uid)
+
+    def nodes(self) -> list[str]:
+        """Nodes with at least one nominated pod, sorted."""
+        return sorted(self._by_node)
+
+    def __len__(self) -> int:
+        return len(self._node_of)
+
+    def __contains__(self, pod: object) -> bool:
+        return getattr(pod, "uid", None) in self._node_of

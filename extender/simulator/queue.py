@@ -1,0 +1,479 @@
+"""kube-scheduler's scheduling queue (`PriorityQueue`), on virtual time.
+
+A faithful copy of the legacy (queueing-hints disabled) behaviour of
+`pkg/scheduler/internal/queue/scheduling_queue.go` (≈v1.28–v1.30), see reference §D:
+
+- activeQ: heap, PrioritySort order (priority desc, then queue timestamp asc);
+- podBackoffQ: heap by backoff expiry, `timestamp + min(initial × 2^(attempts−1), max)`;
+- unschedulablePods: a pool keyed by namespace/name;
+- flushers: backoff-completed every 1 s, unschedulable leftovers every 30 s;
+- `moveRequestCycle`: a pod that fails while a cluster move happened during its cycle goes to
+  backoffQ, not to the pool;
+- the nominator for pods that preemption nominated to a node.
+
+Pop never blocks: it returns None on an empty activeQ and the loop moves virtual time on.
+Real clocks never give two pods the same timestamp; virtual ones do, so each timestamp
+assignment also takes a sequence number that breaks ties in assignment order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from extender.simulator.clock import SECOND, Timeline, VirtualClock
+from extender.simulator.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    PLUGIN_EVENTS,
+    UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    interest_map,
+    plugin_events,
+)
+from extender.simulator.nominator import Nominator
+
+Pod = Any  # an object with uid, namespace, name, priority (extender.model.pod.PodView)
+
+DEFAULT_POD_INITIAL_BACKOFF = 1 * SECOND
+DEFAULT_POD_MAX_BACKOFF = 10 * SECOND
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS = 300 * SECOND  # v1.24+
+LEGACY_POD_MAX_IN_UNSCHEDULABLE_PODS = 60 * SECOND  # up to v1.23 (unschedulableQTimeInterval)
+BACKOFF_FLUSH_PERIOD = 1 * SECOND
+UNSCHEDULABLE_FLUSH_PERIOD = 30 * SECOND
+
+ACTIVE = "active"
+BACKOFF = "backoff"
+UNSCHEDULABLE = "unschedulable"
+
+# Fields of PodView that mirror pod.status; an update touching only these does not make a pod
+# in the pool worth retrying (upstream `isPodUpdated` strips Status before comparing).
+_STATUS_FIELDS = frozenset({
+    "nominated_node_name", "phase", "start_time", "preempted_by_scheduler", "scheduled_time",
+})
+
+
+def pod_key(pod: Pod) -> str:
+    return f"{pod.namespace}/{pod.name}"
+
+
+class QueueError(Exception):
+    """A queue operation that upstream rejects with an error (e.g. a pod queued twice)."""
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """The queue's bookkeeping for one pod (framework.QueuedPodInfo)."""
+
+    pod: Pod
+    timestamp: int  # last time the pod was added or re-added to the queue
+    seq: int = 0  # order in which `timestamp` was assigned: the tie-breaker
+    initial_attempt_timestamp: int | None = None
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+
+    @property
+    def key(self) -> str:
+        return pod_key(self.pod)
+
+
+class _KeyedHeap:
+    """A binary heap of QueuedPodInfo keyed by namespace/name, with update and delete.
+
+    Deletion is lazy: a replaced or removed entry is marked dead and skipped on pop."""
+
+    __slots__ = ("_sort_key", "_heap", "_live", "_counter")
+
+    def __init__(self, sort_key: Callable[[QueuedPodInfo], tuple]) -> None:
+        self._sort_key = sort_key
+        self._heap: list[list] = []
+        self._live: dict[str, list] = {}
+        self._counter = 0
+
+    def add_or_update(self, info: QueuedPodInfo) -> None:
+        key = info.key
+        old = self._live.get(key)
+        if old is not None:
+            old[2] = None
+        self._counter += 1
+        entry = [self._sort_key(info), self._counter, info]
+        self._live[key] = entry
+        heapq.heappush(self._heap, entry)
+
+    def get(self, key: str) -> QueuedPodInfo | None:
+        entry = self._live.get(key)
+        return entry[2] if entry is not None else None
+
+    def delete(self, key: str) -> QueuedPodInfo | None:
+        entry = self._live.pop(key, None)
+        if entry is None:
+            return None
+        info = entry[2]
+        entry[2] = None
+        return info
+
+    def _prune(self) -> None:
+        heap = self._heap
+        while heap and heap[0][2] is None:
+            heapq.heappop(heap)
+
+    def peek(self) -> QueuedPodInfo | None:
+        self._prune()
+        return self._heap[0][2] if self._heap else None
+
+    def pop(self) -> QueuedPodInfo | None:
+        self._prune()
+        if not self._heap:
+            return None
+        info = heapq.heappop(self._heap)[2]
+        del self._live[info.key]
+        return info
+
+    def ordered(self) -> list[QueuedPodInfo]:
+        """Live entries in heap order (not a destructive pop)."""
+        return [e[2] for e in sorted(self._live.values())]
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._live
+
+    def __iter__(self) -> Iterator[QueuedPodInfo]:
+        return (e[2] for e in self._live.values())
+
+
+def is_pod_updated(old_pod: Pod | None, new_pod: Pod) -> bool:
+    """Did anything but status change? (upstream `isPodUpdated`)."""
+    if old_pod is None:
+        return True
+    names = getattr(type(new_pod), "__slots__", None)
+    if names is None:
+        names = [n for n in vars(new_pod)]
+    return any(
+        getattr(old_pod, n, None) != getattr(new_pod, n, None)
+        for n in names if n not in _STATUS_FIELDS
+    )
+
+
+class PriorityQueue:
+    """kube-scheduler's PriorityQueue (legacy mode) on a `VirtualClock`."""
+
+    def __init__(
+        self,
+        clock: VirtualClock,
+        *,
+        pod_initial_backoff: int = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: int = DEFAULT_POD_MAX_BACKOFF,
+        pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS,
+        plugins: Iterable[str] | None = None,
+        nominator: Nominator | None = None,
+    ) -> None:
+        self.clock = clock
+        self.pod_initial_backoff = pod_initial_backoff
+        self.pod_max_backoff = pod_max_backoff
+        self.pod_max_in_unschedulable_pods = pod_max_in_unschedulable_pods
+        # Enabled plugins decide which cluster events are of interest at all.
+        self._interest = interest_map(PLUGIN_EVENTS if plugins is None else plugins)
+        self.nominator = nominator if nominator is not None else Nominator()
+        self._active = _KeyedHeap(lambda i: (-i.pod.priority, i.timestamp, i.seq))
+        self._backoff = _KeyedHeap(lambda i: (self.backoff_expiry(i), i.seq))
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        self._seq = 0
+
+    # -- wiring -------------------------------------------------------------------------------
+
+    def start(self, timeline: Timeline) -> None:
+        """`Run()`: register the two flushers on `timeline` (wait.Until fires at once)."""
+        timeline.every(BACKOFF_FLUSH_PERIOD, self.flush_backoff_completed, rank=-2)
+        timeline.every(UNSCHEDULABLE_FLUSH_PERIOD, self.flush_unschedulable_leftover, rank=-1)
+
+    # -- bookkeeping helpers -------------------------------------------------------------------
+
+    def _stamp(self, info: QueuedPodInfo) -> None:
+        self._seq += 1
+        info.timestamp = self.clock.now()
+        info.seq = self._seq
+
+    def new_pod_info(self, pod: Pod) -> QueuedPodInfo:
+        info = QueuedPodInfo(pod, 0)
+        self._stamp(info)
+        return info
+
+    def backoff_duration(self, info: QueuedPodInfo) -> int:
+        """min(initial × 2^(attempts−1), max); 0 before any attempt or when max is 0."""
+        if info.attempts == 0 or self.pod_max_backoff == 0:
+            return 0
+        duration = self.pod_initial_backoff
+        for _ in range(1, info.attempts):
+            # Upstream compares by subtraction to avoid overflow; kept for identical capping.
+            if duration > self.pod_max_backoff - duration:
+                return self.pod_max_backoff
+            duration += duration
+        return duration
+
+    def backoff_expiry(self, info: QueuedPodInfo) -> int:
+        return info.timestamp + self.backoff_duration(info)
+
+    def is_backing_off(self, info: QueuedPodInfo) -> bool:
+        return self.backoff_expiry(info) > self.clock.now()
+
+    def _add_to_active(self, info: QueuedPodInfo) -> None:
+        if info.initial_attempt_timestamp is None:
+            info.initial_attempt_timestamp = self.clock.now()
+        self._active.add_or_update(info)
+
+    def _requeue(self, info: QueuedPodInfo) -> str:
+        """Back to backoffQ if still backing off, else to activeQ."""
+        if self.is_backing_off(info):
+            self._backoff.add_or_update(info)
+            return BACKOFF
+        self._add_to_active(info)
+        return ACTIVE
+
+    # -- pod lifecycle -------------------------------------------------------------------------
+
+    def add(self, pod: Pod) -> QueuedPodInfo:
+        """A new pending pod: straight to activeQ."""
+        info = self.new_pod_info(pod)
+        self._add_to_active(info)
+        self._unschedulable.pop(info.key, None)
+        self._backoff.delete(info.key)
+        self.nominator.add(pod)
+        return info
+
+    def pop(self) -> QueuedPodInfo | None:
+        """Head of activeQ; counts an attempt and a scheduling cycle. None when empty."""
+        info = self._active.pop()
+        if info is None:
+            return None
+        info.attempts += 1
+        self.scheduling_cycle += 1
+        info.unschedulable_plugins.clear()
+        return info
+
+    def add_unschedulable_if_not_present(self, info: QueuedPodInfo,
+                                         pod_scheduling_cycle: int) -> str:
+        """Requeue a pod after a failed attempt; returns the sub-queue it went to.
+
+        `info.unschedulable_plugins` must hold the plugins that rejected it (empty for an
+        error). A move request during its cycle, or no rejecting plugin → backoffQ."""
+        key = info.key
+        if key in self._unschedulable:
+            raise QueueError(f"Pod {key} is already present in unschedulable queue")
+        if key in self._active:
+            raise QueueError(f"Pod {key} is already present in the active queue")
+        if key in self._backoff:
+            raise QueueError(f"Pod {key} is already present in the backoff queue")
+        self._stamp(info)
+        if self.move_request_cycle >= pod_scheduling_cycle or not info.unschedulable_plugins:
+            self._backoff.add_or_update(info)
+            where = BACKOFF
+        else:
+            self._unschedulable[key] = info
+            where = UNSCHEDULABLE
+        self.nominator.add(info.pod)
+        return where
+
+    def update(self, old_pod: Pod | None, new_pod: Pod) -> str:
+        """An update of a pending pod; returns the sub-queue it is in afterwards."""
+        if old_pod is not None:
+            for heap, where in ((self._active, ACTIVE), (self._backoff, BACKOFF)):
+                info = heap.get(pod_key(old_pod))
+                if info is not None:
+                    info.pod = new_pod
+                    self.nominator.update(old_pod, new_pod)
+                    heap.add_or_update(info)
+                    return where
+        info = self._unschedulable.get(pod_key(new_pod))
+        if info is not None:
+            info.pod = new_pod
+            self.nominator.update(old_pod if old_pod is not None else new_pod, new_pod)
+            if is_pod_updated(old_pod, new_pod):
+                del self._unschedulable[info.key]
+                return self._requeue(info)
+            return UNSCHEDULABLE
+        # Not queued anywhere: treat it as a new pod.
+        info = self.new_pod_info(new_pod)
+        self._add_to_active(info)
+        self.nominator.add(new_pod)
+        return ACTIVE
+
+    def delete(self, pod: Pod) -> bool:
+        """A pending pod was deleted. Returns whether it was queued."""
+        self.nominator.delete(pod)
+        key = pod_key(pod)
+        if self._active.delete(key) is not None:
+            return True
+        if self._backoff.delete(key) is not None:
+            return True
+        return self._unschedulable.pop(key, None) is not None
+
+    def activate(self, pods: Iterable[Pod]) -> bool:
+        """Move the given pods from the pool or backoffQ straight to activeQ."""
+        activated = False
+        for pod in pods:
+            key = pod_key(pod)
+            if key in self._active:
+                continue
+            info = self._unschedulable.pop(key, None) or self._backoff.delete(key)
+            if info is None:
+                continue
+            self._add_to_active(info)
+            self.nominator.add(info.pod)
+            activated = True
+        return activated
+
+    # -- cluster events ------------------------------------------------------------------------
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if event.is_wildcard():
+            return True
+        return any(reg.match(event) for regs in self._interest.values() for reg in regs)
+
+    def _worth_requeuing(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Legacy hint: Queue iff a rejecting plugin registered this event."""
+        if not info.unschedulable_plugins or event.is_wildcard():
+            return True
+        for plugin in info.unschedulable_plugins:
+            regs = self._interest.get(plugin)
+            if regs is None:
+                regs = plugin_events(plugin)
+            if any(reg.match(event) for reg in regs):
+                return True
+        return False
+
+    def _move_pods(self, infos: Iterable[QueuedPodInfo], event: ClusterEvent) -> int:
+        """movePodsToActiveOrBackoffQueue; returns how many pods left the pool."""
+        if not self.is_event_of_interest(event):
+            return 0
+        moved = 0
+        for info in infos:
+            if not self._worth_requeuing(info, event):
+                continue
+            del self._unschedulable[info.key]
+            self._requeue(info)
+            moved += 1
+        self.move_request_cycle = self.scheduling_cycle
+        return moved
+
+    def _pool_sorted(self) -> list[QueuedPodInfo]:
+        # Upstream iterates a Go map; the outcome does not depend on the order, but a sorted
+        # walk keeps runs reproducible byte for byte.
+        return [self._unschedulable[k] for k in sorted(self._unschedulable)]
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent,
+                                      pre_check: Callable[[Pod], bool] | None = None) -> int:
+        """MoveAllToActiveOrBackoffQueue for a cluster event (node add/update, assigned pod
+        delete, …). `pre_check` (upstream's PreEnqueueCheck) can veto individual pods."""
+        if not self.is_event_of_interest(event):
+            return 0
+        infos = [i for i in self._pool_sorted() if pre_check is None or pre_check(i.pod)]
+        return self._move_pods(infos, event)
+
+    def assigned_pod_added(self, pod: Pod,
+                           affinity_match: Callable[[Pod, Pod], bool] | None = None) -> int:
+        """A pod was bound. Only pool pods with a required affinity term matching it move;
+        `affinity_match(pending, assigned)` decides (none without inter-pod affinity)."""
+        infos = [i for i in self._pool_sorted()
+                 if affinity_match is not None and affinity_match(i.pod, pod)]
+        return self._move_pods(infos, ASSIGNED_POD_ADD)
+
+    def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod,
+                             affinity_match: Callable[[Pod, Pod], bool] | None = None) -> int:
+        infos = [i for i in self._pool_sorted()
+                 if affinity_match is not None and affinity_match(i.pod, new_pod)]
+        return self._move_pods(infos, ASSIGNED_POD_UPDATE)
+
+    def assigned_pod_deleted(self, pod: Pod) -> int:
+        """A bound pod went away (deletion, preemption victim): frees room for the pool."""
+        return self.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    # -- flushers ------------------------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        """Every 1 s: pods whose backoff has expired go from backoffQ to activeQ."""
+        moved = 0
+        while True:
+            info = self._backoff.peek()
+            if info is None or self.is_backing_off(info):
+                return moved
+            self._backoff.pop()
+            self._add_to_active(info)
+            moved += 1
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Every 30 s: pods in the pool longer than podMaxInUnschedulablePodsDuration move on
+        (event UnschedulableTimeout, a wildcard)."""
+        now = self.clock.now()
+        limit = self.pod_max_in_unschedulable_pods
+        infos = [i for i in self._pool_sorted() if now - i.timestamp > limit]
+        if not infos:
+            return 0
+        return self._move_pods(infos, UNSCHEDULABLE_TIMEOUT)
+
+    # -- inspection ----------------------------------------------------------------------------
+
+    def where(self, pod: Pod) -> str | None:
+        """The sub-queue holding `pod`, or None (in flight, bound, or unknown)."""
+        key = pod_key(pod)
+        if key in self._active:
+            return ACTIVE
+        if key in self._backoff:
+            return BACKOFF
+        if key in self._unschedulable:
+            return UNSCHEDULABLE
+        return None
+
+    def get(self, pod: Pod) -> QueuedPodInfo | None:
+        key = pod_key(pod)
+        return self._active.get(key) or self._backoff.get(key) or self._unschedulable.get(key)
+
+    def active_pods(self) -> list[Pod]:
+        """activeQ in pop order."""
+        return [i.pod for i in self._active.ordered()]
+
+    def backoff_pods(self) -> list[Pod]:
+        """backoffQ in expiry order."""
+        return [i.pod for i in self._backoff.ordered()]
+
+    def unschedulable_pods(self) -> list[Pod]:
+        """The pool, sorted by namespace/name."""
+        return [i.pod for i in self._pool_sorted()]
+
+    def pending_pods(self) -> list[Pod]:
+        return self.active_pods() + self.backoff_pods() + self.unschedulable_pods()
+
+    def pending_infos(self) -> list[QueuedPodInfo]:
+        return self._active.ordered() + self._backoff.ordered() + self._pool_sorted()
+
+    def next_backoff_expiry(self) -> int | None:
+        info = self._backoff.peek()
+        return self.backoff_expiry(info) if info is not None else None
+
+    def oldest_unschedulable_timestamp(self) -> int | None:
+        return min((i.timestamp for i in self._unschedulable.values()), default=None)
+
+    @property
+    def num_active(self) -> int:
+        return len(self._active)
+
+    @property
+    def num_backoff(self) -> int:
+        return len(self._backoff)
+
+    @property
+    def num_unschedulable(self) -> int:
+        return len(self._unschedulable)
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._backoff) + len(self._unschedulable)
+
+    def __repr__(self) -> str:
+        return (f"PriorityQueue(activeQ:{self.num_active}; backoffQ:{self.num_backoff}; "
+                f"unschedulablePods:{self.num_unschedulable}; cycle:{self.scheduling_cycle})")

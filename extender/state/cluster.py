@@ -1,0 +1,252 @@
+"""`ClusterState`: the extender's view of the cluster, updated incrementally.
+
+All mutation happens on the event loop thread (snapshot load, informer events, bind), so no
+locks are needed; readers on the same loop always see a consistent state between awaits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from extender.model import k8s
+from extender.model.disruption import PdbView, PriorityClassView
+from extender.model.node import NodeView
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+Clock = Callable[[], float]
+
+#: How long a remembered pending pod (seen in a filter/prioritize request) is kept.
+_PENDING_MEMORY = 4096
+
+
+@dataclass(slots=True)
+class Assumption:
+    pod: PodView
+    node_name: str
+    expires_at: float
+
+
+class ClusterState:
+    """Nodes (as `NodeInfo`), pods, PDBs and PriorityClasses.
+
+    Pods bound to a node count on it; pending pods are kept for nominations and for binding
+    (their requests are needed when a bind assumes them). Succeeded/Failed pods are dropped.
+    """
+
+    def __init__(self, clock: Clock = time.monotonic) -> None:
+        self.clock = clock
+        self.nodes: dict[str, NodeInfo] = {}
+        self.pods: dict[str, PodView] = {}  # uid -> pod (bound or pending)
+        self._uid_by_key: dict[tuple[str, str], str] = {}
+        self._orphans: dict[str, dict[str, PodView]] = {}  # bound to a node we do not know yet
+        self.pdbs: dict[tuple[str, str], PdbView] = {}
+        self.priority_classes: dict[str, PriorityClassView] = {}
+        self.image_nodes: Counter[str] = Counter()
+        self.nominated: dict[str, dict[str, PodView]] = {}
+        self.assumed: dict[str, Assumption] = {}
+        self._recent_pending: dict[str, PodView] = {}
+        self.generation = 0
+        self.last_change = clock()
+
+    # ---- nodes -------------------------------------------------------------------------
+    def apply_node(self, node: k8s.Node) -> NodeInfo:
+        view = NodeView.from_k8s(node)
+        current = self.nodes.get(view.name)
+        if current is not None:
+            self._count_images(current.node, -1)
+            info = current.with_node(view)
+        else:
+            info = NodeInfo(view, list(self._orphans.pop(view.name, {}).values()))
+        self._count_images(view, 1)
+        self.nodes[view.name] = info
+        self._touch()
+        return info
+
+    def delete_node(self, name: str) -> None:
+        info = self.nodes.pop(name, None)
+        if info is None:
+            return
+        self._count_images(info.node, -1)
+        if info.pods:
+            self._orphans[name] = dict(info.pods)
+        self._touch()
+
+    def _count_images(self, view: NodeView, sign: int) -> None:
+        counts = self.image_nodes
+        for image in view.images:
+            counts[image] += sign
+            if counts[image] <= 0:
+                del counts[image]
+
+    # ---- pods --------------------------------------------------------------------------
+    def apply_pod(self, pod: k8s.Pod) -> PodView | None:
+        """Add or update a pod from its object. Returns the view kept, or None if dropped."""
+        view = PodView.from_k8s(pod)
+        self._forget(view.uid)
+        key = (view.namespace, view.name)
+        stale_uid = self._uid_by_key.get(key)
+        if stale_uid is not None and stale_uid != view.uid:
+            self._forget(stale_uid)
+        self._touch()
+        if view.is_terminal:
+            return None
+        self.pods[view.uid] = view
+        self._uid_by_key[key] = view.uid
+        if view.node_name:
+            self.assumed.pop(view.uid, None)
+            self._place(view)
+        elif view.nominated_node_name:
+            self.nominated.setdefault(view.nominated_node_name, {})[view.uid] = view
+        return view
+
+    def delete_pod(self, namespace: str, name: str, uid: str | None = None) -> None:
+        found = uid or self._uid_by_key.get((namespace, name))
+        if found:
+            self._forget(found)
+            self._touch()
+
+    def _place(self, view: PodView) -> None:
+        info = self.nodes.get(view.node_name)
+        if info is None:
+            self._orphans.setdefault(view.node_name, {})[view.uid] = view
+        else:
+            info.add_pod(view)
+
+    def _forget(self, uid: str) -> None:
+        view = self.pods.pop(uid, None)
+        self.assumed.pop(uid, None)
+        if view is None:
+            return
+        if self._uid_by_key.get((view.namespace, view.name)) == uid:
+            del self._uid_by_key[(view.namespace, view.name)]
+        if view.node_name:
+            info = self.nodes.get(view.node_name)
+            if info is not None:
+                info.remove_pod(view)
+            orphans = self._orphans.get(view.node_name)
+            if orphans is not None:
+                orphans.pop(uid, None)
+                if not orphans:
+                    del self._orphans[view.node_name]
+        if view.nominated_node_name:
+            nominated = self.nominated.get(view.nominated_node_name)
+            if nominated is not None:
+                nominated.pop(uid, None)
+                if not nominated:
+                    del self.nominated[view.nominated_node_name]
+
+    def pod_by_key(self, namespace: str, name: str) -> PodView | None:
+        uid = self._uid_by_key.get((namespace, name))
+        return self.pods.get(uid) if uid else None
+
+    # ---- pending pods seen in requests, and binding ------------------------------------
+    def remember_pending(self, pod: PodView) -> None:
+        """Keep a pod seen in a filter/prioritize request so a later bind can assume it."""
+        if not pod.uid or pod.node_name:
+            return
+        recent = self._recent_pending
+        recent.pop(pod.uid, None)
+        recent[pod.uid] = pod
+        if len(recent) > _PENDING_MEMORY:
+            del recent[next(iter(recent))]
+
+    def pending_pod(self, uid: str) -> PodView | None:
+        pod = self.pods.get(uid)
+        if pod is not None and not pod.node_name:
+            return pod
+        return self._recent_pending.get(uid)
+
+    def assume(self, pod: PodView, node_name: str, ttl: float) -> None:
+        """Count a just-bound pod on its node before the watch confirms it."""
+        bound = pod.bound_to(node_name)
+        self._forget(pod.uid)
+        self._recent_pending.pop(pod.uid, None)
+        self.pods[bound.uid] = bound
+        self._uid_by_key[(bound.namespace, bound.name)] = bound.uid
+        self._place(bound)
+        self.assumed[bound.uid] = Assumption(bound, node_name, self.clock() + ttl)
+        self._touch()
+
+    def expire_assumptions(self) -> list[PodView]:
+        """Drop assumed pods the watch has not confirmed in time; returns them."""
+        now = self.clock()
+        expired = [a.pod for a in self.assumed.values() if a.expires_at <= now]
+        for pod in expired:
+            self._forget(pod.uid)
+        if expired:
+            self._touch()
+        return expired
+
+    # ---- PDBs and PriorityClasses ------------------------------------------------------
+    def apply_pdb(self, pdb: k8s.PodDisruptionBudget) -> None:
+        view = PdbView(pdb)
+        self.pdbs[(view.namespace, view.name)] = view
+        self._touch()
+
+    def delete_pdb(self, namespace: str, name: str) -> None:
+        if self.pdbs.pop((namespace, name), None) is not None:
+            self._touch()
+
+    def apply_priority_class(self, pc: k8s.PriorityClass) -> None:
+        view = PriorityClassView(pc)
+        self.priority_classes[view.name] = view
+        self._touch()
+
+    def delete_priority_class(self, name: str) -> None:
+        if self.priority_classes.pop(name, None) is not None:
+            self._touch()
+
+    # ---- relist ------------------------------------------------------------------------
+    def replace_nodes(self, nodes: Iterable[k8s.Node]) -> None:
+        """Make the node set exactly `nodes` (after a relist)."""
+        fresh = {n.metadata.name: n for n in nodes}
+        for name in [n for n in self.nodes if n not in fresh]:
+            self.delete_node(name)
+        for node in fresh.values():
+            self.apply_node(node)
+
+    def replace_pods(self, pods: Iterable[k8s.Pod]) -> None:
+        """Make the pod set exactly `pods` (after a relist); assumed pods survive until expiry."""
+        fresh = {p.metadata.uid: p for p in pods}
+        for uid in [u for u in self.pods if u not in fresh and u not in self.assumed]:
+            self._forget(uid)
+        for pod in fresh.values():
+            self.apply_pod(pod)
+        self._touch()
+
+    def replace_pdbs(self, pdbs: Iterable[k8s.PodDisruptionBudget]) -> None:
+        self.pdbs.clear()
+        for pdb in pdbs:
+            self.apply_pdb(pdb)
+        self._touch()
+
+    def replace_priority_classes(self, pcs: Iterable[k8s.PriorityClass]) -> None:
+        self.priority_classes.clear()
+        for pc in pcs:
+            self.apply_priority_class(pc)
+        self._touch()
+
+    # ---- reads for the engine (engine.framework.ClusterContext) ------------------------
+    def node_count(self) -> int:
+        return len(self.nodes)
+
+    def image_node_count(self, image: str) -> int:
+        return self.image_nodes.get(image, 0)
+
+    def nominated_pods(self, node_name: str) -> Sequence[PodView]:
+        found = self.nominated.get(node_name)
+        return tuple(found.values()) if found else ()
+
+    def pdb_list(self) -> Sequence[PdbView]:
+        return tuple(self.pdbs.values())
+
+    def priority_class(self, name: str) -> PriorityClassView | None:
+        return self.priority_classes.get(name)
+
+    def _touch(self) -> None:
+        self.generation += 1
+        self.last_change = self.clock()

@@ -1,0 +1,124 @@
+"""The `k8s.io/kube-scheduler/extender/v1` types, with their exact PascalCase keys.
+
+Go's structs carry no json tags, so the keys are the Go field names and every unset pointer is
+sent as `null`. Requests are decoded from the raw body in one pass; `Nodes.items` stay raw
+bytes (`msgspec.Raw`) so the nodes that pass are echoed exactly as the scheduler sent them.
+Replies are encoded straight to bytes.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from extender.model import k8s
+
+MIN_EXTENDER_PRIORITY = 0
+MAX_EXTENDER_PRIORITY = 10
+
+
+class _Wire(msgspec.Struct, gc=False):
+    pass
+
+
+class NodeList(_Wire):
+    """`v1.NodeList` with its items kept as the bytes the scheduler sent."""
+
+    metadata: dict[str, object] = msgspec.field(default_factory=dict)
+    items: list[msgspec.Raw] | None = None
+
+
+class ExtenderArgs(_Wire):
+    Pod: k8s.Pod | None = None
+    Nodes: NodeList | None = None
+    NodeNames: list[str] | None = None
+
+
+class ExtenderFilterResult(_Wire):
+    Nodes: NodeList | None = None
+    NodeNames: list[str] | None = None
+    FailedNodes: dict[str, str] | None = None
+    FailedAndUnresolvableNodes: dict[str, str] | None = None
+    Error: str = ""
+
+
+class HostPriority(_Wire, array_like=False):
+    Host: str
+    Score: int
+
+
+class MetaPod(_Wire):
+    UID: str = ""
+
+
+class MetaVictims(_Wire):
+    Pods: list[MetaPod] | None = None
+    NumPDBViolations: int = 0
+
+
+class Victims(_Wire):
+    Pods: list[k8s.Pod] | None = None
+    NumPDBViolations: int = 0
+
+
+class ExtenderPreemptionArgs(_Wire):
+    Pod: k8s.Pod | None = None
+    NodeNameToVictims: dict[str, Victims | None] | None = None
+    NodeNameToMetaVictims: dict[str, MetaVictims | None] | None = None
+
+
+class ExtenderPreemptionResult(_Wire):
+    NodeNameToMetaVictims: dict[str, MetaVictims] | None = None
+
+
+class ExtenderBindingArgs(_Wire):
+    PodName: str = ""
+    PodNamespace: str = ""
+    PodUID: str = ""
+    Node: str = ""
+
+
+class ExtenderBindingResult(_Wire):
+    Error: str = ""
+
+
+class ErrorReply(_Wire):
+    """The body of a 4xx/5xx reply for verbs whose protocol type has no `Error` field."""
+
+    Error: str
+
+
+_decoders = {
+    kind: msgspec.json.Decoder(kind)
+    for kind in (ExtenderArgs, ExtenderPreemptionArgs, ExtenderBindingArgs, ExtenderFilterResult,
+                 ExtenderPreemptionResult, ExtenderBindingResult)
+}
+_host_priorities = msgspec.json.Decoder(list[HostPriority])
+_node_decoder = msgspec.json.Decoder(k8s.Node)
+_encoder = msgspec.json.Encoder()
+
+DecodeError = msgspec.DecodeError  # ValidationError is a subclass
+
+
+def decode(body: bytes, kind: type) -> msgspec.Struct:
+    """Decode a request or reply body into one of the types above."""
+    return _decoders[kind].decode(body)
+
+
+def decode_host_priorities(body: bytes) -> list[HostPriority]:
+    return _host_priorities.decode(body)
+
+
+def decode_node(raw: msgspec.Raw | bytes) -> k8s.Node:
+    return _node_decoder.decode(raw)
+
+
+def encode(value: object) -> bytes:
+    return _encoder.encode(value)
+
+
+def describe_decode_error(exc: msgspec.DecodeError) -> str:
+    """msgspec's message, phrased for an operator reading a scheduler event."""
+    text = str(exc)
+    if isinstance(exc, msgspec.ValidationError):
+        return f"invalid request: {text}"
+    return f"malformed JSON: {text}"

@@ -1,0 +1,51 @@
+"""Shared fixtures: the demo cluster, the fixture policy, and the real app behind a test client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from extender.api.app import create_app
+from extender.api.runtime import Runtime
+from extender.engine.policy import load_policy
+from extender.engine.profile import Profile, build_profile
+from extender.state.binder import SnapshotBinder
+from extender.state.cluster import ClusterState
+from extender.state.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+DEMO_CLUSTER = ROOT / "config" / "examples" / "cluster.json"
+
+
+def fixture_bytes(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def fixture_json(name: str) -> Any:
+    return json.loads(fixture_bytes(name))
+
+
+@pytest.fixture
+def demo_state() -> ClusterState:
+    return load_snapshot(DEMO_CLUSTER)
+
+
+@pytest.fixture
+def fixture_profile() -> Profile:
+    return build_profile(load_policy(FIXTURES / "policy-leastallocated.json"))
+
+
+@pytest.fixture
+def runtime(demo_state: ClusterState, fixture_profile: Profile) -> Runtime:
+    return Runtime(fixture_profile, demo_state, SnapshotBinder(demo_state, 30.0))
+
+
+@pytest.fixture
+def client(runtime: Runtime):
+    with TestClient(create_app(runtime)) as test_client:
+        yield test_client
