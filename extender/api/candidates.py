@@ -8,7 +8,7 @@ import msgspec
 
 from extender import wire
 from extender.api.body import BadRequest
-from extender.engine.framework import Status, unschedulable, unresolvable
+from extender.engine.framework import Status, unresolvable, unschedulable
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.quantity import QuantityError

@@ -59,6 +59,27 @@ def unresolvable(plugin: str, *reasons: str) -> Status:
 NodeCheck = Callable[[NodeInfo], Status | None]
 
 
+class BatchCheck:
+    """A prepared filter that can also judge many nodes in one tight loop.
+
+    `__call__` judges one node (preemption and the simulator use it); `filter_many` must give
+    the same verdicts, only faster, and records failures in `statuses`.
+    """
+
+    def __call__(self, node: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+        kept = []
+        for node in nodes:
+            status = self(node)
+            if status is None:
+                kept.append(node)
+            else:
+                statuses[node.node.name] = status
+        return kept
+
+
 class ClusterContext(Protocol):
     """Cluster-wide facts some plugins need beyond the candidate nodes."""
 

@@ -44,15 +44,19 @@ def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
     """Apply prepared checks in order; record the first failure per node in `statuses`."""
     survivors = list(nodes)
     for check in checks:
-        kept = []
-        append = kept.append
-        for node in survivors:
-            status = check(node)
-            if status is None:
-                append(node)
-            else:
-                statuses[node.node.name] = status
-        survivors = kept
+        many = getattr(check, "filter_many", None)
+        if many is not None:
+            survivors = many(survivors, statuses)
+        else:
+            kept = []
+            append = kept.append
+            for node in survivors:
+                status = check(node)
+                if status is None:
+                    append(node)
+                else:
+                    statuses[node.node.name] = status
+            survivors = kept
         if not survivors:
             break
     return survivors

@@ -10,7 +10,7 @@ timeout).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -228,14 +228,15 @@ class KubeClient:
     # ---- watch ---------------------------------------------------------------------------
     async def watch(
         self, path: str, kind: type, *, resource_version: str, timeout_seconds: int = 300,
-        field_selector: str = "", bookmarks: bool = True,
+        field_selector: str = "", bookmarks: bool = True, on_open: Callable[[], None] | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Events after `resource_version`, until the server ends the stream.
 
         Raises `GoneError` when the version is too old (HTTP 410 or an ERROR event with a
         410 Status), `ApiError` for other failures, `TransportError` when the connection
         drops or goes silent (no byte for `timeout_seconds` + 30 s). A clean end of the
-        stream just ends the iteration: re-watch from the last version seen.
+        stream just ends the iteration: re-watch from the last version seen. `on_open` is
+        called once the server has accepted the watch (before any event).
         Use it with `contextlib.aclosing` so an abandoned stream is closed at once.
         """
         params = {
@@ -255,6 +256,8 @@ class KubeClient:
             ) as resp:
                 if resp.status_code != 200:
                     raise _status_error(resp.status_code, await resp.aread())
+                if on_open is not None:
+                    on_open()
                 buf = bytearray()
                 async for chunk in resp.aiter_bytes():
                     buf += chunk

@@ -15,7 +15,7 @@ from extender.model.resources import Resources
 
 class NodeInfo:
     __slots__ = ("node", "pods", "requested", "non_zero_cpu", "non_zero_memory", "used_ports",
-                 "num_terminating")
+                 "num_terminating", "free_pods", "free_cpu", "free_memory", "free_ephemeral")
 
     def __init__(self, node: NodeView, pods: list[PodView] | tuple[PodView, ...] = ()) -> None:
         self.node = node
@@ -27,6 +27,7 @@ class NodeInfo:
         self.num_terminating = 0
         for pod in pods:
             self.add_pod(pod)
+        self._refresh_free()
 
     @property
     def name(self) -> str:
@@ -43,6 +44,7 @@ class NodeInfo:
             self.used_ports.update(pod.host_ports)
         if pod.terminating:
             self.num_terminating += 1
+        self._refresh_free()
 
     def remove_pod(self, pod: PodView) -> bool:
         current = self.pods.pop(pod.uid, None)
@@ -56,12 +58,23 @@ class NodeInfo:
             self.used_ports += Counter()  # drop zero counts
         if current.terminating:
             self.num_terminating -= 1
+        self._refresh_free()
         return True
+
+    def _refresh_free(self) -> None:
+        # What is left on the node, kept current so the Fit filter's common case is a few
+        # comparisons per node.
+        allocatable, requested = self.node.allocatable, self.requested
+        self.free_pods = allocatable.allowed_pods - len(self.pods)
+        self.free_cpu = allocatable.milli_cpu - requested.milli_cpu
+        self.free_memory = allocatable.memory - requested.memory
+        self.free_ephemeral = allocatable.ephemeral_storage - requested.ephemeral_storage
 
     def with_node(self, node: NodeView) -> NodeInfo:
         """The same pods on a new view of the node (a node update)."""
         clone = self.clone()
         clone.node = node
+        clone._refresh_free()
         return clone
 
     def sharing_pods(self, node: NodeView) -> NodeInfo:
@@ -76,6 +89,7 @@ class NodeInfo:
         view.non_zero_memory = self.non_zero_memory
         view.used_ports = self.used_ports
         view.num_terminating = self.num_terminating
+        view._refresh_free()
         return view
 
     def clone(self) -> NodeInfo:
@@ -87,6 +101,8 @@ class NodeInfo:
         clone.non_zero_memory = self.non_zero_memory
         clone.used_ports = Counter(self.used_ports)
         clone.num_terminating = self.num_terminating
+        clone.free_pods, clone.free_cpu = self.free_pods, self.free_cpu
+        clone.free_memory, clone.free_ephemeral = self.free_memory, self.free_ephemeral
         return clone
 
     def __repr__(self) -> str:

@@ -4,15 +4,26 @@
 resource in base units, extended ("scalar") resources in a dict. `pod_requests` is
 `resource.PodRequests` from component-helpers: containers summed, init containers max'ed with
 sidecars (restartable init containers) accounted for, pod-level requests, then overhead.
+Amounts are summed exactly, in integer nano-units, before the final rounding, as Go sums
+Quantities before calling `Value()` / `MilliValue()`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from functools import lru_cache
 
 from extender.model import k8s
-from extender.model.quantity import INT64_MAX, milli_value, parse_quantity, value
+from extender.model.quantity import (
+    MILLI_IN_NANOS,
+    NANO,
+    milli_value,
+    nano_value,
+    scaled_from_nanos,
+    value,
+)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -23,28 +34,54 @@ PODS = "pods"
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
-_POD_LEVEL_SUPPORTED = (CPU, MEMORY)
+_DEFAULTS_NANOS: dict[str, int] = {
+    CPU: DEFAULT_MILLI_CPU_REQUEST * MILLI_IN_NANOS,
+    MEMORY: DEFAULT_MEMORY_REQUEST * NANO,
+}
+
+# validation.IsQualifiedName pieces, applied to "requests." + name as IsExtendedResourceName does.
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
 def is_hugepages(name: str) -> bool:
     return name.startswith("hugepages-")
 
 
-def is_extended_resource(name: str) -> bool:
-    """An extended resource: `domain/name`, outside `*kubernetes.io/`, not `requests.`-prefixed."""
-    if "/" not in name or name.startswith("requests."):
+def _is_pod_level_resource(name: str) -> bool:
+    """IsSupportedPodLevelResource: cpu, memory and (since v1.34) hugepages-*."""
+    return name == CPU or name == MEMORY or name.startswith("hugepages-")
+
+
+def _is_qualified_name(text: str) -> bool:
+    parts = text.split("/")
+    if len(parts) > 2:
         return False
-    domain = name.split("/", 1)[0]
-    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            return False
+    name = parts[-1]
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
 
 
+@lru_cache(maxsize=1024)
+def is_extended_resource(name: str) -> bool:
+    """IsExtendedResourceName: `domain/name`, no `kubernetes.io/` in it, not `requests.`-prefixed,
+    and a valid qualified name once prefixed with `requests.` (as quota names are)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
+
+
+@lru_cache(maxsize=1024)
 def is_scalar_resource(name: str) -> bool:
-    """Resources the scheduler tracks in `ScalarResources`."""
+    """IsScalarResourceName: the resources the scheduler tracks in `ScalarResources`."""
     return (
-        is_hugepages(name)
-        or name.startswith("attachable-volumes-")
+        is_extended_resource(name)
+        or is_hugepages(name)
         or "kubernetes.io/" in name
-        or is_extended_resource(name)
+        or name.startswith("attachable-volumes-")
     )
 
 
@@ -131,85 +168,128 @@ def resources_from_list(items: Mapping[str, k8s.QuantityValue] | None) -> Resour
     return res
 
 
-def _to_resources(amounts: Mapping[str, Fraction]) -> Resources:
+def _to_resources(amounts: Mapping[str, int]) -> Resources:
+    """Round a nano-unit request list like `SetMaxResource`: cpu in millis, the rest in units."""
     res = Resources()
-    for name, amount in amounts.items():
+    for name, nanos in amounts.items():
         if name == CPU:
-            millis = -((-amount.numerator * 1000) // amount.denominator)
-            res.milli_cpu = 0 if abs(millis) > INT64_MAX else millis
+            res.milli_cpu = scaled_from_nanos(nanos, MILLI_IN_NANOS)
         elif name == MEMORY:
-            res.memory = -((-amount.numerator) // amount.denominator)
+            res.memory = scaled_from_nanos(nanos, NANO)
         elif name == EPHEMERAL_STORAGE:
-            res.ephemeral_storage = -((-amount.numerator) // amount.denominator)
+            res.ephemeral_storage = scaled_from_nanos(nanos, NANO)
         elif is_scalar_resource(name):
-            res.scalar[name] = -((-amount.numerator) // amount.denominator)
+            res.scalar[name] = scaled_from_nanos(nanos, NANO)
     return res
 
 
-def _parsed(items: Mapping[str, k8s.QuantityValue] | None) -> dict[str, Fraction]:
-    return {name: parse_quantity(raw) for name, raw in items.items()} if items else {}
+def _nanos(items: Mapping[str, k8s.QuantityValue] | None) -> dict[str, int]:
+    return {name: nano_value(raw) for name, raw in items.items()} if items else {}
 
 
-def _add_into(total: dict[str, Fraction], items: Mapping[str, Fraction]) -> None:
+def _add_into(total: dict[str, int], items: Mapping[str, int]) -> None:
     for name, amount in items.items():
         total[name] = total.get(name, 0) + amount
 
 
-def _max_into(total: dict[str, Fraction], items: Mapping[str, Fraction]) -> None:
+def _max_into(total: dict[str, int], items: Mapping[str, int]) -> None:
+    # maxResourceList: an absent key is always taken (even 0), so key presence matches Go.
     for name, amount in items.items():
-        if amount > total.get(name, 0):
+        if name not in total or amount > total[name]:
             total[name] = amount
 
 
-def _container_requests(container: k8s.Container, non_zero: bool) -> dict[str, Fraction]:
-    requests = container.resources.requests if container.resources else None
-    parsed = _parsed(requests)
-    if non_zero:
-        if CPU not in parsed:
-            parsed[CPU] = Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000)
-        if MEMORY not in parsed:
-            parsed[MEMORY] = Fraction(DEFAULT_MEMORY_REQUEST)
-    return parsed
+def _container_requests(container: k8s.Container, defaults: Mapping[str, int]) -> dict[str, int]:
+    requests = _nanos(container.resources.requests if container.resources else None)
+    for name, amount in defaults.items():
+        # applyNonMissing: only a missing entry is defaulted; an explicit "0" stays 0.
+        if name not in requests:
+            requests[name] = amount
+    return requests
 
 
-def aggregate_requests(spec: k8s.PodSpec, non_zero: bool = False) -> dict[str, Fraction]:
-    """Exact per-resource totals for a pod (component-helpers `PodRequests`)."""
-    pod_level = _parsed(spec.resources.requests) if spec.resources else {}
-    pod_level = {name: q for name, q in pod_level.items() if name in _POD_LEVEL_SUPPORTED or is_hugepages(name)}
-    # With pod-level requests, a missing container request is defaulted only when the pod level
-    # lacks it too (B.1), so defaulting is decided per resource below.
-    total: dict[str, Fraction] = {}
+def _pod_level_requests(spec: k8s.PodSpec) -> dict[str, int] | None:
+    """The supported pod-level requests, or None unless IsPodLevelRequestsSet."""
+    requests = spec.resources.requests if spec.resources else None
+    if not requests:
+        return None
+    supported = {name: nano_value(raw) for name, raw in requests.items() if _is_pod_level_resource(name)}
+    return supported or None
+
+
+def _aggregate(spec: k8s.PodSpec, defaults: Mapping[str, int]) -> dict[str, int]:
+    """`PodRequests` with `NonMissingContainerRequests = defaults`, in nano-units."""
+    total: dict[str, int] = {}
     for container in spec.containers or ():
-        _add_into(total, _container_requests(container, non_zero))
-    sidecars: dict[str, Fraction] = {}
-    init_max: dict[str, Fraction] = {}
+        _add_into(total, _container_requests(container, defaults))
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
     for container in spec.init_containers or ():
-        requests = _container_requests(container, non_zero)
+        requests = _container_requests(container, defaults)
         if container.restart_policy == "Always":
             _add_into(total, requests)
             _add_into(sidecars, requests)
-            use = dict(sidecars)
+            use = sidecars  # every sidecar started so far, this one included
         else:
-            use = dict(requests)
-            _add_into(use, sidecars)
+            use = requests
+            _add_into(use, sidecars)  # sidecars started before it keep running
         _max_into(init_max, use)
     _max_into(total, init_max)
+    pod_level = _pod_level_requests(spec)
     if pod_level:
         total.update(pod_level)
     if spec.overhead:
-        _add_into(total, _parsed(spec.overhead))
+        _add_into(total, _nanos(spec.overhead))
     return total
+
+
+def _node_non_zero_defaults(spec: k8s.PodSpec, requests: Mapping[str, int]) -> Mapping[str, int]:
+    """getNonMissingContainerRequests: with pod-level requests set, a default applies only to a
+    resource the pod's requests (containers, pod level and overhead) lack altogether."""
+    if _pod_level_requests(spec) is None:
+        return _DEFAULTS_NANOS
+    return {name: amount for name, amount in _DEFAULTS_NANOS.items() if name not in requests}
+
+
+def aggregate_requests(spec: k8s.PodSpec, non_zero: bool = False) -> dict[str, Fraction]:
+    """Exact per-resource totals for a pod (component-helpers `PodRequests`).
+
+    `non_zero` fills in the B.1 defaults the way NodeInfo's `NonZeroRequested` does."""
+    totals = _aggregate(spec, {})
+    if non_zero:
+        defaults = _node_non_zero_defaults(spec, totals)
+        if defaults:
+            totals = _aggregate(spec, defaults)
+    return {name: Fraction(nanos, NANO) for name, nanos in totals.items()}
 
 
 def pod_requests(spec: k8s.PodSpec) -> Resources:
     """The pod's effective request vector used by the Fit filter and real-request scorers."""
-    return _to_resources(aggregate_requests(spec))
+    return _to_resources(_aggregate(spec, {}))
+
+
+def _cpu_memory(totals: Mapping[str, int]) -> tuple[int, int]:
+    return (scaled_from_nanos(totals.get(CPU, 0), MILLI_IN_NANOS),
+            scaled_from_nanos(totals.get(MEMORY, 0), NANO))
 
 
 def pod_non_zero_requests(spec: k8s.PodSpec) -> tuple[int, int]:
-    """(milli_cpu, memory) with the scoring defaults for containers that request neither."""
-    res = _to_resources(aggregate_requests(spec, non_zero=True))
-    return res.milli_cpu, res.memory
+    """(milli_cpu, memory) with the B.1 defaults, as summed into NodeInfo's `NonZeroRequested`
+    (`calculateResource`)."""
+    totals = _aggregate(spec, {})
+    defaults = _node_non_zero_defaults(spec, totals)
+    return _cpu_memory(_aggregate(spec, defaults) if defaults else totals)
+
+
+def pod_scoring_non_zero_requests(spec: k8s.PodSpec) -> tuple[int, int]:
+    """(milli_cpu, memory) of the incoming pod in scorers with `useRequested = false`.
+
+    `calculatePodResourceRequest` defaults every container lacking an entry regardless of
+    pod-level requests (which then override cpu/memory); it differs from
+    `pod_non_zero_requests` only for a pod with pod-level requests whose containers set a
+    resource in some containers but not others.
+    """
+    return _cpu_memory(_aggregate(spec, _DEFAULTS_NANOS))
 
 
 def sum_resources(items: Iterable[Resources]) -> Resources:

@@ -75,7 +75,7 @@ def _requirement(key: str, operator: str, values: Sequence[str]) -> LabelPredica
 class NodeTermMatcher:
     """One NodeSelectorTerm: all label requirements and all `metadata.name` field requirements."""
 
-    __slots__ = ("label_predicates", "name_in", "name_not_in", "keys")
+    __slots__ = ("label_predicates", "name_in", "name_not_in", "keys", "names_conflict")
 
     def __init__(self, term: k8s.NodeSelectorTerm) -> None:
         exprs = term.match_expressions or []
@@ -86,15 +86,15 @@ class NodeTermMatcher:
         self.keys = frozenset(r.key for r in exprs)
         self.name_in: str | None = None
         self.name_not_in: list[str] = []
+        self.names_conflict = False  # two different `metadata.name In` values: matches no node
         for req in fields:
             values = req.values or []
             if req.key != "metadata.name" or len(values) != 1 or req.operator not in ("In", "NotIn"):
                 raise InvalidSelector("matchFields supports metadata.name In/NotIn with one value")
             if req.operator == "In":
                 if self.name_in is not None and self.name_in != values[0]:
-                    self.name_in = "\x00impossible"
-                else:
-                    self.name_in = values[0]
+                    self.names_conflict = True
+                self.name_in = values[0]
             else:
                 self.name_not_in.append(values[0])
 
@@ -103,6 +103,8 @@ class NodeTermMatcher:
             if not predicate(labels):
                 return False
         if name:
+            if self.names_conflict:
+                return False
             if self.name_in is not None and name != self.name_in:
                 return False
             if name in self.name_not_in:

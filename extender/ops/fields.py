@@ -259,10 +259,13 @@ class Obj(Spec):
     """A Go struct: known keys only (case-sensitive), each checked by its own spec.
 
     `type_meta` accepts `apiVersion`/`kind` too (plugin args may carry their own).
+    `fold_case` models Go's non-strict encoding/json, which matches keys case-insensitively:
+    a mis-cased key then works, and is only worth a warning.
     """
 
     fields: Mapping[str, Spec] = field(default_factory=dict)
     type_meta: bool = False
+    fold_case: bool = False
     go_type: str = "a mapping"
 
     def check(self, value: Any, path: str, out: Collector) -> None:
@@ -275,11 +278,22 @@ class Obj(Spec):
         for key, sub in value.items():
             key = str(key)
             spec = self.fields.get(key)
+            if spec is None and self.fold_case:
+                canonical = canonical_key(key, self.fields)
+                if canonical is not None:
+                    out.warning(child(path, key), f"decoded case-insensitively, but the documented "
+                                f"key is {canonical}")
+                    spec = self.fields[canonical]
             if spec is None:
                 if key not in known:
                     out.error(child(path, key), "unknown field" + suggest(key, known))
                 continue
             spec.check(sub, child(path, key), out)
+
+
+def canonical_key(key: str, fields: Mapping[str, Any]) -> str | None:
+    """The field `key` names under case-insensitive matching, if any."""
+    return next((name for name in fields if name.lower() == key.lower()), None)
 
 
 # --- YAML with duplicate-key detection ----------------------------------------------------------

@@ -7,7 +7,7 @@ reserve room on the node for higher-or-equal-priority nominated pods (reference 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 Pod = Any  # anything with uid, namespace, name, priority (and optionally nominated_node_name)
@@ -65,6 +65,11 @@ class Nominator:
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         """A copy of the pods nominated to `node_name`, in nomination order."""
         return list(self._by_node.get(node_name, ()))
+
+    @property
+    def by_node(self) -> Mapping[str, list[Pod]]:
+        """node -> nominated pods, read-only (no copies: for hot loops that mostly find none)."""
+        return self._by_node
 
     def nominated_node(self, pod: Pod) -> str | None:
         return self._node_of.get(pod.uid)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from extender.engine.framework import NodeCheck, Status, unresolvable
+from extender.engine.framework import BatchCheck, NodeCheck, Status, unresolvable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.selectors import NodeSelectorMatcher
@@ -22,7 +22,8 @@ def prefilter_node_names(required: NodeSelectorMatcher | None) -> set[str] | Non
         return None
     if not all(term.name_in is not None for term in required.terms):
         return None
-    return {term.name_in for term in required.terms if term.name_in is not None}
+    return {term.name_in for term in required.terms
+            if term.name_in is not None and not term.names_conflict}
 
 
 def matches(pod: PodView, labels: Mapping[str, str], name: str) -> bool:
@@ -45,8 +46,6 @@ class NodeAffinity:
         status = unresolvable(NAME, REASON)
         allowed_names = prefilter_node_names(required)
         if allowed_names is not None:
-            if "\x00impossible" in allowed_names:
-                allowed_names.discard("\x00impossible")
             if not allowed_names:
                 conflict = unresolvable(NAME, REASON_CONFLICT)
                 return lambda node: conflict
@@ -67,18 +66,48 @@ class NodeAffinity:
 
             return check_direct
 
-        # Only labels matter: nodes that agree on the referenced keys share one evaluation.
         keys = tuple(sorted({*(pod.node_selector or ()), *(required.keys if required else ())}))
-        verdicts: dict[tuple[str | None, ...], Status | None] = {}
+        return _LabelCheck(pod, keys, status)
 
-        def check(node: NodeInfo) -> Status | None:
-            labels = node.node.labels
-            projection = tuple([labels.get(k) for k in keys])
-            try:
-                return verdicts[projection]
-            except KeyError:
-                verdict = None if matches(pod, labels, node.node.name) else status
-                verdicts[projection] = verdict
-                return verdict
 
-        return check
+class _LabelCheck(BatchCheck):
+    """Only labels matter: nodes that agree on the referenced keys share one evaluation."""
+
+    __slots__ = ("pod", "keys", "status", "verdicts")
+
+    def __init__(self, pod: PodView, keys: tuple[str, ...], status: Status) -> None:
+        self.pod, self.keys, self.status = pod, keys, status
+        self.verdicts: dict[object, Status | None] = {}
+
+    def _judge(self, projection: object, node: NodeInfo) -> Status | None:
+        verdict = None if matches(self.pod, node.node.labels, node.node.name) else self.status
+        self.verdicts[projection] = verdict
+        return verdict
+
+    def _projection(self, labels: Mapping[str, str]) -> object:
+        keys = self.keys
+        return labels.get(keys[0]) if len(keys) == 1 else tuple([labels.get(k) for k in keys])
+
+    def __call__(self, node: NodeInfo) -> Status | None:
+        projection = self._projection(node.node.labels)
+        if projection in self.verdicts:
+            return self.verdicts[projection]
+        return self._judge(projection, node)
+
+    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+        if len(self.keys) != 1:
+            return super().filter_many(nodes, statuses)
+        key = self.keys[0]
+        verdicts = self.verdicts
+        missing = object()
+        kept = []
+        for node in nodes:
+            value = node.node.labels.get(key)
+            verdict = verdicts.get(value, missing)
+            if verdict is missing:
+                verdict = self._judge(value, node)
+            if verdict is None:
+                kept.append(node)
+            else:
+                statuses[node.node.name] = verdict
+        return kept

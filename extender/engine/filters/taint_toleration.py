@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from extender.engine.framework import NodeCheck, Status, unresolvable
+from collections.abc import Sequence
+
+from extender.engine.framework import BatchCheck, Status, unresolvable
 from extender.model.node import TaintSet
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -22,25 +24,40 @@ def first_untolerated(taints: TaintSet, tolerations: tuple[Toleration, ...]) -> 
     return None
 
 
+class _TaintCheck(BatchCheck):
+    __slots__ = ("tolerations", "verdicts")
+
+    def __init__(self, tolerations: tuple[Toleration, ...]) -> None:
+        self.tolerations = tolerations
+        # Taint sets are interned by the state, so identity names a distinct set: each set is
+        # evaluated once per request however many nodes share it.
+        self.verdicts: dict[int, Status | None] = {}
+
+    def __call__(self, node: NodeInfo) -> Status | None:
+        taints = node.node.taints
+        if not taints:
+            return None
+        key = id(taints)
+        verdicts = self.verdicts
+        if key in verdicts:
+            return verdicts[key]
+        taint = first_untolerated(taints, self.tolerations)
+        verdict = None if taint is None else unresolvable(NAME, untolerated_reason(taint))
+        verdicts[key] = verdict
+        return verdict
+
+    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+        kept = []
+        for node in nodes:
+            if not node.node.taints or self(node) is None:
+                kept.append(node)
+            else:
+                statuses[node.node.name] = self(node)
+        return kept
+
+
 class TaintToleration:
     name = NAME
 
-    def prepare(self, pod: PodView) -> NodeCheck | None:
-        tolerations = pod.tolerations
-        # Taint sets are interned by the state, so identity names a distinct set: each set
-        # is evaluated once per request however many nodes share it.
-        verdicts: dict[int, Status | None] = {}
-
-        def check(node: NodeInfo) -> Status | None:
-            taints = node.node.taints
-            if not taints:
-                return None
-            key = id(taints)
-            if key in verdicts:
-                return verdicts[key]
-            taint = first_untolerated(taints, tolerations)
-            verdict = None if taint is None else unresolvable(NAME, untolerated_reason(taint))
-            verdicts[key] = verdict
-            return verdict
-
-        return check
+    def prepare(self, pod: PodView) -> _TaintCheck:
+        return _TaintCheck(pod.tolerations)

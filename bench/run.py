@@ -1,0 +1,523 @@
+"""Benchmark runner: the real server, driven over loopback from a separate process.
+
+    python -m bench.run                      # full run: 100/500/1000/5000 candidates, both forms,
+                                             # every verb, state size 5000 nodes / 150 000 pods
+    python -m bench.run --quick              # tiny sizes, few requests (about a minute)
+    python -m bench.run --sizes 500 --forms names --verbs filter,prioritize --skip-state
+
+What it does:
+
+1. generates (or reuses, from ``bench/results/cache/``) a deterministic cluster snapshot and the
+   request bodies (``bench.generate``); the NodeNames bodies name nodes of that snapshot;
+2. starts ``python -m extender serve --snapshot … --policy … --floor-endpoint`` pinned to CPU 0,
+   and measures the state size: time from process start until ``/readyz`` answers 200, and the
+   server's RSS then (``--state-nodes``/``--state-pods``);
+3. runs ``python -m bench.client`` pinned to CPU 1: per verb × form × size, 1 keep-alive
+   connection (p50/p90/p99, req/s) and 4 connections (req/s), each bounded by
+   ``--max-requests`` and ``--max-seconds``; the server's peak RSS per case; and the floors for
+   the same body: ``POST /_floor`` on the same server (HTTP floor) and the fastest JSON decoder
+   decoding it into plain objects (decode floor);
+4. writes ``bench/results/<timestamp>.json`` and ``.md`` and prints the Markdown table.
+
+Numbers never fail anything: the targets are reported as met / not met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import http.client
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench import generate, report
+
+JSON = dict[str, Any]
+HOST = "127.0.0.1"
+REPO = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+DEFAULT_OUT = BENCH / "results"
+DEFAULT_POLICY = BENCH / "policy.json"
+VERBS: tuple[str, ...] = ("filter", "prioritize", "preempt", "bind")
+PATHS = {"filter": "/filter", "prioritize": "/prioritize", "preempt": "/preempt", "bind": "/bind"}
+
+
+# --------------------------------------------------------------------------- options
+
+
+@dataclass
+class Options:
+    sizes: list[int]
+    forms: list[str]
+    verbs: list[str]
+    nodes: int
+    pods: int
+    seed: int
+    max_requests: int
+    max_seconds: float
+    min_requests: int
+    warmup: int
+    concurrency: list[int]
+    state_nodes: int
+    state_pods: int
+    skip_state: bool
+    out_dir: Path
+    workdir: Path | None
+    policy: Path
+    server_module: str
+    ready_timeout: float
+    decode_runs: int
+    decode_seconds: float
+    n_bind: int
+    no_cache: bool = False
+    extra_server_args: list[str] = field(default_factory=list)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in allowed]
+    if bad:
+        raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(allowed)})")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="tiny sizes and few requests (sizes 10,50; 60-node cluster; state 60/600)")
+    p.add_argument("--sizes", help="candidate counts (default 100,500,1000,5000)")
+    p.add_argument("--forms", default="names,nodes", help="names (NodeNames / meta victims), nodes (full objects)")
+    p.add_argument("--verbs", default=",".join(VERBS), help="filter,prioritize,preempt,bind")
+    p.add_argument("--nodes", type=int, help="nodes in the served cluster (default: largest size)")
+    p.add_argument("--pods", type=int, help="pods in the served cluster (default: 30 per node)")
+    p.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
+    p.add_argument("--max-requests", type=int, help="per measurement (default 2000; quick 40)")
+    p.add_argument("--max-seconds", type=float, help="per measurement (default 8; quick 1.5)")
+    p.add_argument("--min-requests", type=int, default=3,
+                   help="a measurement stops at --max-seconds only after this many requests")
+    p.add_argument("--warmup", type=int, default=5, help="unmeasured requests per case and floor")
+    p.add_argument("--concurrency", default="1,4", help="connection counts (the first gives percentiles)")
+    p.add_argument("--state-nodes", type=int, help="state-size measurement (default 5000; quick 60)")
+    p.add_argument("--state-pods", type=int, help="state-size measurement (default 150000; quick 600)")
+    p.add_argument("--skip-state", action="store_true", help="skip the state-size measurement")
+    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="where results go (default bench/results)")
+    p.add_argument("--workdir", type=Path,
+                   help="generated snapshot and bodies (default: bench/results/cache/<generator hash>)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="generate into a temporary directory and delete it afterwards")
+    p.add_argument("--policy", type=Path, default=DEFAULT_POLICY, help="policy file passed to the server")
+    p.add_argument("--server-module", default="extender",
+                   help="run `python -m MODULE serve …` (default: extender)")
+    p.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                   help="extra argument for `serve` (repeatable)")
+    p.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for /readyz")
+    p.add_argument("--decode-runs", type=int, default=7, help="decode-floor runs per decoder and GC mode")
+    p.add_argument("--decode-seconds", type=float, default=4.0, help="decode-floor time budget per decoder and GC mode")
+    return p
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    quick = bool(args.quick)
+    sizes = _ints(args.sizes) if args.sizes else ([10, 50] if quick else list(generate.DEFAULT_SIZES))
+    if not sizes or min(sizes) < 1:
+        raise SystemExit("--sizes must list positive candidate counts")
+    nodes = args.nodes or (60 if quick else max(sizes))
+    if nodes < max(sizes):
+        raise SystemExit(f"--nodes {nodes} is smaller than the largest size {max(sizes)}")
+    max_requests = args.max_requests or (40 if quick else 2000)
+    return Options(
+        sizes=sizes,
+        forms=_names(args.forms, generate.FORMS, "forms"),
+        verbs=_names(args.verbs, VERBS, "verbs"),
+        nodes=nodes,
+        pods=args.pods if args.pods is not None else (10 if quick else 30) * nodes,
+        seed=args.seed,
+        max_requests=max_requests,
+        max_seconds=args.max_seconds or (1.5 if quick else 8.0),
+        min_requests=min(args.min_requests, max_requests),
+        warmup=min(args.warmup, 2) if quick else args.warmup,
+        concurrency=_ints(args.concurrency) or [1],
+        state_nodes=args.state_nodes or (60 if quick else 5000),
+        state_pods=args.state_pods if args.state_pods is not None else (600 if quick else 150_000),
+        skip_state=bool(args.skip_state),
+        out_dir=args.out_dir,
+        workdir=args.workdir,
+        policy=args.policy,
+        server_module=args.server_module,
+        ready_timeout=args.ready_timeout,
+        decode_runs=max(args.decode_runs, 3),
+        decode_seconds=args.decode_seconds,
+        n_bind=max(max_requests + args.warmup, 1),
+        no_cache=bool(args.no_cache),
+        extra_server_args=list(args.server_arg),
+    )
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def total_memory_gib() -> float | None:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    return None
+
+
+def _version(module: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(module)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def machine_info() -> JSON:
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpus_available": len(cpus) or os.cpu_count(),
+        "memory_gib": total_memory_gib(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "packages": {m: _version(m) for m in ("msgspec", "orjson", "uvicorn", "uvloop", "httptools",
+                                              "starlette", "fastapi", "pydantic")},
+    }
+
+
+def cpu_plan() -> tuple[int | None, int | None]:
+    """(server CPU, client CPU) when at least two CPUs are available, else no pinning."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None, None
+    cpus = sorted(os.sched_getaffinity(0))
+    return (cpus[0], cpus[1]) if len(cpus) >= 2 else (None, None)
+
+
+# --------------------------------------------------------------------------- server
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def _pythonpath() -> str:
+    rest = os.environ.get("PYTHONPATH")
+    return f"{REPO}{os.pathsep}{rest}" if rest else str(REPO)
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[bytes]
+    port: int
+    log: Path
+    started: float
+    snapshot: Path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def status_kib(self, key: str) -> int | None:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return None
+
+    def log_tail(self, lines: int = 30) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+
+
+def start_server(opts: Options, snapshot: Path, workdir: Path, cpu: int | None, tag: str) -> Server:
+    port = free_port()
+    cmd = [sys.executable, "-m", opts.server_module, "serve", "--host", HOST, "--port", str(port),
+           "--snapshot", str(snapshot), "--policy", str(opts.policy), "--floor-endpoint",
+           *opts.extra_server_args]
+    log = workdir / f"server-{tag}.log"
+
+    def pin() -> None:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    with log.open("wb") as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, preexec_fn=pin)
+    return Server(proc, port, log, started, snapshot)
+
+
+def _ready(port: int) -> bool:
+    conn = http.client.HTTPConnection(HOST, port, timeout=2)
+    try:
+        conn.request("GET", "/readyz")
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def wait_ready(server: Server, timeout: float) -> float:
+    """Seconds from process start until /readyz answers 200."""
+    deadline = server.started + timeout
+    while time.perf_counter() < deadline:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"server exited with {server.proc.returncode}:\n{server.log_tail()}")
+        if _ready(server.port):
+            return time.perf_counter() - server.started
+        time.sleep(0.02)
+    server.stop()
+    raise RuntimeError(f"server not ready after {timeout:.0f} s:\n{server.log_tail()}")
+
+
+@contextlib.contextmanager
+def running(server: Server) -> Iterator[Server]:
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def measure_state(server: Server, spec: generate.ClusterSpec, timeout: float) -> JSON:
+    load_s = wait_ready(server, timeout)
+    return {
+        "nodes": spec.n_nodes,
+        "pods": spec.n_pods,
+        "seed": spec.seed,
+        "snapshot_bytes": server.snapshot.stat().st_size,
+        "load_seconds": load_s,
+        "rss_kib": server.status_kib("VmRSS"),
+        "peak_rss_kib": server.status_kib("VmHWM"),
+    }
+
+
+# --------------------------------------------------------------------------- files
+
+
+def generator_hash() -> str:
+    return hashlib.sha256(Path(generate.__file__).read_bytes()).hexdigest()[:12]
+
+
+def default_workdir(out_dir: Path) -> Path:
+    """``<out>/cache/<hash of generate.py>``; caches of other generator versions are removed."""
+    cache = out_dir / "cache"
+    current = cache / generator_hash()
+    if cache.is_dir():
+        for old in cache.iterdir():
+            if old.is_dir() and old != current:
+                shutil.rmtree(old, ignore_errors=True)
+    return current
+
+
+def generate_files(opts: Options, workdir: Path) -> tuple[generate.Generated, generate.Generated | None]:
+    spec = generate.ClusterSpec(opts.nodes, opts.pods, opts.seed)
+    t0 = time.perf_counter()
+    gen = generate.write_bench_files(workdir, spec, opts.sizes, opts.forms, n_bind=opts.n_bind)
+    state_gen = None
+    if not opts.skip_state:
+        state_spec = generate.ClusterSpec(opts.state_nodes, opts.state_pods, opts.seed)
+        if state_spec == spec:
+            state_gen = gen
+        else:
+            state_gen = generate.write_bench_files(workdir, state_spec, [], [], n_bind=1)
+    log(f"generated / reused payloads in {workdir} ({time.perf_counter() - t0:.1f} s)")
+    return gen, state_gen
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def plan_cases(opts: Options, gen: generate.Generated) -> list[JSON]:
+    """Cases smallest body first; prioritize reuses the filter body; bind runs once."""
+    cases: list[JSON] = []
+    for form in opts.forms:
+        for size in sorted(opts.sizes):
+            for verb in opts.verbs:
+                if verb == "bind":
+                    continue
+                key = generate.body_key("preempt" if verb == "preempt" else "filter", form, size)
+                cases.append({"id": f"{verb}-{form}-{size}", "verb": verb, "form": form, "size": size,
+                              "path": PATHS[verb], "body_key": key, "body_file": str(gen.bodies[key]),
+                              "multi": False})
+    if "bind" in opts.verbs:
+        cases.append({"id": "bind", "verb": "bind", "form": None, "size": None, "path": PATHS["bind"],
+                      "body_key": "bind", "body_file": str(gen.bodies["bind"]), "multi": True})
+    return cases
+
+
+def client_plan(opts: Options, server: Server, cases: list[JSON], cpu: int | None) -> JSON:
+    return {
+        "host": HOST, "port": server.port, "server_pid": server.pid, "cpu": cpu,
+        "floor_path": "/_floor", "cases": cases,
+        "max_requests": opts.max_requests, "max_seconds": opts.max_seconds,
+        "min_requests": opts.min_requests, "warmup": opts.warmup,
+        "concurrency": opts.concurrency, "timeout": max(60.0, 3 * opts.max_seconds),
+        "decode_runs": opts.decode_runs, "decode_seconds": opts.decode_seconds,
+    }
+
+
+def client_budget(opts: Options, n_cases: int) -> float:
+    """Generous upper bound on the client's run time, so a hung client cannot hang us."""
+    per_measure = 5 * opts.max_seconds + max(60.0, 3 * opts.max_seconds)
+    measures = n_cases * 2 * (len(opts.concurrency) + 1)
+    return 300.0 + measures * per_measure + n_cases * 4 * opts.decode_seconds * 4
+
+
+def run_client(opts: Options, server: Server, cases: list[JSON], workdir: Path, cpu: int | None) -> JSON:
+    plan_path, result_path = workdir / "client-plan.json", workdir / "client-result.json"
+    plan_path.write_bytes(msgspec.json.encode(client_plan(opts, server, cases, cpu)))
+    result_path.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "bench.client", str(plan_path), str(result_path)]
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, env=env, timeout=client_budget(opts, len(cases)), check=False)
+    except subprocess.TimeoutExpired:
+        log("client timed out; reporting the cases it finished")
+    else:
+        if proc.returncode != 0:
+            log(f"client exited with {proc.returncode}; reporting the cases it finished")
+    if not result_path.exists():
+        raise RuntimeError(f"client produced no results; server log:\n{server.log_tail()}")
+    return msgspec.json.decode(result_path.read_bytes())
+
+
+# --------------------------------------------------------------------------- main
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def run(opts: Options) -> JSON:
+    server_cpu, client_cpu = cpu_plan()
+    started = datetime.now(UTC)
+    workdir = opts.workdir or default_workdir(opts.out_dir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    gen, state_gen = generate_files(opts, workdir)
+    spec = generate.ClusterSpec(opts.nodes, opts.pods, opts.seed)
+    state: JSON | None = None
+    server: Server | None = None
+    t0 = time.perf_counter()
+    try:
+        if state_gen is not None:
+            state_spec = generate.ClusterSpec(opts.state_nodes, opts.state_pods, opts.seed)
+            log(f"state: loading {state_spec.n_nodes} nodes / {state_spec.n_pods} pods")
+            server = start_server(opts, state_gen.cluster, workdir, server_cpu, "state")
+            state = measure_state(server, state_spec, opts.ready_timeout)
+            log(f"state: ready in {state['load_seconds']:.2f} s, RSS {(state['rss_kib'] or 0) / 1024:.0f} MiB")
+            if state_gen is not gen:
+                server.stop()
+                server = None
+        if server is None:
+            server = start_server(opts, gen.cluster, workdir, server_cpu, "latency")
+            wait_ready(server, opts.ready_timeout)
+        cases = plan_cases(opts, gen)
+        idle_rss = server.status_kib("VmRSS")
+        log(f"driving {len(cases)} cases against pid {server.pid} on port {server.port}")
+        client = run_client(opts, server, cases, workdir, client_cpu)
+    finally:
+        if server is not None:
+            server.stop()
+    return {
+        "started": started.isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "machine": machine_info(),
+        "pinning": {"server_cpu": server_cpu, "client_cpu": client_cpu},
+        "command": [Path(sys.executable).name, "-m", "bench.run", *sys.argv[1:]],
+        "config": {
+            "cluster": {"nodes": spec.n_nodes, "pods": spec.n_pods, "seed": spec.seed,
+                        "snapshot_bytes": gen.cluster_bytes},
+            "sizes": opts.sizes, "forms": opts.forms, "verbs": opts.verbs,
+            "max_requests": opts.max_requests, "max_seconds": opts.max_seconds,
+            "min_requests": opts.min_requests, "warmup": opts.warmup,
+            "concurrency": opts.concurrency, "policy": str(opts.policy),
+            "server_module": opts.server_module, "generator": generator_hash(),
+        },
+        "server_idle_rss_kib": idle_rss,
+        "rss_mode": client.get("rss_mode"),
+        "state": state,
+        "cases": client["cases"],
+        "floors": client["floors"],
+    }
+
+
+def write_results(result: JSON, out_dir: Path) -> tuple[Path, Path, str]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = result["started"].replace(":", "").replace("-", "").replace("+0000", "Z")
+    for k in range(1000):  # bounded: a free name within the same second
+        name = stamp if k == 0 else f"{stamp}-{k}"
+        json_path, md_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
+        if not json_path.exists():
+            break
+    report.add_ratios(result)
+    json_path.write_bytes(msgspec.json.format(msgspec.json.encode(result), indent=1))
+    table = report.markdown(result)
+    md_path.write_text(table)
+    return json_path, md_path, table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    opts = options_from(build_parser().parse_args(argv))
+    own_workdir = None
+    if opts.workdir is None and opts.no_cache:
+        own_workdir = Path(tempfile.mkdtemp(prefix="extender-bench-"))
+        opts.workdir = own_workdir
+    try:
+        result = run(opts)
+    finally:
+        if own_workdir is not None:
+            shutil.rmtree(own_workdir, ignore_errors=True)
+    json_path, md_path, table = write_results(result, opts.out_dir)
+    print(table)
+    log(f"wrote {json_path} and {md_path} ({result['seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

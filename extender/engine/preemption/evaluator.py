@@ -1,0 +1,219 @@
+"""DefaultPreemption's whole PostFilter flow (`Evaluator.Preempt`), as the simulator runs it.
+
+eligibility → nodes where preemption might help → dry run on a window of them (from a random
+offset, stopping once enough candidates are found) → pick one node. Evicting the victims and
+nominating the pod (`prepareCandidate`) is the caller's business.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from extender.engine.args import DefaultPreemptionArgs
+from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.preemption.pick import pick_one_node_for_preemption
+from extender.engine.preemption.toleration import PLUGIN as TOLERATION
+from extender.engine.preemption.victims import (
+    VictimPredicate,
+    Victims,
+    lower_priority,
+    select_victims_on_node,
+    victim_predicate,
+)
+from extender.engine.profile import Profile
+from extender.engine.runner import prepare_filters
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE = "no candidate node for preemption"
+#: DefaultPreemption prefixes its messages; PreemptionToleration returns them bare.
+MESSAGE_PREFIX = "preemption: "
+
+#: Modern kube-scheduler's status for nodes without one (`NewDefaultNodeToStatus`).
+ABSENT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
+
+
+class PreemptionState(ClusterContext, Protocol):
+    """A cluster context that also lists its nodes (`ClusterState` is one)."""
+
+    @property
+    def nodes(self) -> Mapping[str, NodeInfo]: ...
+
+
+def pod_eligible_to_preempt_others(
+    pod: PodView,
+    nominated_status: Status | None,
+    nominated_node: NodeInfo | None,
+    *,
+    can_preempt: VictimPredicate | None = None,
+    legacy_terminating: bool = False,
+) -> tuple[bool, str]:
+    """(eligible, why not). `nominated_status` is this cycle's filter status of the pod's
+    nominated node (None: no status, which modern kube-scheduler treats as unresolvable);
+    `nominated_node` that node, if it still exists.
+
+    A pod that already preempted on its nominated node waits while a victim there is still
+    terminating because of the scheduler's preemption. `legacy_terminating` uses the older
+    rule (≤1.26, and scheduler-plugins' PreemptionToleration): any terminating lower-priority
+    pod blocks.
+    """
+    if pod.preemption_policy == "Never":
+        return False, NOT_ELIGIBLE_NEVER
+    if not pod.nominated_node_name:
+        return True, ""
+    if nominated_status is None or nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return True, ""  # the nominated node is out of reach anyway: look elsewhere
+    if nominated_node is not None:
+        lower = lower_priority(pod)
+        can_preempt = can_preempt or lower
+        for other in nominated_node.pods.values():
+            if not other.terminating:
+                continue
+            if (lower(other) if legacy_terminating
+                    else can_preempt(other) and other.preempted_by_scheduler):
+                return False, NOT_ELIGIBLE_TERMINATING
+    return True, ""
+
+
+def nodes_where_preemption_might_help(node_names: Iterable[str], statuses: Mapping[str, Status],
+                                      absent: Status = ABSENT) -> list[str]:
+    """The nodes, in the given order, whose filter status is exactly Unschedulable (so evicting
+    pods might make room); `absent` stands for nodes without a status."""
+    return [name for name in node_names
+            if statuses.get(name, absent).code == Code.UNSCHEDULABLE]
+
+
+def num_candidates(num_nodes: int, args: DefaultPreemptionArgs) -> int:
+    """How many candidates the dry run looks for: a percentage of the potential nodes, at
+    least the absolute minimum, at most all of them."""
+    n = num_nodes * args.min_candidate_nodes_percentage // 100
+    return min(max(n, args.min_candidate_nodes_absolute), num_nodes)
+
+
+@dataclass(slots=True)
+class DryRun:
+    candidates: dict[str, Victims]  # PDB-respecting candidates first, each group in search order
+    statuses: dict[str, Status]  # why each examined non-candidate node cannot help
+    errors: list[str]
+
+
+def dry_run_preemption(checks: Sequence[NodeCheck], pod: PodView, potential: Sequence[NodeInfo],
+                       ctx: ClusterContext, offset: int, wanted: int, now: float,
+                       can_preempt: VictimPredicate) -> DryRun:
+    """`DryRunPreemption`, sequentially: nodes `potential[(offset + i) % n]` until at least one
+    PDB-respecting candidate is found and `wanted` candidates in all."""
+    pdbs = ctx.pdb_list()
+    clean: dict[str, Victims] = {}
+    violating: dict[str, Victims] = {}
+    statuses: dict[str, Status] = {}
+    errors: list[str] = []
+    n = len(potential)
+    for i in range(n):
+        node_info = potential[(offset + i) % n]
+        name = node_info.name
+        result = select_victims_on_node(checks, pod, node_info, pdbs, ctx.nominated_pods(name),
+                                        now, can_preempt=can_preempt)
+        if isinstance(result, Victims) and result.pods:
+            (violating if result.num_pdb_violations else clean)[name] = result
+            if clean and len(clean) + len(violating) >= wanted:
+                break
+            continue
+        if isinstance(result, Victims):  # fits without evicting anything: upstream calls it an error
+            result = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+        if result.code == Code.ERROR:
+            errors.append(result.message)
+        statuses[name] = result
+    return DryRun({**clean, **violating}, statuses, errors)
+
+
+def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status],
+                      absent: Status) -> str:
+    """`FitError.Error()`: `0/N nodes are available: <count> <reason>, ….` with the histogram
+    sorted as strings and `absent` counted for every node without a status."""
+    counts: Counter[str] = Counter()
+    for status in statuses.values():
+        counts.update(status.reasons)
+    missing = num_all_nodes - len(statuses)
+    if missing > 0:
+        for reason in absent.reasons:
+            counts[reason] += missing
+    message = f"0/{num_all_nodes} nodes are available:"
+    if counts:
+        message += " " + ", ".join(sorted(f"{c} {r}" for r, c in counts.items())) + "."
+    return message
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionResult:
+    """What the PostFilter decided. On success `status.code` is SUCCESS and `node_name` is the
+    node to nominate, with `victims` to evict there."""
+
+    status: Status
+    node_name: str = ""
+    victims: Victims | None = None
+    #: kube-scheduler's `PostFilterResult{NominatedNodeName: ""}`: forget the pod's nomination.
+    clear_nomination: bool = False
+    #: Every candidate the dry run found (for reports), in search order.
+    candidates: Mapping[str, Victims] = field(default_factory=dict)
+    #: Why each examined node that is not a candidate cannot help.
+    node_statuses: Mapping[str, Status] = field(default_factory=dict)
+
+
+def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
+            state: PreemptionState, now: float, rng: random.Random) -> PreemptionResult:
+    """Run the profile's PostFilter for `pod` after a failed filter pass.
+
+    `statuses` are that pass's per-node filter statuses (nodes without one count as
+    unresolvable, as in modern kube-scheduler); `rng` draws the dry run's start offset.
+    Without a PostFilter plugin the result is Unschedulable with no message.
+    """
+    post_filter = profile.post_filter
+    if post_filter is None:
+        return PreemptionResult(Status(Code.UNSCHEDULABLE, ()))
+    plugin = post_filter.name
+    prefix = "" if plugin == TOLERATION else MESSAGE_PREFIX
+
+    def failed(code: Code, message: str, *, clear: bool = False,
+               node_statuses: Mapping[str, Status] | None = None) -> PreemptionResult:
+        return PreemptionResult(Status(code, (prefix + message,), plugin), clear_nomination=clear,
+                                node_statuses=node_statuses or {})
+
+    can_preempt = victim_predicate(pod, plugin, state, now)
+    nominated = pod.nominated_node_name
+    eligible, why = pod_eligible_to_preempt_others(
+        pod, statuses.get(nominated) if nominated else None,
+        state.nodes.get(nominated) if nominated else None,
+        can_preempt=can_preempt, legacy_terminating=plugin == TOLERATION)
+    if not eligible:
+        return failed(Code.UNSCHEDULABLE, why)
+
+    all_nodes = list(state.nodes.values())
+    if not all_nodes:
+        return failed(Code.ERROR, "no nodes available")
+    potential = [state.nodes[n] for n in nodes_where_preemption_might_help(state.nodes, statuses)]
+    dry = DryRun({}, {}, [])
+    if potential:
+        checks = prepare_filters(profile, pod)
+        offset = rng.randrange(len(potential))  # Go: rand.Int31n(len(potential))
+        dry = dry_run_preemption(checks, pod, potential, state, offset,
+                                 num_candidates(len(potential), post_filter.args), now, can_preempt)
+    if not dry.candidates:
+        if dry.errors:
+            message = dry.errors[0] if len(dry.errors) == 1 else f"[{', '.join(dry.errors)}]"
+            return failed(Code.ERROR, message, node_statuses=dry.statuses)
+        absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,))
+        return failed(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), dry.statuses, absent),
+                      clear=True, node_statuses=dry.statuses)
+
+    best = pick_one_node_for_preemption(dry.candidates, now)
+    if best is None:  # pragma: no cover - candidates is not empty
+        return failed(Code.UNSCHEDULABLE, NO_CANDIDATE)
+    return PreemptionResult(Status(Code.SUCCESS, (), plugin), best, dry.candidates[best],
+                            candidates=dry.candidates, node_statuses=dry.statuses)

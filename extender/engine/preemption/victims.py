@@ -1,0 +1,129 @@
+"""`SelectVictimsOnNode`: the fewest, least important pods whose eviction lets the pod fit.
+
+Every pod the preemptor may evict is removed from a copy of the node; if the pod then fits,
+they are offered back one by one — first those whose eviction would violate a PDB, then the
+others, each group most important first — and whatever cannot come back is a victim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.preemption.ordering import by_importance
+from extender.engine.preemption.pdb import filter_pods_with_pdb_violation
+from extender.engine.preemption.toleration import PLUGIN as TOLERATION
+from extender.engine.preemption.toleration import exempted_from_preemption
+from extender.engine.runner import node_fits
+from extender.model.disruption import PdbView
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+VictimPredicate = Callable[[PodView], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Victims:
+    """The pods to evict on one node, most important first, and how many overdraw a PDB."""
+
+    pods: tuple[PodView, ...]
+    num_pdb_violations: int
+
+
+def lower_priority(preemptor: PodView) -> VictimPredicate:
+    """DefaultPreemption's rule: any pod of lower priority may be evicted."""
+    priority = preemptor.priority
+    return lambda pod: pod.priority < priority
+
+
+def victim_predicate(preemptor: PodView, post_filter: str, ctx: ClusterContext,
+                     now: float) -> VictimPredicate:
+    """Which pods `preemptor` may evict under the policy's PostFilter plugin: lower priority,
+    and under PreemptionToleration not exempted by the victim's PriorityClass."""
+    lower = lower_priority(preemptor)
+    if post_filter != TOLERATION:
+        return lower
+
+    def allowed(pod: PodView) -> bool:
+        if not lower(pod):
+            return False
+        priority_class = ctx.priority_class(pod.priority_class_name) if pod.priority_class_name else None
+        return not exempted_from_preemption(pod, preemptor, priority_class, now)
+
+    return allowed
+
+
+def nominated_ahead(preemptor: PodView, nominated: Sequence[PodView]) -> list[PodView]:
+    """The nominated pods whose reservation the preemptor must respect: priority ≥ its own."""
+    return [p for p in nominated if p.priority >= preemptor.priority and p.uid != preemptor.uid]
+
+
+def _fits(checks: Sequence[NodeCheck], node_info: NodeInfo, ahead: Sequence[PodView]) -> Status | None:
+    if ahead:
+        # Pass 1: as if the nominated pods were already there, so their room stays reserved.
+        reserved = node_info.clone()
+        for pod in ahead:
+            reserved.add_pod(pod)
+        status = node_fits(checks, reserved)
+        if status is not None:
+            return status
+    # Pass 2 (or the only pass): on the node as it is, since a nominated pod may never come.
+    return node_fits(checks, node_info)
+
+
+def fits_with_nominated(checks: Sequence[NodeCheck], pod: PodView, node_info: NodeInfo,
+                        nominated: Sequence[PodView]) -> Status | None:
+    """`RunFilterPluginsWithNominatedPods`: the first failing status, or None when `pod` fits
+    both with the node's higher-or-equal-priority nominated pods added and without them."""
+    return _fits(checks, node_info, nominated_ahead(pod, nominated))
+
+
+def select_victims_on_node(
+    checks: Sequence[NodeCheck],
+    pod: PodView,
+    node_info: NodeInfo,
+    pdbs: Sequence[PdbView],
+    nominated: Sequence[PodView],
+    now: float,
+    *,
+    can_preempt: VictimPredicate | None = None,
+    pinned: Collection[str] = (),
+) -> Victims | Status:
+    """The victims on `node_info` for `pod`, or the Status saying why the node cannot help.
+
+    `checks` are the policy's prepared filters for `pod`; `nominated` the pods nominated to
+    this node; `can_preempt` which pods may be evicted (default: lower priority). `pinned`
+    names pods that are victims whatever happens (the scheduler's own proposal, when the
+    extender only adds to it); they are not offered back. `node_info` is left untouched.
+    """
+    can_preempt = can_preempt or lower_priority(pod)
+    pinned = frozenset(pinned)
+    potential = [p for p in node_info.pods.values() if can_preempt(p)]
+    if not potential:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+    work = node_info.clone()
+    for victim in potential:
+        work.remove_pod(victim)
+    ahead = nominated_ahead(pod, nominated)
+    status = _fits(checks, work, ahead)
+    if status is not None:
+        return status
+    potential = by_importance(potential, now)
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    violating_uids = {p.uid for p in violating}
+    victims: list[PodView] = []
+    for candidate in (*violating, *non_violating):
+        if candidate.uid in pinned:
+            victims.append(candidate)
+            continue
+        work.add_pod(candidate)
+        if _fits(checks, work, ahead) is not None:
+            work.remove_pod(candidate)
+            victims.append(candidate)
+    # Both groups were walked most important first; merging them needs one more sort.
+    victims = by_importance(victims, now)
+    violations = sum(1 for v in victims if v.uid in violating_uids)
+    return Victims(tuple(victims), violations)

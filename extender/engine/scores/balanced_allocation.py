@@ -1,0 +1,85 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource fractions stay even.
+
+Pre-v1.36 formula: `int((1 − std) × 100)` over `min(req / alloc, 1)` per resource, with real
+requests (not the non-zero defaults). Configured weights are ignored, as in kube. A pod that
+requests none of the configured resources skips the plugin (PreScore Skip, v1.33+).
+
+Float arithmetic follows the Go code operation by operation (no `sum()`, which may compensate
+rounding), so results are bit-for-bit kube's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from extender.engine.args import NodeResourcesBalancedAllocationArgs
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.scores.resource_allocation import (
+    Column,
+    all_allocatable,
+    pod_request,
+    resource_columns,
+)
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+NAME = "NodeResourcesBalancedAllocation"
+
+
+def balanced_score(fractions: Sequence[float]) -> int:
+    """`balancedResourceScorer` over one node's capped fractions."""
+    std = 0.0
+    n = len(fractions)
+    if n == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        total = 0.0
+        for f in fractions:
+            total += f
+        mean = total / n
+        squares = 0.0
+        for f in fractions:
+            squares = squares + (f - mean) * (f - mean)
+        std = math.sqrt(squares / n)
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def capped_fractions(column: Column) -> list[float]:
+    """`min(req / alloc, 1.0)` per node. Python's int/int division is correctly rounded, the
+    same as Go's float64(req) / float64(alloc) for values below 2**53 (8 PiB)."""
+    return [r / a if r <= a else 1.0 for a, r in zip(column.allocatable, column.requested,
+                                                      strict=True)]
+
+
+class NodeResourcesBalancedAllocation:
+    name = NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
+        resources = (args or NodeResourcesBalancedAllocationArgs()).resources
+        self.resources = tuple((r.name, r.weight) for r in resources)
+
+    def score(self, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        if not any(pod_request(pod, name, use_requested=True) for name, _ in self.resources):
+            return None
+        columns = resource_columns(self.resources, pod, nodes, use_requested=True)
+        if all(all_allocatable(c) for c in columns):
+            if len(columns) == 2:  # cpu and memory: std is half the difference
+                return [int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+                        for f0, f1 in zip(capped_fractions(columns[0]),
+                                          capped_fractions(columns[1]), strict=True)]
+            per_resource = [capped_fractions(c) for c in columns]
+            return [balanced_score(fs) for fs in zip(*per_resource, strict=True)] \
+                if per_resource else [MAX_NODE_SCORE] * len(nodes)
+        # Some node lacks a resource: its fractions are only those it has.
+        scores = []
+        for i in range(len(nodes)):
+            fractions = []
+            for c in columns:
+                a = c.allocatable[i]
+                if a > 0:
+                    r = c.requested[i]
+                    fractions.append(r / a if r <= a else 1.0)
+            scores.append(balanced_score(fractions))
+        return scores

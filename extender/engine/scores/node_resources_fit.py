@@ -1,0 +1,143 @@
+"""NodeResourcesFit (score): LeastAllocated, MostAllocated or RequestedToCapacityRatio.
+
+Each strategy scores one resource column (a list over the nodes); the plugin then takes the
+weighted mean over the resources each node counts. No normalisation step: the per-node
+score is already 0..100 (kube's Fit has no ScoreExtensions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from extender.engine.args import NodeResourcesFitArgs, UtilizationShapePoint
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.scores.normalize import go_div
+from extender.engine.scores.resource_allocation import (
+    Column,
+    all_allocatable,
+    resource_columns,
+)
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+NAME = "NodeResourcesFit"
+
+#: Shape scores are configured on 0..10 (`MaxCustomPriorityScore`) and scaled to 0..100.
+SHAPE_SCORE_SCALE = MAX_NODE_SCORE // 10
+MAX_UTILIZATION = 100
+
+#: Scores one resource over the nodes: (allocatable, requested) lists → per-node scores.
+ColumnScorer = Callable[[list[int], list[int]], list[int]]
+
+
+def least_allocated(allocatable: list[int], requested: list[int]) -> list[int]:
+    """`(alloc − req) × 100 / alloc`, 0 when the node would be over-committed."""
+    return [((a - r) * MAX_NODE_SCORE // a if r <= a else 0) if a > 0 else 0
+            for a, r in zip(allocatable, requested, strict=True)]
+
+
+def most_allocated(allocatable: list[int], requested: list[int]) -> list[int]:
+    """`min(req, alloc) × 100 / alloc`: clamped, since non-zero defaults can overshoot."""
+    return [(r if r < a else a) * MAX_NODE_SCORE // a if a > 0 else 0
+            for a, r in zip(allocatable, requested, strict=True)]
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], p: int) -> int:
+    """`helper.BuildBrokenLinearFunction`: piecewise linear through (utilization, score)
+    points, flat before the first and after the last. Go's truncating division matters on
+    downward slopes: [(0, 100), (3, 0)] at 1 is 100 − 33 = 67, not 100 − 34."""
+    for i, (utilization, score) in enumerate(shape):
+        if p <= utilization:
+            if i == 0:
+                return score
+            prev_utilization, prev_score = shape[i - 1]
+            return prev_score + go_div((score - prev_score) * (p - prev_utilization),
+                                       utilization - prev_utilization)
+    return shape[-1][1]
+
+
+def scaled_shape(points: Sequence[UtilizationShapePoint]) -> list[tuple[int, int]]:
+    return [(p.utilization, p.score * SHAPE_SCORE_SCALE) for p in points]
+
+
+def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> ColumnScorer:
+    """The shape applied to `req × 100 / alloc`, or to 100 when over-committed.
+
+    Utilisation is an integer in 0..100, so the shape is tabulated once per plugin.
+    """
+    table = [broken_linear(shape, p) for p in range(MAX_UTILIZATION + 1)]
+    full, empty = table[MAX_UTILIZATION], table[0]
+
+    def score(allocatable: list[int], requested: list[int]) -> list[int]:
+        # A negative request (invalid anyway) maps below every point, i.e. to the first score.
+        return [(table[r * MAX_UTILIZATION // a] if 0 <= r <= a else full if r > a else empty)
+                if a > 0 else 0
+                for a, r in zip(allocatable, requested, strict=True)]
+
+    return score
+
+
+def weighted_mean(columns: Sequence[Column], scores: Sequence[list[int]], count: int) -> list[int]:
+    """`Σ sᵢ·wᵢ / Σ wᵢ` per node over the resources it has (allocatable > 0), 0 if none."""
+    if all(all_allocatable(c) for c in columns):
+        weight_sum = sum(c.weight for c in columns)
+        if weight_sum == 0:
+            return [0] * count
+        if len(columns) == 2:  # cpu and memory: the common configuration
+            w0, w1 = columns[0].weight, columns[1].weight
+            return [(s0 * w0 + s1 * w1) // weight_sum
+                    for s0, s1 in zip(scores[0], scores[1], strict=True)]
+        totals = [0] * count
+        for column, part in zip(columns, scores, strict=True):
+            w = column.weight
+            totals = [t + s * w for t, s in zip(totals, part, strict=True)]
+        return [t // weight_sum for t in totals]
+    totals, weights = [0] * count, [0] * count
+    for column, part in zip(columns, scores, strict=True):
+        w = column.weight
+        totals = [t + s * w for t, s in zip(totals, part, strict=True)]
+        weights = [ws + w if a > 0 else ws
+                   for ws, a in zip(weights, column.allocatable, strict=True)]
+    return [t // ws if ws else 0 for t, ws in zip(totals, weights, strict=True)]
+
+
+def rounded_positive_mean(columns: Sequence[Column], scores: Sequence[list[int]],
+                          count: int) -> list[int]:
+    """RequestedToCapacityRatio's mean: only resources scoring > 0 count, in the sum and in
+    the weights; Go's `math.Round` (half away from zero) of the float quotient, done here in
+    exact integers (`(2t + w) // 2w`): for these magnitudes the float quotient of a half is
+    exact and of anything else is far from a half, so the two agree."""
+    totals, weights = [0] * count, [0] * count
+    for column, part in zip(columns, scores, strict=True):
+        w = column.weight
+        totals = [t + s * w for t, s in zip(totals, part, strict=True)]
+        weights = [ws + w if s > 0 else ws for ws, s in zip(weights, part, strict=True)]
+    return [(2 * t + ws) // (2 * ws) if ws else 0 for t, ws in zip(totals, weights, strict=True)]
+
+
+class NodeResourcesFit:
+    """The scoring half of NodeResourcesFit; the filter half lives in `engine.filters`."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
+        strategy = (args or NodeResourcesFitArgs()).scoring_strategy
+        self.resources = tuple((r.name, r.weight) for r in strategy.resources)
+        self.strategy = strategy.type
+        self.column_scorer: ColumnScorer
+        self.combine = weighted_mean
+        if strategy.type == "LeastAllocated":
+            self.column_scorer = least_allocated
+        elif strategy.type == "MostAllocated":
+            self.column_scorer = most_allocated
+        else:
+            assert strategy.requested_to_capacity_ratio is not None  # validated by the args
+            shape = scaled_shape(strategy.requested_to_capacity_ratio.shape)
+            self.column_scorer = requested_to_capacity_ratio(shape)
+            self.combine = rounded_positive_mean
+
+    def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+        columns = resource_columns(self.resources, pod, nodes, use_requested=False)
+        scorer = self.column_scorer
+        scores = [scorer(c.allocatable, c.requested) for c in columns]
+        return self.combine(columns, scores, len(nodes))

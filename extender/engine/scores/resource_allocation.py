@@ -1,0 +1,84 @@
+"""Per-resource (allocatable, requested) columns over the candidate nodes.
+
+Shared by NodeResourcesFit and NodeResourcesBalancedAllocation, as kube-scheduler's
+`resource_allocation.go` is. One column per configured resource holds, for every node, the
+node's allocatable and what would be requested with the pod placed there (B.2):
+
+- cpu / memory: the node's non-zero-default totals plus the pod's non-zero request
+  (`use_requested=False`, the Fit strategies) or real requests (`use_requested=True`,
+  BalancedAllocation);
+- ephemeral-storage and scalar resources: always real requests;
+- a scalar resource the pod does not request, and any other name (`pods`, unknown), yields no
+  column: kube returns (0, 0) for them, which skips the resource on every node.
+
+A node whose allocatable is 0 for a column skips that resource; the strategies apply that per
+node. Columns are built with comprehensions, one list per resource and none per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+from extender.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    weight: int
+    allocatable: list[int]
+    requested: list[int]
+
+
+def pod_request(pod: PodView, name: str, use_requested: bool) -> int:
+    """The pod's request for one resource as the scorers see it (cpu in millicores)."""
+    if name == CPU:
+        return pod.requests.milli_cpu if use_requested else pod.non_zero_cpu
+    if name == MEMORY:
+        return pod.requests.memory if use_requested else pod.non_zero_memory
+    if name == EPHEMERAL_STORAGE:
+        return pod.requests.ephemeral_storage
+    return pod.requests.scalar.get(name, 0)
+
+
+def resource_columns(resources: Sequence[tuple[str, int]], pod: PodView,
+                     nodes: Sequence[NodeInfo], use_requested: bool) -> list[Column]:
+    """One column per (name, weight) that can count on some node, in configuration order."""
+    columns = []
+    for name, weight in resources:
+        request = pod_request(pod, name, use_requested)
+        if name == CPU:
+            allocatable = [n.node.allocatable.milli_cpu for n in nodes]
+            if use_requested:
+                requested = [n.requested.milli_cpu + request for n in nodes]
+            else:
+                requested = [n.non_zero_cpu + request for n in nodes]
+        elif name == MEMORY:
+            allocatable = [n.node.allocatable.memory for n in nodes]
+            if use_requested:
+                requested = [n.requested.memory + request for n in nodes]
+            else:
+                requested = [n.non_zero_memory + request for n in nodes]
+        elif name == EPHEMERAL_STORAGE:
+            allocatable = [n.node.allocatable.ephemeral_storage for n in nodes]
+            requested = [n.requested.ephemeral_storage + request for n in nodes]
+        elif is_scalar_resource(name) and request != 0:
+            # A node without the resource has allocatable 0, so it skips it like kube does.
+            allocatable = [n.node.allocatable.scalar.get(name, 0) for n in nodes]
+            requested = [n.requested.scalar.get(name, 0) + request for n in nodes]
+        else:
+            continue
+        columns.append(Column(name, weight, allocatable, requested))
+    return columns
+
+
+def all_allocatable(column: Column) -> bool:
+    """Whether every node counts this resource (the common case, allowing fast paths).
+
+    kube skips only allocatable == 0; a negative allocatable cannot come from a kubelet and
+    is skipped too, which keeps every division here over a positive denominator.
+    """
+    return not column.allocatable or min(column.allocatable) > 0

@@ -1,0 +1,208 @@
+"""Render and check the files that wire kube-scheduler to the extender.
+
+`check_config(path)` recognises the file by its `kind`:
+
+* `KubeSchedulerConfiguration` (v1; v1beta3 tolerated) — strict keys everywhere and every rule
+  kube-scheduler applies to `extenders` (see `kubesched`);
+* `Policy` — the legacy policy file of clusters older than v1.23 (see `legacypolicy`);
+* `ExtenderPolicy` — the extender's own policy, checked by `extender.engine.policy.load_policy`.
+
+`render_config(...)` writes a KubeSchedulerConfiguration v1 that registers the extender and
+passes `check_config`. Both are pure: the only I/O is reading the file named.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from extender.ops import kubesched, legacypolicy
+from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
+from extender.ops.problems import Collector, Problem
+
+__all__ = ["VERBS", "ExtenderTLS", "Problem", "add_commands", "check_config", "check_document",
+           "render_config"]
+
+VERBS = ("filter", "prioritize", "preempt", "bind")
+DEFAULT_URL = "http://127.0.0.1:8888"
+DEFAULT_SCHEDULER_NAME = "extender-scheduler"
+DEFAULT_LEASE_NAMESPACE = "scheduler-extender"
+
+
+@dataclass(frozen=True)
+class ExtenderTLS:
+    """kube-scheduler's side of TLS (`extenders[].tlsConfig`): file paths inside its pod.
+
+    `ca_file` verifies the extender's serving certificate; `cert_file`/`key_file` are the client
+    certificate the extender demands under mutual TLS (`serve --tls-client-ca-file`).
+    """
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    server_name: str | None = None
+    insecure: bool = False
+
+    def as_config(self) -> dict[str, Any]:
+        fields = {"caFile": self.ca_file, "certFile": self.cert_file, "keyFile": self.key_file,
+                  "serverName": self.server_name, "insecure": self.insecure or None}
+        return {key: value for key, value in fields.items() if value}
+
+
+# --- checking --------------------------------------------------------------------------------
+
+
+def check_config(path: str | Path) -> list[Problem]:
+    """Every problem in one configuration file, errors and warnings, in file order."""
+    path = Path(path)
+    out = Collector(str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        out.error("", f"cannot read: {exc}")
+        return out.problems
+    try:
+        documents, duplicates = load_documents(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        out.error(where, f"not valid YAML or JSON: {getattr(exc, 'problem', None) or exc}")
+        return out.problems
+    documents = [d for d in documents if d is not None]
+    if not documents:
+        out.error("", "empty file")
+        return out.problems
+    doc = documents[0]
+    if len(documents) > 1:
+        out.warning("", f"{len(documents)} YAML documents: only the first is read")
+    strict = isinstance(doc, dict) and doc.get("kind") == kubesched.KIND
+    for line, key in sorted(duplicates):
+        # sigs.k8s.io/yaml rejects duplicates; JSON and PyYAML keep the last value silently.
+        report = out.error if strict else out.warning
+        report(f"line {line}", f"duplicate key {key!r}")
+    if not isinstance(doc, dict):
+        out.error("", "expected a mapping with apiVersion and kind")
+        return out.problems
+    if doc.get("kind") == "ExtenderPolicy":
+        out.problems.extend(_check_extender_policy(path))
+    else:
+        check_document(doc, out)
+    return out.problems
+
+
+def check_document(doc: dict[str, Any], out: Collector) -> None:
+    """Checks for an already-parsed KubeSchedulerConfiguration or legacy Policy."""
+    kind, api_version = doc.get("kind"), doc.get("apiVersion")
+    if kind == kubesched.KIND:
+        if api_version in (kubesched.API_V1, kubesched.API_V1BETA3):
+            kubesched.check_configuration(doc, out)
+        elif isinstance(api_version, str) and api_version.startswith(kubesched.GROUP + "/"):
+            out.error("apiVersion", f"{api_version} is no longer served by kube-scheduler; "
+                      f"use {kubesched.API_V1}")
+        else:
+            out.error("apiVersion", f"must be {kubesched.API_V1} (or the deprecated "
+                      f"{kubesched.API_V1BETA3}), got {api_version!r}")
+    elif kind == legacypolicy.KIND:
+        legacypolicy.check_policy(doc, out)
+    else:
+        out.error("kind", f"unknown kind {kind!r}: expected {kubesched.KIND}, "
+                  f"{legacypolicy.KIND} (legacy) or ExtenderPolicy")
+
+
+def _check_extender_policy(path: Path) -> list[Problem]:
+    from extender.engine.policy import PolicyError, load_policy
+
+    try:
+        load_policy(path)
+    except PolicyError as exc:
+        problems = []
+        for line in exc.problems:  # "<path>: <message>", as the loader formats them
+            where, sep, message = line.partition(": ")
+            if not sep or " " in where:
+                where, message = "", line
+            problems.append(Problem(str(path), where, message))
+        return problems
+    return []
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def render_config(
+    url: str = DEFAULT_URL,
+    *,
+    verbs: Sequence[str] = VERBS,
+    weight: int = 1,
+    node_cache: bool = True,
+    managed_resources: Sequence[str] = (),
+    ignored_by_scheduler: bool = False,
+    timeout: str | float = "5s",
+    tls: ExtenderTLS | None = None,
+    ignorable: bool = False,
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    leader_election: bool = True,
+    lease_namespace: str = DEFAULT_LEASE_NAMESPACE,
+    kubeconfig: str | None = None,
+) -> str:
+    """YAML of a KubeSchedulerConfiguration v1 with one profile and the extender registered.
+
+    `timeout` is a Go duration string or seconds. The lease is named after the scheduler so a
+    second scheduler never contends for the default scheduler's `kube-scheduler` lease.
+    Raises ValueError if the result would not pass `check_config`.
+    """
+    unknown = [v for v in verbs if v not in VERBS]
+    if unknown:
+        raise ValueError(f"unknown verb(s) {', '.join(unknown)}; choose from {', '.join(VERBS)}")
+    if isinstance(timeout, int | float):
+        timeout = format_go_duration(float(timeout))
+    parse_go_duration(timeout)  # ValueError with Go's wording if malformed
+    https = url.startswith("https://")
+    if tls is not None and tls.as_config() and not https:
+        raise ValueError("TLS settings need an https:// URL (enableHTTPS does not change the scheme)")
+
+    extender: dict[str, Any] = {"urlPrefix": url.rstrip("/")}
+    for verb in VERBS:
+        if verb in verbs:
+            extender[f"{verb}Verb"] = verb
+    if "prioritize" in verbs:
+        extender["weight"] = weight
+    extender["enableHTTPS"] = https
+    if tls is not None and tls.as_config():
+        extender["tlsConfig"] = tls.as_config()
+    extender["httpTimeout"] = timeout
+    extender["nodeCacheCapable"] = node_cache
+    if managed_resources:
+        extender["managedResources"] = [
+            {"name": name, **({"ignoredByScheduler": True} if ignored_by_scheduler else {})}
+            for name in managed_resources]
+    extender["ignorable"] = ignorable
+
+    config: dict[str, Any] = {"apiVersion": kubesched.API_V1, "kind": kubesched.KIND}
+    if kubeconfig:
+        config["clientConnection"] = {"kubeconfig": kubeconfig}
+    config["leaderElection"] = (
+        {"leaderElect": True, "resourceLock": "leases", "resourceNamespace": lease_namespace,
+         "resourceName": scheduler_name} if leader_election else {"leaderElect": False})
+    config["profiles"] = [{"schedulerName": scheduler_name}]
+    config["extenders"] = [extender]
+
+    out = Collector("<rendered>")
+    check_document(config, out)
+    errors = [p for p in out.problems if p.severity == "error"]
+    if errors:
+        raise ValueError("; ".join(f"{p.path}: {p.message}" for p in errors))
+    header = ("# KubeSchedulerConfiguration written by `extender render-config`.\n"
+              "# Check edits with `extender check-config FILE`.\n")
+    return header + yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register `render-config` and `check-config` on the `extender` command line."""
+    from extender.ops.commands import add_commands as register
+
+    register(subparsers)

@@ -1,0 +1,240 @@
+"""One pod's placement decision: kube-scheduler's `schedulePod` (schedule_one.go).
+
+nominated-node fast path → filters over the nodes, starting at `nextStartNodeIndex` and
+stopping after `numFeasibleNodesToFind` feasible nodes (when sampling) → filter extenders →
+0 nodes: FitError, 1 node: taken, several: scores (+ extender priorities × weight × 10) and
+`selectHost` (reservoir sampling among the top totals, from a seeded `random.Random`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.profile import Profile
+from extender.engine.runner import node_fits, prepare_filters, run_scores, score_totals
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+from extender.simulator.extenders import EXTENDER_PLUGIN, ExtenderError, HttpExtender
+from extender.simulator.nominator import Nominator
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+MAX_NODE_SCORE = 100
+MAX_EXTENDER_PRIORITY = 10
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes the search stops at (None: every node is examined)."""
+    if percentage is None or num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:  # adaptive, the default
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why nodes were rejected: node -> first failing status, and the rejecting plugins."""
+
+    statuses: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+
+    def record(self, node: str, status: Status) -> None:
+        self.statuses[node] = status
+        if status.plugin:
+            self.unschedulable_plugins.add(status.plugin)
+
+
+@dataclass(slots=True)
+class Placement:
+    """The outcome of `Algorithm.schedule`."""
+
+    feasible: list[NodeInfo]
+    diagnosis: Diagnosis
+    node: NodeInfo | None = None
+    totals: list[int] = field(default_factory=list)
+    error: str = ""  # an Error (not a FitError), e.g. a failed filter extender
+
+
+class SchedulingContext:
+    """The engine's ClusterContext, with nominations read from the queue's nominator."""
+
+    def __init__(self, base: ClusterContext, nominator: Nominator) -> None:
+        self._base = base
+        self._nominator = nominator
+
+    def node_count(self) -> int:
+        return self._base.node_count()
+
+    def image_node_count(self, image: str) -> int:
+        return self._base.image_node_count(image)
+
+    def nominated_pods(self, node_name: str) -> Sequence[PodView]:
+        return self._nominator.nominated_pods_for_node(node_name)
+
+    def pdb_list(self) -> Sequence[Any]:
+        return self._base.pdb_list()
+
+    def priority_class(self, name: str) -> Any:
+        return self._base.priority_class(name)
+
+
+def filter_with_nominated(checks: Sequence[NodeCheck], pod: PodView, node: NodeInfo,
+                          nominated: Sequence[PodView]) -> Status | None:
+    """RunFilterPluginsWithNominatedPods: pass 1 with the node's nominated pods of priority
+    ≥ the pod's added, pass 2 on the node as it is; both must pass."""
+    added = [p for p in nominated if p.uid != pod.uid and p.priority >= pod.priority]
+    if added:
+        with_nominated = node.clone()
+        for other in added:
+            with_nominated.add_pod(other)
+        status = node_fits(checks, with_nominated)
+        if status is not None:
+            return status
+    return node_fits(checks, node)
+
+
+class Algorithm:
+    """The stateful part of scheduling (`nextStartNodeIndex`, the seeded RNG)."""
+
+    def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: int | None = None,
+                 extenders: Sequence[HttpExtender] = (), rng: random.Random | None = None) -> None:
+        self.profile = profile
+        self.percentage = percentage_of_nodes_to_score
+        self.extenders = list(extenders)
+        self.rng = rng or random.Random(0)
+        self.next_start_node_index = 0
+
+    # -- filtering ------------------------------------------------------------------------------
+
+    def has_scoring(self) -> bool:
+        return bool(self.profile.scorers) or any(e.prioritize_verb for e in self.extenders)
+
+    def _filter(self, checks: Sequence[NodeCheck], pod: PodView, nodes: Sequence[NodeInfo],
+                nominator: Nominator, diagnosis: Diagnosis, want: int) -> tuple[list[NodeInfo], int]:
+        """Feasible nodes (at most `want`) and how many nodes were processed."""
+        n = len(nodes)
+        feasible: list[NodeInfo] = []
+        nominated_by_node = nominator.by_node
+        start = self.next_start_node_index % n if n else 0
+        processed = 0
+        for i in range(n):
+            node = nodes[(start + i) % n]
+            processed += 1
+            nominated = nominated_by_node.get(node.name)
+            status = (filter_with_nominated(checks, pod, node, nominated) if nominated
+                      else node_fits(checks, node))
+            if status is None:
+                feasible.append(node)
+                if len(feasible) >= want:
+                    break
+            else:
+                diagnosis.record(node.name, status)
+        return feasible, processed
+
+    def _run_extenders(self, pod: PodView, pod_raw: Mapping[str, Any], feasible: list[NodeInfo],
+                       diagnosis: Diagnosis, node_raw: Mapping[str, Any] | None) -> list[NodeInfo]:
+        """findNodesThatPassExtenders; raises ExtenderError for a non-ignorable failure."""
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.filter_verb or not ext.is_interested(pod):
+                continue
+            try:
+                reply = ext.filter(pod_raw, feasible, node_raw)
+            except ExtenderError:
+                if ext.ignorable:
+                    continue
+                raise
+            for name, msg in reply.failed_unresolvable.items():
+                old = diagnosis.statuses.get(name)
+                reasons = (*(old.reasons if old else ()), msg)
+                diagnosis.statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+            for name, msg in reply.failed.items():
+                if name in reply.failed_unresolvable:
+                    continue
+                old = diagnosis.statuses.get(name)
+                reasons = (*(old.reasons if old else ()), msg)
+                diagnosis.statuses[name] = Status(Code.UNSCHEDULABLE, reasons)
+            if len(reply.passed) < len(feasible):
+                # ≈v1.30+: a node removed by an extender records the extender as a rejector.
+                diagnosis.unschedulable_plugins.add(EXTENDER_PLUGIN)
+            feasible = reply.passed
+        return feasible
+
+    def find_nodes_that_fit(self, pod: PodView, nodes: Sequence[NodeInfo], nominator: Nominator,
+                            pod_raw: Mapping[str, Any] | None = None,
+                            node_raw: Mapping[str, Any] | None = None) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        checks = prepare_filters(self.profile, pod)
+        raw = pod_raw or {}
+        if pod.nominated_node_name:
+            # The node preemption made room on is likely the only fit: try it first.
+            nominated = next((n for n in nodes if n.name == pod.nominated_node_name), None)
+            if nominated is not None:
+                feasible, _ = self._filter(checks, pod, [nominated], nominator, diagnosis, 1)
+                if feasible and self.extenders:
+                    feasible = self._run_extenders(pod, raw, feasible, diagnosis, node_raw)
+                if feasible:
+                    return feasible, diagnosis
+        want = num_feasible_nodes_to_find(self.percentage, len(nodes))
+        if not self.has_scoring() and not any(e.filter_verb for e in self.extenders):
+            want = 1
+        feasible, processed = self._filter(checks, pod, nodes, nominator, diagnosis, want)
+        if nodes:
+            self.next_start_node_index = (self.next_start_node_index + processed) % len(nodes)
+        if self.extenders and feasible:
+            feasible = self._run_extenders(pod, raw, feasible, diagnosis, node_raw)
+        return feasible, diagnosis
+
+    # -- scoring and selection ------------------------------------------------------------------
+
+    def prioritize(self, pod: PodView, feasible: Sequence[NodeInfo], ctx: ClusterContext,
+                   pod_raw: Mapping[str, Any] | None = None,
+                   node_raw: Mapping[str, Any] | None = None) -> list[int]:
+        if not self.profile.scorers and not any(e.prioritize_verb for e in self.extenders):
+            return [1] * len(feasible)
+        totals = score_totals(run_scores(self.profile, pod, feasible, ctx), len(feasible))
+        index = {n.name: i for i, n in enumerate(feasible)}
+        for ext in self.extenders:
+            if not ext.prioritize_verb or not ext.is_interested(pod):
+                continue
+            scale = ext.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+            for host, score in ext.prioritize(pod_raw or {}, feasible, node_raw).items():
+                i = index.get(host)
+                if i is not None:
+                    totals[i] += score * scale
+        return totals
+
+    def select_host(self, feasible: Sequence[NodeInfo], totals: Sequence[int]) -> NodeInfo:
+        """Uniform among the nodes with the top total: reservoir sampling in feasible order."""
+        best = max(totals)
+        selected: NodeInfo | None = None
+        count = 0
+        for node, total in zip(feasible, totals, strict=True):
+            if total != best:
+                continue
+            count += 1
+            if count == 1 or self.rng.randrange(count) == 0:
+                selected = node
+        assert selected is not None
+        return selected
+
+    def schedule(self, pod: PodView, nodes: Sequence[NodeInfo], nominator: Nominator,
+                 ctx: ClusterContext, pod_raw: Mapping[str, Any] | None = None,
+                 node_raw: Mapping[str, Any] | None = None) -> Placement:
+        try:
+            feasible, diagnosis = self.find_nodes_that_fit(pod, nodes, nominator, pod_raw, node_raw)
+        except ExtenderError as exc:
+            return Placement([], Diagnosis(), error=str(exc))
+        placement = Placement(feasible, diagnosis)
+        if len(feasible) == 1:
+            placement.node = feasible[0]
+        elif feasible:
+            placement.totals = self.prioritize(pod, feasible, ctx, pod_raw, node_raw)
+            placement.node = self.select_host(feasible, placement.totals)
+        return placement

@@ -1,0 +1,270 @@
+"""Binders: what `POST /bind` does. `ApiBinder` binds through the API server; `SnapshotBinder`
+only updates the offline state.
+
+Either way, a successful bind assumes the pod on its node in `ClusterState` at once, so the
+next filter sees its resources consumed before the watch event arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from extender.kube.client import ApiError, KubeClient, KubeError, TransportError
+from extender.model import k8s
+from extender.model.pod import PodView
+from extender.state.cluster import ClusterState
+
+log = logging.getLogger(__name__)
+
+#: Outcome labels for `extender_bind_total{outcome}`.
+OUTCOMES = ("bound", "already_bound", "bound_elsewhere", "uid_mismatch", "not_found",
+            "rejected", "timeout", "node_not_found")
+
+
+class BindError(Exception):
+    """A bind that did not happen (or cannot be confirmed); the message goes to `Error`."""
+
+    def __init__(self, message: str, outcome: str = "rejected") -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+class Binder(Protocol):
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """Bind the pod to the node, or raise `BindError`."""
+        ...
+
+
+def _assume(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: float) -> None:
+    current = state.pods.get(uid)
+    if current is not None and current.node_name:
+        # The watch (or an earlier bind) already placed it; assuming again would put an
+        # expiry on a confirmed pod.
+        return
+    if view is not None:
+        state.assume(view, node, ttl)
+
+
+class SnapshotBinder:
+    """Offline binding (`serve --snapshot`): there is no API server to bind against.
+
+    A known pending pod is assumed on the node; the node must exist in the state. A pod
+    already bound to that node is success, to another node an error. A pod the state has
+    never seen is still accepted (and logged): offline there is nothing to check it against,
+    and refusing would only make kube-scheduler retry forever.
+    """
+
+    def __init__(self, state: ClusterState, ttl: float = 30.0, *,
+                 on_outcome: Callable[[str], None] | None = None) -> None:
+        self.state = state
+        self.ttl = ttl
+        self.on_outcome = on_outcome
+        self.outcomes: Counter[str] = Counter()
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        try:
+            outcome = self._bind(namespace, name, uid, node)
+        except BindError as exc:
+            self._count(exc.outcome)
+            raise
+        self._count(outcome)
+
+    def _count(self, outcome: str) -> None:
+        self.outcomes[outcome] += 1
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+    def _bind(self, namespace: str, name: str, uid: str, node: str) -> str:
+        state = self.state
+        if node not in state.nodes:
+            raise BindError(f'node "{node}" not found', "node_not_found")
+        current = state.pods.get(uid)
+        if current is not None and current.node_name:
+            if current.node_name != node:
+                raise BindError(f'pod {namespace}/{name} is already assigned to node "{current.node_name}"',
+                                "bound_elsewhere")
+            return "already_bound"
+        view = state.pending_pod(uid)
+        if view is None:
+            log.info("bind %s/%s (uid %s) to %s: pod unknown to the snapshot; accepted without "
+                     "state change", namespace, name, uid, node)
+        _assume(state, view, uid, node, self.ttl)
+        return "bound"
+
+
+class ApiBinder:
+    """Create `pods/binding` with the pod's UID as precondition.
+
+    - 201 → bound; the pod is assumed on the node (confirmed later by the watch, or dropped
+      after `assume_ttl`).
+    - 409 → the pod is read back: already on this node is success (our earlier attempt, or
+      kube-scheduler retrying after our reply was lost); another node, another UID (the pod
+      was recreated) or another reason is an error.
+    - 404 → error. Other 4xx → error with the server's message.
+    - 429, 5xx, connection errors and per-attempt timeouts → retried with exponential backoff
+      and jitter until `deadline` (keep it below kube-scheduler's `httpTimeout`, default 5 s).
+
+    Concurrent binds are safe; a second bind of the same pod while one is in flight waits
+    for the first one's result instead of racing it.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        state: ClusterState,
+        deadline: float = 4.0,
+        assume_ttl: float = 30.0,
+        *,
+        attempt_timeout: float | None = None,
+        backoff_initial: float = 0.05,
+        backoff_max: float = 1.0,
+        on_retry: Callable[[], None] | None = None,
+        on_outcome: Callable[[str], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.deadline = deadline
+        self.assume_ttl = assume_ttl
+        # A hung server must not eat the whole deadline: leave room for a second attempt.
+        self.attempt_timeout = attempt_timeout or max(0.5, deadline / 2)
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.on_retry = on_retry
+        self.on_outcome = on_outcome
+        self.retries = 0
+        self.outcomes: Counter[str] = Counter()
+        self._inflight: dict[tuple[str, str], asyncio.Future[None]] = {}
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        key = (uid, node)
+        while (running := self._inflight.get(key)) is not None:
+            try:
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                if not running.cancelled():
+                    raise  # we were cancelled ourselves
+                # The first bind was abandoned midway: run our own.
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            await self._bind(namespace, name, uid, node)
+            future.set_result(None)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: nobody else may be waiting
+            raise
+        finally:
+            del self._inflight[key]
+
+    def _outcome(self, outcome: str) -> None:
+        self.outcomes[outcome] += 1
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+    async def _bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + self.deadline
+        pod_name = f"{namespace}/{name}"
+        try:
+            outcome = await self._retrying(
+                until, lambda t: self._attempt(namespace, name, uid, node, t), f"bind {pod_name}"
+            )
+        except BindError as exc:
+            self._outcome(exc.outcome)
+            log.info("bind %s to %s failed: %s", pod_name, node, exc)
+            raise
+        self._outcome(outcome)
+        await self._assume_bound(namespace, name, uid, node, until)
+
+    async def _retrying(
+        self, until: float, attempt: Callable[[float], Awaitable[str]], what: str
+    ) -> str:
+        """Run `attempt(timeout)` until it returns, retrying transient failures until `until`."""
+        loop = asyncio.get_running_loop()
+        delay = self.backoff_initial
+        last = "no attempt made"
+        while True:
+            remaining = until - loop.time()
+            if remaining <= 0:
+                raise BindError(f"{what}: gave up after {self.deadline:g}s: {last}", "timeout")
+            timeout = min(remaining, self.attempt_timeout)
+            try:
+                async with asyncio.timeout(timeout):
+                    return await attempt(timeout)
+            except TimeoutError:
+                last = f"no answer within {timeout:.1f}s"
+            except TransportError as exc:
+                last = str(exc)
+            except ApiError as exc:
+                if exc.code != 429 and exc.code < 500:
+                    raise BindError(f"{what}: {exc.message or exc}", "rejected") from None
+                last = f"{exc.code} {exc.reason}: {exc.message}".strip()
+            # Transient: back off (full jitter) within what is left of the deadline.
+            pause = min(random.uniform(delay / 2, delay), max(0.0, until - loop.time()))
+            delay = min(self.backoff_max, delay * 2)
+            self.retries += 1
+            if self.on_retry is not None:
+                self.on_retry()
+            log.debug("%s: retrying in %.2fs after: %s", what, pause, last)
+            await asyncio.sleep(pause)
+
+    async def _attempt(self, namespace: str, name: str, uid: str, node: str, timeout: float) -> str:
+        try:
+            await self.client.create_binding(namespace, name, uid, node, timeout=timeout)
+            return "bound"
+        except ApiError as exc:
+            if exc.code == 404:
+                raise BindError(f"pod {namespace}/{name} not found", "not_found") from None
+            if exc.code != 409:
+                raise
+            conflict = exc
+        # 409: find out what the pod looks like now.
+        pod = await self._read_pod(namespace, name, timeout)
+        if pod is None:
+            raise BindError(f"pod {namespace}/{name} not found", "not_found")
+        actual_uid, actual_node = pod.metadata.uid, pod.spec.node_name
+        if actual_uid != uid:
+            raise BindError(
+                f"pod {namespace}/{name} was recreated: its UID is {actual_uid}, not {uid}",
+                "uid_mismatch")
+        if actual_node == node:
+            return "already_bound"
+        if actual_node:
+            raise BindError(f'pod {namespace}/{name} is already assigned to node "{actual_node}"',
+                            "bound_elsewhere")
+        if pod.metadata.deletion_timestamp:
+            raise BindError(f"pod {namespace}/{name} is being deleted", "rejected")
+        # A conflict we cannot explain (e.g. scheduling gates): report the server's words.
+        raise BindError(f"bind {namespace}/{name}: {conflict.message}", "rejected")
+
+    async def _read_pod(self, namespace: str, name: str, timeout: float) -> k8s.Pod | None:
+        try:
+            return await self.client.get_pod(namespace, name, timeout=timeout)
+        except ApiError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    async def _assume_bound(self, namespace: str, name: str, uid: str, node: str, until: float) -> None:
+        view = self.state.pending_pod(uid)
+        current = self.state.pods.get(uid)
+        if view is None and not (current is not None and current.node_name):
+            # Not seen by the informer yet (or evicted from the pending memory): read it.
+            remaining = until - asyncio.get_running_loop().time()
+            try:
+                async with asyncio.timeout(max(0.2, remaining)):
+                    pod = await self.client.get_pod(namespace, name)
+                if pod.metadata.uid == uid:
+                    view = PodView.from_k8s(pod)
+            except (KubeError, TimeoutError) as exc:
+                # The bind itself succeeded; the watch event will place the pod.
+                log.info("bound %s/%s but could not read it to assume it: %s", namespace, name, exc)
+        _assume(self.state, view, uid, node, self.assume_ttl)

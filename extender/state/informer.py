@@ -1,0 +1,489 @@
+"""Informers: keep `ClusterState` equal to the API server's truth by list + watch.
+
+One `Informer` per resource: a paginated list (consistent read), then a watch from the list's
+resourceVersion with bookmarks. A 410 (too old version, expired continue token) relists; a
+dropped connection re-watches from the last version seen, with backoff; a clean end of the
+stream (the server's `timeoutSeconds`) re-watches at once. No periodic resync: a healthy
+watch delivers every change.
+
+`LiveState` runs the four informers and the assumption expiry as tasks on the server's
+event loop, and answers readiness: synced once, and not stale past a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from extender.kube.client import GoneError, KubeClient, KubeError, WatchEvent
+from extender.kube.config import ClusterConfig
+from extender.model import k8s
+from extender.state.cluster import ClusterState
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+# Terminal pods hold no resources; kube-scheduler's own informer leaves them out the same way.
+# When a pod turns Succeeded/Failed the server sends DELETED for it (it left the selection).
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """A watched collection and how its objects reach `ClusterState`."""
+
+    name: str
+    path: str
+    kind: type
+    field_selector: str = ""
+
+
+NODES = ResourceSpec("nodes", "/api/v1/nodes", k8s.Node)
+PODS = ResourceSpec("pods", "/api/v1/pods", k8s.Pod, POD_FIELD_SELECTOR)
+PDBS = ResourceSpec("poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", k8s.PodDisruptionBudget)
+PRIORITY_CLASSES = ResourceSpec(
+    "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", k8s.PriorityClass
+)
+ALL_RESOURCES = (NODES, PODS, PDBS, PRIORITY_CLASSES)
+
+
+# ---- how each resource is applied to the state ------------------------------------------
+class _Sink:
+    """Apply, delete and relist for one resource."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+
+    def apply(self, obj: Any) -> None:
+        raise NotImplementedError
+
+    def delete(self, obj: Any) -> None:
+        raise NotImplementedError
+
+    def begin_relist(self) -> None:
+        self._items: list[Any] = []
+
+    def relist_page(self, items: Iterable[Any]) -> None:
+        self._items.extend(items)
+
+    def end_relist(self) -> None:
+        raise NotImplementedError
+
+
+class _NodeSink(_Sink):
+    def apply(self, obj: k8s.Node) -> None:
+        self.state.apply_node(obj)
+
+    def delete(self, obj: k8s.Node) -> None:
+        self.state.delete_node(obj.metadata.name)
+
+    def end_relist(self) -> None:
+        self.state.replace_nodes(self._items)
+        self._items = []
+
+
+class _PodSink(_Sink):
+    """Pods are applied page by page during a relist, not collected first: 150 000 decoded
+    Pod objects at once would cost hundreds of MiB, and applying per page lets requests run
+    between pages. Pods the list did not return are deleted at the end (assumed ones stay
+    until confirmed or expired, as `ClusterState.replace_pods` does)."""
+
+    def apply(self, obj: k8s.Pod) -> None:
+        self.state.apply_pod(obj)
+
+    def delete(self, obj: k8s.Pod) -> None:
+        meta = obj.metadata
+        self.state.delete_pod(meta.namespace, meta.name, meta.uid)
+
+    def begin_relist(self) -> None:
+        self._seen: set[str] = set()
+
+    def relist_page(self, items: Iterable[k8s.Pod]) -> None:
+        for pod in items:
+            self._seen.add(pod.metadata.uid)
+            _guarded(self.apply, pod)
+
+    def end_relist(self) -> None:
+        state = self.state
+        gone = [v for uid, v in state.pods.items() if uid not in self._seen and uid not in state.assumed]
+        for view in gone:
+            state.delete_pod(view.namespace, view.name, view.uid)
+        self._seen = set()
+
+
+class _PdbSink(_Sink):
+    def apply(self, obj: k8s.PodDisruptionBudget) -> None:
+        self.state.apply_pdb(obj)
+
+    def delete(self, obj: k8s.PodDisruptionBudget) -> None:
+        self.state.delete_pdb(obj.metadata.namespace, obj.metadata.name)
+
+    def end_relist(self) -> None:
+        self.state.replace_pdbs(self._items)
+        self._items = []
+
+
+class _PriorityClassSink(_Sink):
+    def apply(self, obj: k8s.PriorityClass) -> None:
+        self.state.apply_priority_class(obj)
+
+    def delete(self, obj: k8s.PriorityClass) -> None:
+        self.state.delete_priority_class(obj.metadata.name)
+
+    def end_relist(self) -> None:
+        self.state.replace_priority_classes(self._items)
+        self._items = []
+
+
+_SINKS: dict[type, type[_Sink]] = {
+    k8s.Node: _NodeSink, k8s.Pod: _PodSink,
+    k8s.PodDisruptionBudget: _PdbSink, k8s.PriorityClass: _PriorityClassSink,
+}
+
+
+def _guarded(fn: Callable[[Any], None], obj: Any) -> bool:
+    # One object the engine cannot read (say, an unparseable quantity) must not stop the
+    # informer; it is logged and skipped.
+    try:
+        fn(obj)
+        return True
+    except Exception:
+        meta = getattr(obj, "metadata", None)
+        log.exception("cannot apply %s/%s", getattr(meta, "namespace", ""), getattr(meta, "name", "?"))
+        return False
+
+
+class Backoff:
+    """Exponential backoff with full jitter."""
+
+    def __init__(self, initial: float = 0.2, maximum: float = 30.0) -> None:
+        self.initial, self.maximum = initial, maximum
+        self.attempt = 0
+
+    def next(self) -> float:
+        ceiling = min(self.maximum, self.initial * (2 ** self.attempt))
+        self.attempt += 1
+        return random.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+class Counters:
+    """What `/metrics` exposes about the informers; the hooks feed Prometheus if set."""
+
+    def __init__(self) -> None:
+        self.events: Counter[tuple[str, str]] = Counter()  # (resource, event type)
+        self.relists: Counter[str] = Counter()
+        self.restarts: Counter[str] = Counter()  # after a failure (not clean ends)
+        self.errors: Counter[str] = Counter()
+        self.expired_assumptions = 0
+        self.on_event: Callable[[str, str], None] | None = None
+        self.on_synced: Callable[[str], None] | None = None
+
+    def event(self, resource: str, kind: str) -> None:
+        self.events[(resource, kind)] += 1
+        if self.on_event is not None:
+            self.on_event(resource, kind)
+
+
+# ---- informer ---------------------------------------------------------------------------
+class Informer:
+    """List + watch for one resource, applied to the state."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        state: ClusterState,
+        spec: ResourceSpec,
+        *,
+        counters: Counters | None = None,
+        page_limit: int = 500,
+        watch_timeout: int = 300,
+        backoff: Backoff | None = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.spec = spec
+        self.sink = _SINKS[spec.kind](state)
+        self.counters = counters or Counters()
+        self.page_limit = page_limit
+        self.watch_timeout = watch_timeout
+        self.backoff = backoff or Backoff()
+        self.clock = clock
+        self.resource_version = ""
+        self.synced = False
+        self.connected = False
+        self.last_ok = -math.inf  # the last moment we knew the state equal to the server's
+        self.opened_at: float | None = None
+        self.synced_event = asyncio.Event()
+
+    @property
+    def stale_seconds(self) -> float:
+        """0 while the watch is open, else the time since we were last known in sync."""
+        if not self.synced:
+            return math.inf
+        return 0.0 if self.connected else max(0.0, self.clock() - self.last_ok)
+
+    async def run(self) -> None:
+        """Run until cancelled; never returns on errors."""
+        name = self.spec.name
+        while True:
+            self.opened_at = None
+            try:
+                if not self.resource_version:
+                    await self.relist()
+                await self.watch_once()
+                self.backoff.reset()  # a clean end: re-watch at once from the last version
+                continue
+            except asyncio.CancelledError:
+                raise
+            except GoneError as exc:
+                # The server no longer has our version: only a full relist can resync.
+                log.info("%s: %s; relisting", name, exc)
+                self.resource_version = ""
+            except KubeError as exc:
+                self.counters.errors[name] += 1
+                log.warning("%s: %s", name, exc)
+            except Exception:
+                self.counters.errors[name] += 1
+                log.exception("%s: informer error", name)
+            if self.opened_at is not None and self.clock() - self.opened_at >= 10.0:
+                self.backoff.reset()  # the watch was healthy for a while: a fresh failure
+            self.counters.restarts[name] += 1
+            await asyncio.sleep(self.backoff.next())
+
+    async def relist(self) -> None:
+        """Page through the whole collection and make the state's set equal to it."""
+        self.counters.relists[self.spec.name] += 1
+        self.sink.begin_relist()
+        token, rv = "", ""
+        while True:
+            page = await self.client.list(
+                self.spec.path, self.spec.kind, limit=self.page_limit, continue_token=token,
+                field_selector=self.spec.field_selector,
+            )
+            rv = rv or page.resource_version  # every page carries the first page's version
+            self.sink.relist_page(page.items or ())
+            token = page.continue_token
+            if not token:
+                break
+        self.sink.end_relist()
+        self.resource_version = rv
+        self.last_ok = self.clock()
+        if not self.synced:
+            self.synced = True
+            self.synced_event.set()
+            if self.counters.on_synced is not None:
+                self.counters.on_synced(self.spec.name)
+            log.info("%s: synced at resourceVersion %s", self.spec.name, rv)
+
+    async def watch_once(self) -> None:
+        """One watch stream from the current version; returns when the server ends it."""
+
+        def opened() -> None:
+            self.connected = True
+            self.opened_at = self.last_ok = self.clock()
+
+        try:
+            events = self.client.watch(
+                self.spec.path, self.spec.kind, resource_version=self.resource_version,
+                timeout_seconds=random.randint(self.watch_timeout, 2 * self.watch_timeout),
+                field_selector=self.spec.field_selector, on_open=opened,
+            )
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    self.handle(event)
+        finally:
+            if self.connected:
+                self.last_ok = self.clock()
+            self.connected = False
+
+    def handle(self, event: WatchEvent) -> None:
+        """Apply one watch event. Bookmarks only advance the version."""
+        kind = event.type
+        self.counters.event(self.spec.name, kind)
+        if kind in ("ADDED", "MODIFIED"):
+            _guarded(self.sink.apply, event.object)
+        elif kind == "DELETED":
+            _guarded(self.sink.delete, event.object)
+        elif kind != "BOOKMARK":
+            log.warning("%s: unknown watch event type %r", self.spec.name, kind)
+        if event.resource_version:
+            self.resource_version = event.resource_version
+        self.last_ok = self.clock()
+
+
+# ---- the live state ---------------------------------------------------------------------
+class LiveState:
+    """The four informers plus assumption expiry, as asyncio tasks.
+
+    Create it, then `start()` on the running loop; `await stop()` on shutdown.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        state: ClusterState,
+        *,
+        resources: Iterable[ResourceSpec] = ALL_RESOURCES,
+        page_limit: int = 500,
+        watch_timeout: int = 300,
+        expire_interval: float = 1.0,
+        freeze_gc: bool = False,
+        owns_client: bool = False,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.counters = Counters()
+        self.informers = {
+            spec.name: Informer(client, state, spec, counters=self.counters, page_limit=page_limit,
+                                watch_timeout=watch_timeout, clock=clock)
+            for spec in resources
+        }
+        self.expire_interval = expire_interval
+        self.freeze_gc = freeze_gc
+        self.owns_client = owns_client
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def synced(self) -> bool:
+        """Every informer has listed once."""
+        return all(i.synced for i in self.informers.values())
+
+    @property
+    def stale_seconds(self) -> float:
+        return max((i.stale_seconds for i in self.informers.values()), default=0.0)
+
+    def is_ready(self, max_staleness: float) -> bool:
+        return self.not_ready_reason(max_staleness) is None
+
+    def not_ready_reason(self, max_staleness: float) -> str | None:
+        """None when ready, else a message fit for an extender `Error` field."""
+        waiting = [name for name, i in self.informers.items() if not i.synced]
+        if waiting:
+            return f"cluster state not synced yet (waiting for {', '.join(waiting)})"
+        stale = {name: i.stale_seconds for name, i in self.informers.items()}
+        worst = max(stale, key=lambda n: stale[n], default=None)
+        if worst is not None and stale[worst] > max_staleness:
+            return (f"cluster state is stale: the {worst} watch has been down for "
+                    f"{stale[worst]:.0f}s (bound {max_staleness:g}s)")
+        return None
+
+    def start(self) -> None:
+        """Start the tasks on the running event loop."""
+        if self._tasks:
+            return
+        for name, informer in self.informers.items():
+            self._tasks.append(asyncio.create_task(informer.run(), name=f"informer-{name}"))
+        self._tasks.append(asyncio.create_task(self._expire_loop(), name="assume-expiry"))
+        if self.freeze_gc:
+            self._tasks.append(asyncio.create_task(self._freeze_after_sync(), name="gc-freeze"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        if self.owns_client:
+            await self.client.aclose()
+
+    async def wait_synced(self, timeout: float | None = None) -> bool:
+        """Wait until every informer listed once; False on timeout."""
+        waits = [i.synced_event.wait() for i in self.informers.values()]
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*waits)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _expire_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.expire_interval)
+            for pod in self.state.expire_assumptions():
+                self.counters.expired_assumptions += 1
+                log.warning("assumed pod %s on node %s was not confirmed by the watch; dropped",
+                            pod.key, pod.node_name)
+
+    async def _freeze_after_sync(self) -> None:
+        # The initial sync builds most long-lived objects; moving them out of the collected
+        # generations keeps full GC passes from rescanning hundreds of thousands of them.
+        await self.wait_synced()
+        gc.collect()
+        gc.freeze()
+
+
+def start_live_state(
+    config: ClusterConfig | KubeClient, state: ClusterState, **options: Any
+) -> LiveState:
+    """Build the client (from a config) and a `LiveState`, and start it on the running loop.
+
+    Options are `LiveState`'s keyword arguments; `freeze_gc` defaults to True here.
+    """
+    owns = not isinstance(config, KubeClient)
+    client = KubeClient(config) if isinstance(config, ClusterConfig) else config
+    options.setdefault("freeze_gc", True)
+    live = LiveState(client, state, owns_client=owns, **options)
+    live.start()
+    return live
+
+
+def live_runtime(args: Any, profile: Any) -> Any:
+    """`extender serve --kubeconfig/--in-cluster`: the api `Runtime` for a live cluster.
+
+    Glue for `extender.serve` (it sits here because serve imports it by this name; it
+    imports the api layer lazily so the state layer does not depend on it at import time).
+    The informers start in the app's lifespan, on uvicorn's loop; readiness is
+    `LiveState.not_ready_reason(--max-staleness)`.
+    """
+    from extender.api import metrics
+    from extender.api.runtime import Runtime
+    from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
+    from extender.serve import StartupError
+    from extender.state.binder import ApiBinder
+
+    try:
+        if args.in_cluster:
+            config = in_cluster_config()
+            source = "in-cluster"
+        else:
+            config = load_kubeconfig(args.kubeconfig, args.context)
+            source = f"kubeconfig {args.kubeconfig}"
+        client = KubeClient(config)
+    except ConfigError as exc:
+        raise StartupError(f"cannot use the cluster credentials: {exc}") from None
+    # httpx logs every request at INFO; the informers' own logs say what matters.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    state = ClusterState()
+    live = LiveState(client, state, freeze_gc=True, owns_client=True)
+    live.counters.on_event = lambda resource, kind: metrics.INFORMER_EVENTS.labels(resource, kind).inc()
+    live.counters.on_synced = lambda resource: metrics.INFORMER_SYNCED.labels(resource).set(1)
+    for name in live.informers:
+        metrics.INFORMER_SYNCED.labels(name).set(0)
+    binder = ApiBinder(client, state, deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
+                       on_retry=metrics.BIND_RETRIES.inc)
+
+    def readiness() -> tuple[bool, str]:
+        why = live.not_ready_reason(args.max_staleness)
+        return (why is None, why or "cluster state synced")
+
+    async def start() -> None:
+        live.start()
+
+    runtime = Runtime(profile, state, binder, readiness=readiness, source=source)
+    runtime.startup.append(start)
+    runtime.shutdown.append(live.stop)
+    return runtime

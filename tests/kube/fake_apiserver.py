@@ -1,0 +1,782 @@
+"""A loopback fake Kubernetes API server, held to the real API's documented behaviour.
+
+What it honours (and the tests of this module check):
+
+- `list` of nodes, pods, poddisruptionbudgets, priorityclasses (all namespaces or one), with
+  `limit`/`continue` pagination over a consistent snapshot; the list's `metadata.resourceVersion`
+  is the collection's version; a continue token older than the compaction point answers
+  HTTP 410 `Expired`, as etcd compaction makes the real server do.
+- `watch=1` from a resourceVersion X: every event with rv > X for that resource, in order;
+  X older than the retained history → an `ERROR` event with a 410 `Expired` Status, then the
+  stream ends; `allowWatchBookmarks=true` → periodic `BOOKMARK` events; `timeoutSeconds` ends
+  the stream cleanly. `fieldSelector` on pods (e.g. `status.phase!=Succeeded`) including the
+  ADDED/DELETED translation when an object starts or stops matching.
+- `GET` of one object; `POST …/pods/{name}/binding` with BindingREST's rules: 201 + Status
+  Success; 404 for a missing pod; 409 for a UID (or resourceVersion) precondition mismatch,
+  for a pod already assigned to a node, for a terminating pod; 400 for a name mismatch.
+- Bearer-token auth (401 otherwise); optional TLS (trustme) with optional client certificates.
+
+Fault injection (`inject(Fault(...))`, `drop_watches()`, `compact()`): answer a status
+(500, 429, 410 …) n times, hang, drop the connection without an answer, or perform the
+request and then drop the connection (a lost response).
+
+The server runs its own event loop in a daemon thread, so sync tests, async tests and
+subprocesses can all talk to it. Store methods are thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import http
+import itertools
+import json
+import ssl
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Resource:
+    plural: str
+    kind: str
+    api_version: str
+    prefix: str
+    namespaced: bool
+
+
+RESOURCES = {
+    r.plural: r
+    for r in (
+        Resource("nodes", "Node", "v1", "/api/v1", False),
+        Resource("pods", "Pod", "v1", "/api/v1", True),
+        Resource("poddisruptionbudgets", "PodDisruptionBudget", "policy/v1", "/apis/policy/v1", True),
+        Resource("priorityclasses", "PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1", False),
+    )
+}
+KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
+
+# Field selectors the real server accepts for these resources (a subset; others → 400).
+_SELECTABLE = {
+    "pods": {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.schedulerName", "status.phase"},
+    "nodes": {"metadata.name", "spec.unschedulable"},
+    "poddisruptionbudgets": {"metadata.name", "metadata.namespace"},
+    "priorityclasses": {"metadata.name"},
+}
+
+
+@dataclass
+class Fault:
+    """One injected misbehaviour, applied to the next `times` matching requests.
+
+    action: "status" (answer `status` with a Status body), "hang" (never answer; the
+    connection is closed after `hang_seconds`), "drop" (close the connection without an
+    answer), "lose_response" (perform the request, then close without an answer),
+    "gone" (410: HTTP for a list, an ERROR event for a watch).
+    """
+
+    action: str
+    method: str | None = None
+    path: str | None = None  # substring of the path
+    watch: bool | None = None  # True: only watch requests; False: only non-watch
+    status: int = 500
+    times: int = 1
+    hang_seconds: float = 60.0
+    hits: int = 0
+
+    def matches(self, method: str, path: str, is_watch: bool) -> bool:
+        return (
+            (self.method is None or self.method == method)
+            and (self.path is None or self.path in path)
+            and (self.watch is None or self.watch == is_watch)
+        )
+
+
+@dataclass
+class _Event:
+    rv: int
+    resource: str
+    type: str  # ADDED / MODIFIED / DELETED
+    old: dict[str, Any] | None
+    new: dict[str, Any]
+
+
+@dataclass
+class _Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    peercert: Any = None
+
+
+@dataclass
+class RequestLog:
+    method: str
+    path: str
+    query: dict[str, str]
+    status: int = 0
+
+
+def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Success" if code < 400 else "Failure", "code": code,
+    }
+    if message:
+        body["message"] = message
+    if reason:
+        body["reason"] = reason
+    if details:
+        body["details"] = details
+    return body
+
+
+class _HttpError(Exception):
+    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.body = status_body(code, reason, message, details)
+        self.code = code
+
+
+def _parse_selector(text: str, plural: str) -> list[tuple[str, bool, str]]:
+    terms = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "!=" in part:
+            key, value = part.split("!=", 1)
+            negate = True
+        elif "==" in part:
+            key, value = part.split("==", 1)
+            negate = False
+        elif "=" in part:
+            key, value = part.split("=", 1)
+            negate = False
+        else:
+            raise _HttpError(400, "BadRequest", f"invalid field selector: {part!r}")
+        if key not in _SELECTABLE[plural]:
+            raise _HttpError(400, "BadRequest", f'field label not supported: {key}')
+        terms.append((key, negate, value))
+    return terms
+
+
+def _field(obj: dict[str, Any], dotted: str) -> str:
+    cur: Any = obj
+    for part in dotted.split("."):
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return "" if cur is None else str(cur)
+
+
+def _matches(obj: dict[str, Any] | None, terms: list[tuple[str, bool, str]], namespace: str) -> bool:
+    if obj is None:
+        return False
+    if namespace and obj["metadata"].get("namespace") != namespace:
+        return False
+    return all((_field(obj, key) != value) if neg else (_field(obj, key) == value) for key, neg, value in terms)
+
+
+class FakeApiServer:
+    """The fake server. Use as a context manager, or `start()` / `stop()`."""
+
+    def __init__(
+        self,
+        *,
+        token: str | None = "test-token",
+        tls: bool = False,
+        client_certs: bool = False,
+        history: int = 10_000,
+        bookmark_interval: float = 0.5,
+        initial_rv: int = 1000,
+    ) -> None:
+        self.tokens: set[str] = {token} if token else set()
+        self.tls = tls
+        self.client_certs = client_certs
+        self.history_size = history
+        self.bookmark_interval = bookmark_interval
+        self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {p: {} for p in RESOURCES}
+        self.rv = initial_rv
+        self.compacted_rv = initial_rv
+        self.history: deque[_Event] = deque()
+        self.faults: list[Fault] = []
+        self.bindings: list[tuple[str, str, str, str]] = []  # (namespace, name, uid, node) performed
+        self.requests: list[RequestLog] = []
+        self._snapshots: dict[int, tuple[int, list[dict[str, Any]]]] = {}
+        self._snapshot_ids = itertools.count(1)
+        self._lock = threading.RLock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._changed: asyncio.Event | None = None
+        self._watches: set[asyncio.StreamWriter] = set()
+        self._watch_resources: dict[asyncio.StreamWriter, str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stop: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.ca: Any = None
+        self._client_cert: Any = None
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeApiServer:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(self._serve(ready))
+            except BaseException as exc:  # noqa: BLE001 - surfaced to start()
+                errors.append(exc)
+                ready.set()
+
+        self._thread = threading.Thread(target=run, name="fake-apiserver", daemon=True)
+        self._thread.start()
+        if not ready.wait(10) or errors:
+            raise RuntimeError(f"fake API server did not start: {errors}")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> FakeApiServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _server_ssl(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        import trustme
+
+        self.ca = trustme.CA()
+        cert = self.ca.issue_cert("127.0.0.1", "localhost")
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        cert.configure_cert(ctx)
+        if self.client_certs:
+            self.ca.configure_trust(ctx)
+            ctx.verify_mode = ssl.CERT_OPTIONAL  # a token is still accepted without a cert
+            self._client_cert = self.ca.issue_cert("extender@example.test")
+        return ctx
+
+    async def _serve(self, ready: threading.Event) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._changed = asyncio.Event()
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._connection, "127.0.0.1", 0, ssl=self._server_ssl())
+        self.port = server.sockets[0].getsockname()[1]
+        ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 2)
+
+    # ---- kubeconfig ----------------------------------------------------------------------
+    def kubeconfig(self, *, token: str | None = None, token_file: str | None = None,
+                   client_cert: bool = False) -> dict[str, Any]:
+        """A kubeconfig document for this server (bearer token by default)."""
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.tls:
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca.cert_pem.bytes()).decode()
+        user: dict[str, Any] = {}
+        if token_file:
+            user["tokenFile"] = token_file
+        elif client_cert:
+            user["client-certificate-data"] = base64.b64encode(
+                b"".join(b.bytes() for b in self._client_cert.cert_chain_pems)).decode()
+            user["client-key-data"] = base64.b64encode(self._client_cert.private_key_pem.bytes()).decode()
+        else:
+            user["token"] = token or next(iter(self.tokens), "")
+        return {
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake-cluster", "cluster": cluster}],
+            "users": [{"name": "fake-user", "user": user}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake-cluster", "user": "fake-user"}}],
+        }
+
+    def write_kubeconfig(self, path: str | Path, **kwargs: Any) -> Path:
+        path = Path(path)
+        path.write_text(yaml.safe_dump(self.kubeconfig(**kwargs)))
+        return path
+
+    # ---- store (thread-safe) ------------------------------------------------------------
+    def _wake(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+
+        def notify() -> None:
+            assert self._changed is not None
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+        loop.call_soon_threadsafe(notify)
+
+    def _record(self, plural: str, type_: str, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+        self.history.append(_Event(self.rv, plural, type_, old, new))
+        while len(self.history) > self.history_size:
+            self.compacted_rv = self.history.popleft().rv
+        self._wake()
+
+    def _next_rv(self) -> str:
+        self.rv += 1
+        return str(self.rv)
+
+    @staticmethod
+    def _key(obj: dict[str, Any]) -> tuple[str, str]:
+        meta = obj["metadata"]
+        return meta.get("namespace", ""), meta["name"]
+
+    def put(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace an object (kind from `obj["kind"]`); returns the stored copy."""
+        plural = KIND_TO_PLURAL[obj["kind"]]
+        res = RESOURCES[plural]
+        obj = copy.deepcopy(obj)
+        obj["apiVersion"] = res.api_version
+        meta = obj.setdefault("metadata", {})
+        if res.namespaced:
+            meta.setdefault("namespace", "default")
+        else:
+            meta.pop("namespace", None)
+        with self._lock:
+            key = self._key(obj)
+            old = self.objects[plural].get(key)
+            if old is not None and meta.get("uid") not in (None, old["metadata"]["uid"]):
+                raise ValueError(f"{key} exists with another uid; delete it first")
+            meta.setdefault("uid", old["metadata"]["uid"] if old else str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp",
+                            old["metadata"]["creationTimestamp"] if old else
+                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            meta["resourceVersion"] = self._next_rv()
+            self.objects[plural][key] = obj
+            self._record(plural, "MODIFIED" if old else "ADDED", old, obj)
+            return copy.deepcopy(obj)
+
+    def update(self, kind: str, namespace: str, name: str, mutate: Any) -> dict[str, Any]:
+        """Apply `mutate(obj)` to a stored object (a MODIFIED event)."""
+        plural = KIND_TO_PLURAL[kind]
+        with self._lock:
+            current = self.objects[plural][(namespace, name)]
+            obj = copy.deepcopy(current)
+            mutate(obj)
+            obj["metadata"]["resourceVersion"] = self._next_rv()
+            self.objects[plural][(namespace, name)] = obj
+            self._record(plural, "MODIFIED", current, obj)
+            return copy.deepcopy(obj)
+
+    def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """Delete an object; the DELETED event carries its final state with a new rv."""
+        plural = KIND_TO_PLURAL[kind]
+        with self._lock:
+            old = self.objects[plural].pop((namespace, name), None)
+            if old is None:
+                return None
+            final = copy.deepcopy(old)
+            final["metadata"]["resourceVersion"] = self._next_rv()
+            self._record(plural, "DELETED", old, final)
+            return final
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            obj = self.objects[KIND_TO_PLURAL[kind]].get((namespace, name))
+            return copy.deepcopy(obj) if obj else None
+
+    def items(self, kind: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [copy.deepcopy(o) for o in self.objects[KIND_TO_PLURAL[kind]].values()]
+
+    def load(self, objects: list[dict[str, Any]]) -> None:
+        """`put` every supported object of a list (e.g. a `kubectl get -o json` List's items)."""
+        for obj in objects:
+            if obj.get("kind") in KIND_TO_PLURAL:
+                self.put(obj)
+
+    def compact(self) -> int:
+        """Forget all history (etcd compaction): older versions and continue tokens → 410."""
+        with self._lock:
+            self.history.clear()
+            self.compacted_rv = self.rv
+            return self.rv
+
+    # ---- faults --------------------------------------------------------------------------
+    def inject(self, fault: Fault) -> Fault:
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def _take_fault(self, method: str, path: str, is_watch: bool) -> Fault | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault.matches(method, path, is_watch):
+                    fault.hits += 1
+                    if fault.hits >= fault.times:
+                        self.faults.remove(fault)
+                    return fault
+        return None
+
+    def drop_watches(self, resource: str | None = None) -> int:
+        """Cut open watch connections (all, or one resource's) without a clean end."""
+        assert self._loop is not None
+        done = threading.Event()
+        count = [0]
+
+        def cut() -> None:
+            for writer in list(self._watches):
+                if resource is None or self._watch_resources.get(writer) == resource:
+                    writer.transport.abort()
+                    count[0] += 1
+            done.set()
+
+        self._loop.call_soon_threadsafe(cut)
+        done.wait(5)
+        return count[0]
+
+    def active_watches(self, resource: str | None = None) -> int:
+        return sum(1 for w in list(self._watches)
+                   if resource is None or self._watch_resources.get(w) == resource)
+
+    # ---- HTTP ----------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            while True:
+                req = await self._read_request(reader, writer)
+                if req is None or not await self._handle(req, reader, writer):
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ssl.SSLError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._tasks.discard(task)
+            self._watches.discard(writer)
+            self._watch_resources.pop(writer, None)
+            writer.transport.abort()
+
+    @staticmethod
+    async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            return None
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, _version = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip().lower()] = v.strip()
+        body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+        parts = urlsplit(target)
+        return _Request(method, unquote(parts.path), dict(parse_qsl(parts.query)), headers, body,
+                        writer.get_extra_info("peercert"))
+
+    @staticmethod
+    async def _respond(writer: asyncio.StreamWriter, code: int, body: dict[str, Any] | bytes,
+                       headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        phrase = http.HTTPStatus(code).phrase
+        head = [f"HTTP/1.1 {code} {phrase}", "Content-Type: application/json",
+                f"Content-Length: {len(data)}"]
+        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        await writer.drain()
+
+    def _authorized(self, req: _Request) -> bool:
+        if not self.tokens and not self.client_certs:
+            return True
+        if req.peercert:
+            return True
+        auth = req.headers.get("authorization", "")
+        return auth.startswith("Bearer ") and auth[7:] in self.tokens
+
+    async def _handle(self, req: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Serve one request; False to close the connection."""
+        is_watch = req.query.get("watch") in ("1", "true")
+        entry = RequestLog(req.method, req.path, req.query)
+        with self._lock:
+            self.requests.append(entry)
+        if not self._authorized(req):
+            entry.status = 401
+            await self._respond(writer, 401, status_body(401, "Unauthorized", "Unauthorized"))
+            return True
+        fault = self._take_fault(req.method, req.path, is_watch)
+        if fault is not None:
+            if fault.action == "drop":
+                return False
+            if fault.action == "hang":
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(reader.read(1), fault.hang_seconds)
+                return False
+            if fault.action == "status" or (fault.action == "gone" and not is_watch):
+                code = 410 if fault.action == "gone" else fault.status
+                reason = {410: "Expired", 429: "TooManyRequests"}.get(code, "InternalError")
+                entry.status = code
+                extra = {"Retry-After": "0"} if code == 429 else None
+                await self._respond(writer, code, status_body(code, reason, f"injected {code}"), extra)
+                return True
+        try:
+            route = self._route(req.path)
+            if is_watch and req.method == "GET" and route[0] == "collection":
+                entry.status = 200
+                gone = fault is not None and fault.action == "gone"
+                return await self._watch(route[1], route[2], req, reader, writer, force_gone=gone)
+            code, body = self._dispatch(route, req)
+        except _HttpError as exc:
+            code, body = exc.code, exc.body
+        entry.status = code
+        if fault is not None and fault.action == "lose_response":
+            return False  # performed, but the answer never leaves
+        await self._respond(writer, code, body)
+        return True
+
+    @staticmethod
+    def _route(path: str) -> tuple[str, Resource, str, str]:
+        """(collection|object|binding, resource, namespace, name)."""
+        for res in RESOURCES.values():
+            if not path.startswith(res.prefix + "/"):
+                continue
+            rest = path[len(res.prefix) + 1:].split("/")
+            ns = ""
+            if rest[0] == "namespaces" and len(rest) >= 3 and res.namespaced:
+                ns, rest = rest[1], rest[2:]
+            if not rest or rest[0] != res.plural:
+                continue
+            if len(rest) == 1:
+                return "collection", res, ns, ""
+            if len(rest) == 2 and (ns or not res.namespaced):
+                return "object", res, ns, rest[1]
+            if len(rest) == 3 and rest[2] == "binding" and res.plural == "pods" and ns:
+                return "binding", res, ns, rest[1]
+        raise _HttpError(404, "NotFound", "the server could not find the requested resource")
+
+    def _dispatch(self, route: tuple[str, Resource, str, str], req: _Request) -> tuple[int, dict[str, Any]]:
+        what, res, ns, name = route
+        if what == "collection" and req.method == "GET":
+            return 200, self._list(res, ns, req.query)
+        if what == "object" and req.method == "GET":
+            with self._lock:
+                obj = self.objects[res.plural].get((ns, name))
+            if obj is None:
+                raise _HttpError(404, "NotFound", f'{res.plural} "{name}" not found',
+                                 {"name": name, "kind": res.plural})
+            return 200, obj
+        if what == "binding" and req.method == "POST":
+            return 201, self._bind(ns, name, req.body)
+        raise _HttpError(405, "MethodNotAllowed", f"{req.method} is not supported here")
+
+    # ---- list ----------------------------------------------------------------------------
+    def _list(self, res: Resource, ns: str, query: dict[str, str]) -> dict[str, Any]:
+        terms = _parse_selector(query.get("fieldSelector", ""), res.plural)
+        limit = int(query.get("limit", "0") or 0)
+        token = query.get("continue", "")
+        with self._lock:
+            if token:
+                try:
+                    state = json.loads(base64.urlsafe_b64decode(token.encode()))
+                    list_rv, snap_id, offset = int(state["rv"]), int(state["id"]), int(state["offset"])
+                except (ValueError, KeyError, TypeError):
+                    raise _HttpError(400, "BadRequest", "continue key is not valid") from None
+                snap = self._snapshots.get(snap_id)
+                if list_rv < self.compacted_rv or snap is None:
+                    raise _HttpError(
+                        410, "Expired",
+                        "The provided continue parameter is too old to display a consistent list "
+                        "result. You can start a new list without the continue parameter.")
+                items = snap[1]
+            else:
+                rv_param = query.get("resourceVersion", "")
+                if rv_param not in ("", "0") and int(rv_param) > self.rv:
+                    raise _HttpError(504, "Timeout", f"Too large resource version: {rv_param}, current: {self.rv}")
+                list_rv, offset = self.rv, 0
+                items = sorted(
+                    (copy.deepcopy(o) for o in self.objects[res.plural].values() if _matches(o, terms, ns)),
+                    key=self._key,
+                )
+            page = items[offset: offset + limit] if limit > 0 else items[offset:]
+            meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
+            rest = len(items) - offset - len(page)
+            if rest > 0:
+                snap_id = int(state["id"]) if token else next(self._snapshot_ids)
+                self._snapshots[snap_id] = (list_rv, items)
+                meta["continue"] = base64.urlsafe_b64encode(json.dumps(
+                    {"rv": list_rv, "id": snap_id, "offset": offset + len(page)}).encode()).decode()
+                meta["remainingItemCount"] = rest
+            elif token:
+                self._snapshots.pop(int(state["id"]), None)
+        return {"kind": res.kind + "List", "apiVersion": res.api_version, "metadata": meta, "items": page}
+
+    # ---- watch ---------------------------------------------------------------------------
+    async def _watch(self, res: Resource, ns: str, req: _Request, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter, *, force_gone: bool = False) -> bool:
+        terms = _parse_selector(req.query.get("fieldSelector", ""), res.plural)
+        bookmarks = req.query.get("allowWatchBookmarks") == "true"
+        timeout = float(req.query.get("timeoutSeconds", "1800") or 1800)
+        rv_param = req.query.get("resourceVersion", "")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")
+
+        async def send(event: dict[str, Any]) -> None:
+            data = json.dumps(event).encode() + b"\n"
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            await writer.drain()
+
+        async def gone(last: int) -> bool:
+            await send({"type": "ERROR", "object": status_body(
+                410, "Expired", f"too old resource version: {last} ({self.compacted_rv})")})
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+
+        with self._lock:
+            if rv_param in ("", "0"):
+                # "Start at most recent" / "any": synthetic ADDED for what exists, then changes.
+                initial = [o for o in self.objects[res.plural].values() if _matches(o, terms, ns)]
+                last = self.rv
+            else:
+                initial, last = [], int(rv_param)
+        if force_gone or last < self.compacted_rv:
+            return await gone(last)
+        self._watches.add(writer)
+        self._watch_resources[writer] = res.plural
+        eof = asyncio.ensure_future(reader.read(1))  # the client closing the stream
+        try:
+            for obj in initial:
+                await send({"type": "ADDED", "object": obj})
+            deadline = time.monotonic() + timeout
+            next_bookmark = time.monotonic() + self.bookmark_interval
+            while True:
+                assert self._changed is not None
+                changed = self._changed
+                with self._lock:
+                    if last < self.compacted_rv:
+                        return await gone(last)
+                    pending = [e for e in self.history if e.rv > last and e.resource == res.plural]
+                    last = self.rv
+                for ev in pending:
+                    out = _translate(ev, terms, ns)
+                    if out is not None:
+                        await send(out)
+                now = time.monotonic()
+                if now >= deadline:
+                    if bookmarks:
+                        await send(_bookmark(res, last))
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+                    return True
+                if bookmarks and now >= next_bookmark:
+                    await send(_bookmark(res, last))
+                    next_bookmark = now + self.bookmark_interval
+                wait_until = min(deadline, next_bookmark) if bookmarks else deadline
+                waiter = asyncio.ensure_future(changed.wait())
+                done, _ = await asyncio.wait({waiter, eof}, timeout=max(0.0, wait_until - now),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                if eof in done:
+                    return False
+        finally:
+            eof.cancel()
+            self._watches.discard(writer)
+            self._watch_resources.pop(writer, None)
+
+    # ---- binding -------------------------------------------------------------------------
+    def _bind(self, ns: str, name: str, raw: bytes) -> dict[str, Any]:
+        """BindingREST.Create: validate, check preconditions, set spec.nodeName."""
+        try:
+            binding = json.loads(raw)
+        except ValueError:
+            raise _HttpError(400, "BadRequest", "invalid Binding body") from None
+        meta = binding.get("metadata") or {}
+        target = binding.get("target") or {}
+        if meta.get("name") != name:
+            raise _HttpError(400, "BadRequest", "name in URL does not match name in Binding object")
+        if meta.get("namespace", ns) != ns:
+            raise _HttpError(400, "BadRequest",
+                             "the namespace of the provided object does not match the namespace sent on the request")
+        if not target.get("name"):
+            raise _HttpError(422, "Invalid", f'Binding.core "{name}" is invalid: target.name: Required value')
+        if target.get("kind", "Node") not in ("", "Node"):
+            raise _HttpError(422, "Invalid", f'Binding.core "{name}" is invalid: target.kind: Not supported')
+        node = target["name"]
+        with self._lock:
+            pod = self.objects["pods"].get((ns, name))
+            if pod is None:
+                raise _HttpError(404, "NotFound", f'pods "{name}" not found', {"name": name, "kind": "pods"})
+            pmeta = pod["metadata"]
+            # Storage preconditions are checked before the update function runs.
+            if meta.get("uid") and meta["uid"] != pmeta["uid"]:
+                raise _HttpError(409, "Conflict", (
+                    f'Operation cannot be fulfilled on pods "{name}": Precondition failed: '
+                    f'UID in precondition: {meta["uid"]}, UID in object meta: {pmeta["uid"]}'),
+                    {"name": name, "kind": "pods"})
+            if meta.get("resourceVersion") and meta["resourceVersion"] != pmeta["resourceVersion"]:
+                raise _HttpError(409, "Conflict", (
+                    f'Operation cannot be fulfilled on pods "{name}": Precondition failed: '
+                    f'ResourceVersion in precondition: {meta["resourceVersion"]}, '
+                    f'ResourceVersion in object meta: {pmeta["resourceVersion"]}'),
+                    {"name": name, "kind": "pods"})
+            conflict = None
+            if pmeta.get("deletionTimestamp"):
+                conflict = f"pod {name} is being deleted, cannot be assigned to a host"
+            elif pod.get("spec", {}).get("nodeName"):
+                conflict = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+            elif pod.get("spec", {}).get("schedulingGates"):
+                conflict = f"pod {name} has non-empty .spec.schedulingGates"
+            if conflict:
+                raise _HttpError(409, "Conflict",
+                                 f'Operation cannot be fulfilled on pods/binding "{name}": {conflict}',
+                                 {"name": name, "kind": "pods/binding"})
+
+            def assign(obj: dict[str, Any]) -> None:
+                obj.setdefault("spec", {})["nodeName"] = node
+                conds = obj.setdefault("status", {}).setdefault("conditions", [])
+                conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
+                conds.append({"type": "PodScheduled", "status": "True",
+                              "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+            self.update("Pod", ns, name, assign)
+            self.bindings.append((ns, name, pmeta["uid"], node))
+        return status_body(201, "", "")
+
+
+def _bookmark(res: Resource, rv: int) -> dict[str, Any]:
+    return {"type": "BOOKMARK",
+            "object": {"kind": res.kind, "apiVersion": res.api_version,
+                       "metadata": {"resourceVersion": str(rv)}}}
+
+
+def _translate(ev: _Event, terms: list[tuple[str, bool, str]], ns: str) -> dict[str, Any] | None:
+    """The event a watcher with this selector sees (the apiserver's filtered watch rules)."""
+    was, now = _matches(ev.old, terms, ns), _matches(ev.new, terms, ns)
+    if ev.type == "DELETED":
+        return {"type": "DELETED", "object": ev.new} if was else None
+    if was and now:
+        return {"type": "MODIFIED", "object": ev.new}
+    if now:
+        return {"type": "ADDED", "object": ev.new}
+    if was:
+        return {"type": "DELETED", "object": ev.new}
+    return None
