@@ -130,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for `serve` (repeatable)")
     p.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for /readyz")
-    p.add_argument("--decode-runs", type=int, default=7, help="decode-floor runs per decoder and GC mode")
-    p.add_argument("--decode-seconds", type=float, default=4.0, help="decode-floor time budget per decoder and GC mode")
+    p.add_argument("--decode-runs", type=int, default=21, help="decode-floor runs per decoder and GC mode")
+    p.add_argument("--decode-seconds", type=float, default=3.0, help="decode-floor time budget per decoder and GC mode")
     return p
 
 

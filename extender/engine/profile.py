@@ -31,21 +31,23 @@ class Profile:
         return tuple(f.name for f in self.filters)
 
 
-def _effective(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int | None, int]]:
-    """(name, weight, index in the policy's list) in order, applying kube's default/disabled rules."""
+def _effective(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int | None]]:
+    """(name, weight) in order. An omitted phase runs kube-scheduler's defaults; `enabled` is the
+    complete list (a `disabled` beside it, as copied from a profile, changes nothing); `disabled`
+    alone removes plugins (`"*"`: all) from the defaults."""
     defaults: tuple[Any, ...] = {
         "filter": tuple((n, None) for n in registry.DEFAULT_FILTERS),
         "score": registry.DEFAULT_SCORES,
         "postFilter": tuple((n, None) for n in registry.DEFAULT_POST_FILTERS),
     }[point]
     if plugin_set is None:
-        return [(name, weight, -1) for name, weight in defaults]
+        return list(defaults)
+    if plugin_set.enabled:
+        return [(p.name, p.weight) for p in plugin_set.enabled]
     disabled = {p.name for p in plugin_set.disabled}
-    kept = [] if "*" in disabled else [(n, w, -1) for n, w in defaults if n not in disabled]
-    enabled_names = {p.name for p in plugin_set.enabled}
-    kept = [entry for entry in kept if entry[0] not in enabled_names]
-    kept += [(p.name, p.weight, i) for i, p in enumerate(plugin_set.enabled)]
-    return kept
+    if "*" in disabled:
+        return []
+    return [(name, weight) for name, weight in defaults if name not in disabled]
 
 
 def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) -> list[str]:
@@ -66,9 +68,14 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
                 else:
                     choices = ", ".join(sorted(table))
                     problems.append(f"{where}: unknown plugin {ref.name!r} (known: {choices})")
-        if len([n for n, _, _ in _effective(point, plugin_set)]) != len(
-                {n for n, _, _ in _effective(point, plugin_set)}):
-            problems.append(f"plugins.{point}.enabled: a plugin is listed more than once")
+        disabled = {ref.name for ref in plugin_set.disabled}
+        names = [ref.name for ref in plugin_set.enabled]
+        for i, name in enumerate(names):
+            if name in disabled:
+                problems.append(f"plugins.{point}.enabled[{i}].name: {name!r} is also disabled")
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                problems.append(f"plugins.{point}.enabled[{i}].name: {name!r} is listed more than once")
     post = _effective("postFilter", policy.plugins.post_filter)
     if len(post) > 1:
         problems.append("plugins.postFilter.enabled: at most one of DefaultPreemption, "
@@ -98,12 +105,11 @@ def build_profile(policy: ExtenderPolicy) -> Profile:
     """Instantiate the policy's plugins in order. The policy must come from `parse_policy`."""
     filters = tuple(
         registry.FILTERS[name].factory(_args_for(policy, name, registry.FILTERS))
-        for name, _, _ in _effective("filter", policy.plugins.filter)
+        for name, _ in _effective("filter", policy.plugins.filter)
     )
     scorers = tuple(
         (registry.SCORES[name].factory(_args_for(policy, name, registry.SCORES)), weight or 1)
-        for name, weight, _ in _effective("score", policy.plugins.score)
-        if name in registry.SCORES
+        for name, weight in _effective("score", policy.plugins.score)
     )
     post = _effective("postFilter", policy.plugins.post_filter)
     post_filter = None

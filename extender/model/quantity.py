@@ -74,16 +74,26 @@ _BINARY_FRACTION_DIGITS = 90
 # Go's strings.TrimSpace: unicode.IsSpace. Unlike str.strip() it keeps \x1c-\x1f.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
+# apimachinery's three errors (ErrFormatWrong, ErrSuffix, ErrNumeric)
 _ERR_FORMAT = r"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_ERR_SUFFIX = "unable to parse quantity's suffix"
+_ERR_NUMERIC = "unable to parse numeric part of quantity"
 
 
 class QuantityError(ValueError):
     """A string that apimachinery would refuse as a quantity."""
 
 
+def _invalid(raw: object, reason: str) -> QuantityError:
+    return QuantityError(f"invalid quantity {raw!r}: {reason}")
+
+
 class _Parsed(NamedTuple):
     nanos: int
     format: str
+
+
+_ZERO = _Parsed(0, DECIMAL_SI)
 
 
 def _round_away(n: int, d: int) -> int:
@@ -108,11 +118,9 @@ def _parse_int64(text: str) -> int | None:
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> _Parsed:
     """ParseQuantity: exact value in nano-units and the remembered Format."""
-    if not text:
-        raise QuantityError(_ERR_FORMAT)
-    match = _GRAMMAR.fullmatch(text)
+    match = _GRAMMAR.fullmatch(text) if text else None
     if match is None:
-        raise QuantityError(_ERR_FORMAT)
+        raise _invalid(text, _ERR_FORMAT)
     sign, zeros, whole, dot_frac, suffix = match.groups()
     frac = dot_frac[1:] if dot_frac else ""
 
@@ -123,11 +131,11 @@ def _parse(text: str) -> _Parsed:
     elif len(suffix) > 1 and suffix[0] in "eE":
         parsed = _parse_int64(suffix[1:])
         if parsed is None:
-            raise QuantityError(f"unable to parse quantity's suffix {suffix!r}")
+            raise _invalid(text, _ERR_SUFFIX)
         # suffix.go converts the int64 exponent with int32(parsed), which wraps.
         base, exponent, fmt = 10, ((parsed + 2**31) % 2**32) - 2**31, DECIMAL_EXPONENT
     else:
-        raise QuantityError(f"unable to parse quantity's suffix {suffix!r}")
+        raise _invalid(text, _ERR_SUFFIX)
 
     if not (zeros or whole or frac):
         # "", "+", ".", "Mi" parse as zero on the int64 fast path. Outside it, inf.Dec is handed
@@ -137,7 +145,7 @@ def _parse(text: str) -> _Parsed:
         else:
             fast = 15 - 1 - (exponent * 3) // 10 - 1 >= 0
         if not fast:
-            raise QuantityError("unable to parse numeric part of quantity")
+            raise _invalid(text, _ERR_NUMERIC)
         return _Parsed(0, fmt)
 
     nanos = _decimal_nanos(whole, frac, exponent) if base == 10 else _binary_nanos(whole, frac, exponent)
@@ -183,12 +191,14 @@ def _parse_text(text: str) -> Fraction:
     return Fraction(_parse(text).nanos, NANO)
 
 
-@lru_cache(maxsize=8192, typed=True)
 def _parse_raw(raw: QuantityLike) -> _Parsed:
+    """`Quantity.UnmarshalJSON` on an already-decoded JSON value."""
+    if type(raw) is str:  # the common case first; strings are cached by `_parse`
+        return _parse(raw.strip(_GO_SPACE))
     if raw is None:
-        return _Parsed(0, DECIMAL_SI)
+        return _ZERO
     if isinstance(raw, bool):
-        raise QuantityError(f"quantity {raw!r} is not a string or a number")
+        raise _invalid(raw, "not a string or a number")
     if isinstance(raw, int):
         # A bare JSON number is parsed from its text; an int's text is plain digits.
         magnitude = min(abs(raw) * NANO, _CLAMP_NANOS)
@@ -198,13 +208,26 @@ def _parse_raw(raw: QuantityLike) -> _Parsed:
         return _parse(repr(raw))
     if isinstance(raw, str):
         return _parse(raw.strip(_GO_SPACE))
-    raise QuantityError(f"quantity {raw!r} is not a string or a number")
+    raise _invalid(raw, "not a string or a number")
+
+
+# Raw JSON text -> nanos, the hot path of request aggregation (a plain dict beats lru_cache).
+_TEXT_NANOS: dict[str, int] = {}
+_TEXT_NANOS_MAX = 65536
 
 
 def nano_value(raw: QuantityLike) -> int:
     """The exact value in nano-units (`ScaledValue(Nano)` without the int64 limit).
 
     JSON semantics as `parse_quantity`."""
+    if type(raw) is str:
+        nanos = _TEXT_NANOS.get(raw)
+        if nanos is None:
+            nanos = _parse(raw.strip(_GO_SPACE)).nanos
+            if len(_TEXT_NANOS) >= _TEXT_NANOS_MAX:
+                _TEXT_NANOS.clear()
+            _TEXT_NANOS[raw] = nanos
+        return nanos
     return _parse_raw(raw).nanos
 
 
@@ -230,12 +253,12 @@ def scaled_from_nanos(nanos: int, unit_nanos: int) -> int:
 
 def value(raw: QuantityLike) -> int:
     """`Quantity.Value()`: whole units, rounded up (away from zero); 0 on int64 overflow."""
-    return scaled_from_nanos(_parse_raw(raw).nanos, NANO)
+    return scaled_from_nanos(nano_value(raw), NANO)
 
 
 def milli_value(raw: QuantityLike) -> int:
     """`Quantity.MilliValue()`: thousandths, rounded up; 0 on int64 overflow as apimachinery."""
-    return scaled_from_nanos(_parse_raw(raw).nanos, MILLI_IN_NANOS)
+    return scaled_from_nanos(nano_value(raw), MILLI_IN_NANOS)
 
 
 def _nanos_of(q: QuantityLike | Fraction) -> tuple[int, str]:

@@ -276,6 +276,8 @@ def _cpu_memory(totals: Mapping[str, int]) -> tuple[int, int]:
 def pod_non_zero_requests(spec: k8s.PodSpec) -> tuple[int, int]:
     """(milli_cpu, memory) with the B.1 defaults, as summed into NodeInfo's `NonZeroRequested`
     (`calculateResource`)."""
+    if _pod_level_requests(spec) is None:
+        return _cpu_memory(_aggregate(spec, _DEFAULTS_NANOS))  # the common case: one pass
     totals = _aggregate(spec, {})
     defaults = _node_non_zero_defaults(spec, totals)
     return _cpu_memory(_aggregate(spec, defaults) if defaults else totals)
@@ -284,10 +286,11 @@ def pod_non_zero_requests(spec: k8s.PodSpec) -> tuple[int, int]:
 def pod_scoring_non_zero_requests(spec: k8s.PodSpec) -> tuple[int, int]:
     """(milli_cpu, memory) of the incoming pod in scorers with `useRequested = false`.
 
-    `calculatePodResourceRequest` defaults every container lacking an entry regardless of
-    pod-level requests (which then override cpu/memory); it differs from
-    `pod_non_zero_requests` only for a pod with pod-level requests whose containers set a
-    resource in some containers but not others.
+    `calculatePodResourceRequest` defaults every container lacking an entry whether or not
+    pod-level requests are set (those then override cpu/memory). It differs from
+    `pod_non_zero_requests` only when pod-level requests are set, leave cpu or memory out,
+    and that resource appears elsewhere in the pod (a container, overhead) but not in every
+    container.
     """
     return _cpu_memory(_aggregate(spec, _DEFAULTS_NANOS))
 

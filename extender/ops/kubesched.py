@@ -229,7 +229,12 @@ def _check_plugin_config(configs: list[Any], path: str, out: Collector) -> None:
             out.error(child(where, "name"), f"plugin {name} was removed in {API_V1}")
         spec = PLUGIN_ARGS.get(name)
         if spec is not None:  # out-of-tree plugin args are not decoded by kube-scheduler
-            spec.check(config.get("args"), child(where, "args"), out)
+            args = config.get("args")
+            spec.check(args, child(where, "args"), out)
+            kind = _dict(args).get("kind")
+            if kind is not None and kind != f"{name}Args":
+                out.error(child(child(where, "args"), "kind"),
+                          f"args for plugin {name} must be of kind {name}Args, got {kind!r}")
 
 
 def _check_common_queue_sort(profiles: list[Any], out: Collector) -> None:

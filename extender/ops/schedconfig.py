@@ -58,7 +58,7 @@ class ExtenderTLS:
 
 
 def check_config(path: str | Path) -> list[Problem]:
-    """Every problem in one configuration file, errors and warnings, in file order."""
+    """Every problem in one file, errors and warnings: keys and types first, then rules."""
     path = Path(path)
     out = Collector(str(path))
     try:
@@ -169,8 +169,8 @@ def render_config(
     for verb in VERBS:
         if verb in verbs:
             extender[f"{verb}Verb"] = verb
-    if "prioritize" in verbs:
-        extender["weight"] = weight
+            if verb == "prioritize":
+                extender["weight"] = weight
     extender["enableHTTPS"] = https
     if tls is not None and tls.as_config():
         extender["tlsConfig"] = tls.as_config()

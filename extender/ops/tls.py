@@ -16,16 +16,21 @@ kube-scheduler authenticates to an extender only with a client certificate (its 
 
 How `serve` wires it into uvicorn (verified against uvicorn 0.54 in /work/venv)::
 
+    config = uvicorn.Config(app, host=host, port=port, ...)   # no ssl_* arguments
+    server = uvicorn.Server(config)
+    configure_server_tls(server, runtime, cert, key, client_ca)   # before server.run()
+    server.run()
+
+`configure_server_tls` builds the context and the reloader, points `server.config` at the
+context and appends a start-up hook to `runtime.startup` (run by the app's lifespan) that runs
+`reloader.run()` in the background, and a shutdown hook that stops it. Without a Runtime, the
+same in pieces::
+
     ctx = server_ssl_context(cert, key, client_ca)
     reloader = CertificateReloader(ctx, cert, key, client_ca)
-    config = uvicorn.Config(app, host=host, port=port,
-                            **uvicorn_ssl_options(ctx, cert, key, client_ca))
+    config = uvicorn.Config(app, ..., **uvicorn_ssl_options(ctx, cert, key, client_ca))
     install_ssl_context(config, ctx)   # config.load(), then config.ssl = ctx
-    server = uvicorn.Server(config)
-    async with asyncio.TaskGroup() as tasks:       # or start reloader.run() in the lifespan
-        watcher = tasks.create_task(reloader.run(30.0))
-        await server.serve()
-        watcher.cancel()
+    # ... and run `await reloader.run(30.0)` as a task next to `await server.serve()`
 
 uvicorn builds its SSLContext inside `Config.load()` from file names; recent versions take an
 `ssl_context_factory`, older ones do not. `uvicorn_ssl_options` passes the factory when the
@@ -160,28 +165,40 @@ def install_ssl_context(config: Any, ctx: ssl.SSLContext) -> None:
     config.ssl = ctx
 
 
-def add_tls_arguments(parser: Any) -> None:
-    """The `serve` flags, worded to match kube-scheduler's tlsConfig."""
-    parser.add_argument("--tls-cert-file", metavar="FILE", default=None,
-                        help="serve HTTPS with this PEM certificate (chain); reloaded when the "
-                             "file changes. kube-scheduler verifies it with tlsConfig.caFile")
-    parser.add_argument("--tls-key-file", metavar="FILE", default=None,
-                        help="PEM private key of --tls-cert-file")
-    parser.add_argument("--tls-client-ca-file", metavar="FILE", default=None,
-                        help="require client certificates signed by this CA (mutual TLS); "
-                             "kube-scheduler presents tlsConfig.certFile/keyFile")
+def configure_server_tls(server: Any, runtime: Any, cert_file: StrPath | None,
+                         key_file: StrPath | None, client_ca_file: StrPath | None = None, *,
+                         interval: float = 30.0, check_interval: float = 1.0,
+                         ) -> CertificateReloader:
+    """Make a not-yet-started `uvicorn.Server` serve TLS (mutual TLS with `client_ca_file`),
+    reloading the files; the periodic check runs through `runtime.startup`/`runtime.shutdown`.
 
-
-def reloader_from_args(args: Any) -> CertificateReloader | None:
-    """Context and reloader for parsed `add_tls_arguments` flags; None for plain HTTP.
-
-    Raises ValueError for incomplete flags, and OSError/ssl.SSLError for unreadable files.
+    Raises ValueError for an incomplete set of files and OSError (ssl.SSLError included) for
+    files that cannot be loaded.
     """
-    cert, key, ca = args.tls_cert_file, args.tls_key_file, args.tls_client_ca_file
-    if not cert and not key and not ca:
-        return None
+    _require_pair(cert_file, key_file, client_ca_file)
+    ctx = server_ssl_context(cert_file, key_file, client_ca_file)
+    reloader = CertificateReloader(ctx, cert_file, key_file, client_ca_file,
+                                   check_interval=check_interval)
+    config = server.config
+    for name, value in uvicorn_ssl_options(ctx, cert_file, key_file, client_ca_file).items():
+        setattr(config, name, value)  # what uvicorn.Config(...) would have stored
+    install_ssl_context(config, ctx)
+    tasks: list[asyncio.Task[None]] = []
+
+    async def start() -> None:
+        tasks.append(asyncio.create_task(reloader.run(interval), name="tls-reloader"))
+
+    async def stop() -> None:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    runtime.startup.append(start)
+    runtime.shutdown.append(stop)
+    return reloader
+
+
+def _require_pair(cert: Any, key: Any, client_ca: Any) -> None:
     if not cert or not key:
         raise ValueError("--tls-cert-file and --tls-key-file must be given together"
-                         + (" (--tls-client-ca-file needs them)" if ca else ""))
-    ctx = server_ssl_context(cert, key, ca)
-    return CertificateReloader(ctx, cert, key, ca)
+                         + (" (--tls-client-ca-file needs them)" if client_ca else ""))

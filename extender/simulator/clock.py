@@ -51,13 +51,14 @@ class VirtualClock:
 
 
 @dataclass(order=True)
-class _Entry:
+class TimelineEntry:
     time: int
     rank: int
     seq: int
     action: Callable[[], None] = field(compare=False)
     period: int = field(compare=False, default=0)
     cancelled: bool = field(compare=False, default=False)
+    done: bool = field(compare=False, default=False)
 
 
 class Timeline:
@@ -70,29 +71,32 @@ class Timeline:
 
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
-        self._heap: list[_Entry] = []
+        self._heap: list[TimelineEntry] = []
+        self._one_shots: list[TimelineEntry] = []  # the same one-shot entries, for next_time
         self._seq = 0
 
-    def _push(self, entry: _Entry) -> _Entry:
+    def _push(self, entry: TimelineEntry) -> TimelineEntry:
         heapq.heappush(self._heap, entry)
         return entry
 
-    def at(self, t: int, action: Callable[[], None], *, rank: int = 0) -> _Entry:
+    def at(self, t: int, action: Callable[[], None], *, rank: int = 0) -> TimelineEntry:
         """Run `action` once at virtual time `t` (not before now)."""
         self._seq += 1
-        return self._push(_Entry(max(t, self.clock.now()), rank, self._seq, action))
+        entry = TimelineEntry(max(t, self.clock.now()), rank, self._seq, action)
+        heapq.heappush(self._one_shots, entry)
+        return self._push(entry)
 
     def every(self, period: int, action: Callable[[], None], *, start: int | None = None,
-              rank: int = 0) -> _Entry:
+              rank: int = 0) -> TimelineEntry:
         """Run `action` at `start` (default now) and then every `period`."""
         if period <= 0:
             raise ValueError("period must be positive")
         self._seq += 1
         first = self.clock.now() if start is None else start
-        return self._push(_Entry(first, rank, self._seq, action, period))
+        return self._push(TimelineEntry(first, rank, self._seq, action, period))
 
     @staticmethod
-    def cancel(entry: _Entry) -> None:
+    def cancel(entry: TimelineEntry) -> None:
         entry.cancelled = True
 
     def _drop_cancelled(self) -> None:
@@ -104,11 +108,13 @@ class Timeline:
         self._drop_cancelled()
         if include_periodic:
             return self._heap[0].time if self._heap else None
-        times = [e.time for e in self._heap if not e.cancelled and not e.period]
-        return min(times) if times else None
+        shots = self._one_shots
+        while shots and (shots[0].cancelled or shots[0].done):
+            heapq.heappop(shots)
+        return shots[0].time if shots else None
 
     def has_one_shots(self) -> bool:
-        return any(not e.cancelled and not e.period for e in self._heap)
+        return self.next_time(include_periodic=False) is not None
 
     def run_until(self, t: int) -> int:
         """Fire every callback due at or before `t`, then leave the clock at `t`.
@@ -125,12 +131,14 @@ class Timeline:
                 # Re-arm first so the action may cancel it.
                 entry.time += entry.period
                 heapq.heappush(self._heap, entry)
+            else:
+                entry.done = True
             entry.action()
             fired += 1
         self.clock.advance_to(max(t, self.clock.now()))
         return fired
 
-    def periodic_fire_time(self, entry: _Entry, not_before: int) -> int:
+    def periodic_fire_time(self, entry: TimelineEntry, not_before: int) -> int:
         """The first time >= `not_before` at which periodic `entry` fires."""
         if entry.time >= not_before:
             return entry.time

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from extender.simulator.clock import SECOND, Timeline, VirtualClock
+from extender.simulator.clock import SECOND, Timeline, TimelineEntry, VirtualClock
 from extender.simulator.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -185,13 +185,17 @@ class PriorityQueue:
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
         self._seq = 0
+        self.backoff_flusher: TimelineEntry | None = None
+        self.leftover_flusher: TimelineEntry | None = None
 
     # -- wiring -------------------------------------------------------------------------------
 
     def start(self, timeline: Timeline) -> None:
         """`Run()`: register the two flushers on `timeline` (wait.Until fires at once)."""
-        timeline.every(BACKOFF_FLUSH_PERIOD, self.flush_backoff_completed, rank=-2)
-        timeline.every(UNSCHEDULABLE_FLUSH_PERIOD, self.flush_unschedulable_leftover, rank=-1)
+        self.backoff_flusher = timeline.every(BACKOFF_FLUSH_PERIOD, self.flush_backoff_completed,
+                                              rank=-2)
+        self.leftover_flusher = timeline.every(UNSCHEDULABLE_FLUSH_PERIOD,
+                                               self.flush_unschedulable_leftover, rank=-1)
 
     # -- bookkeeping helpers -------------------------------------------------------------------
 
@@ -451,6 +455,10 @@ class PriorityQueue:
 
     def pending_infos(self) -> list[QueuedPodInfo]:
         return self._active.ordered() + self._backoff.ordered() + self._pool_sorted()
+
+    def unschedulable_infos(self) -> list[QueuedPodInfo]:
+        """The pool's bookkeeping, in no particular order."""
+        return list(self._unschedulable.values())
 
     def next_backoff_expiry(self) -> int | None:
         info = self._backoff.peek()

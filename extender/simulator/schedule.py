@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.preemption.victims import fits_with_nominated
 from extender.engine.profile import Profile
-from extender.engine.runner import node_fits, prepare_filters, run_scores, score_totals
+from extender.engine.runner import prepare_filters, run_checks, run_scores, score_totals
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.simulator.extenders import EXTENDER_PLUGIN, ExtenderError, HttpExtender
@@ -83,21 +84,6 @@ class SchedulingContext:
         return self._base.priority_class(name)
 
 
-def filter_with_nominated(checks: Sequence[NodeCheck], pod: PodView, node: NodeInfo,
-                          nominated: Sequence[PodView]) -> Status | None:
-    """RunFilterPluginsWithNominatedPods: pass 1 with the node's nominated pods of priority
-    ≥ the pod's added, pass 2 on the node as it is; both must pass."""
-    added = [p for p in nominated if p.uid != pod.uid and p.priority >= pod.priority]
-    if added:
-        with_nominated = node.clone()
-        for other in added:
-            with_nominated.add_pod(other)
-        status = node_fits(checks, with_nominated)
-        if status is not None:
-            return status
-    return node_fits(checks, node)
-
-
 class Algorithm:
     """The stateful part of scheduling (`nextStartNodeIndex`, the seeded RNG)."""
 
@@ -116,24 +102,46 @@ class Algorithm:
 
     def _filter(self, checks: Sequence[NodeCheck], pod: PodView, nodes: Sequence[NodeInfo],
                 nominator: Nominator, diagnosis: Diagnosis, want: int) -> tuple[list[NodeInfo], int]:
-        """Feasible nodes (at most `want`) and how many nodes were processed."""
+        """Feasible nodes (at most `want`, in search order) and how many nodes were processed.
+
+        Upstream walks nodes from `nextStartNodeIndex` and stops at the `want`-th feasible one.
+        Judging every node with the engine's batch checks and cutting afterwards gives the same
+        feasible list, statuses and processed count, and is much faster in Python."""
         n = len(nodes)
-        feasible: list[NodeInfo] = []
+        if n == 0:
+            return [], 0
+        start = self.next_start_node_index % n
+        rotated = [*nodes[start:], *nodes[:start]] if start else list(nodes)
+        statuses: dict[str, Status] = {}
+        feasible = run_checks(checks, rotated, statuses)
         nominated_by_node = nominator.by_node
-        start = self.next_start_node_index % n if n else 0
-        processed = 0
-        for i in range(n):
-            node = nodes[(start + i) % n]
-            processed += 1
-            nominated = nominated_by_node.get(node.name)
-            status = (filter_with_nominated(checks, pod, node, nominated) if nominated
-                      else node_fits(checks, node))
-            if status is None:
-                feasible.append(node)
-                if len(feasible) >= want:
-                    break
-            else:
-                diagnosis.record(node.name, status)
+        if nominated_by_node:
+            # Only nodes with nominated pods need the two-pass check; re-judge just those.
+            by_name = {node.node.name: node for node in rotated}
+            for name, nominated in nominated_by_node.items():
+                node = by_name.get(name)
+                if node is None:
+                    continue
+                status = fits_with_nominated(checks, pod, node, nominated)
+                if status is None:
+                    statuses.pop(name, None)
+                else:
+                    statuses[name] = status
+            feasible = [node for node in rotated if node.node.name not in statuses]
+        processed = n
+        if len(feasible) > want:
+            last = feasible[want - 1]
+            feasible = feasible[:want]
+            processed = next(i for i, node in enumerate(rotated) if node is last) + 1
+        record = diagnosis.record
+        if processed == n:
+            for name, status in statuses.items():
+                record(name, status)
+        else:
+            for node in rotated[:processed]:
+                status = statuses.get(node.node.name)
+                if status is not None:
+                    record(node.node.name, status)
         return feasible, processed
 
     def _run_extenders(self, pod: PodView, pod_raw: Mapping[str, Any], feasible: list[NodeInfo],
@@ -199,10 +207,10 @@ class Algorithm:
         if not self.profile.scorers and not any(e.prioritize_verb for e in self.extenders):
             return [1] * len(feasible)
         totals = score_totals(run_scores(self.profile, pod, feasible, ctx), len(feasible))
-        index = {n.name: i for i, n in enumerate(feasible)}
         for ext in self.extenders:
             if not ext.prioritize_verb or not ext.is_interested(pod):
                 continue
+            index = {n.node.name: i for i, n in enumerate(feasible)}
             scale = ext.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
             for host, score in ext.prioritize(pod_raw or {}, feasible, node_raw).items():
                 i = index.get(host)

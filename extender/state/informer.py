@@ -341,6 +341,8 @@ class LiveState:
         page_limit: int = 500,
         watch_timeout: int = 300,
         expire_interval: float = 1.0,
+        backoff_initial: float = 0.2,
+        backoff_max: float = 30.0,
         freeze_gc: bool = False,
         owns_client: bool = False,
         clock: Clock = time.monotonic,
@@ -350,7 +352,8 @@ class LiveState:
         self.counters = Counters()
         self.informers = {
             spec.name: Informer(client, state, spec, counters=self.counters, page_limit=page_limit,
-                                watch_timeout=watch_timeout, clock=clock)
+                                watch_timeout=watch_timeout, clock=clock,
+                                backoff=Backoff(backoff_initial, backoff_max))
             for spec in resources
         }
         self.expire_interval = expire_interval

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from tests.conftest import fixture_bytes, fixture_json
@@ -43,8 +44,13 @@ def test_filter_nodes_echoes_node_objects_byte_for_byte(client):
     sent = json.loads(body)["Nodes"]["items"]
     echoed = json.loads(reply)["Nodes"]["items"]
     assert echoed == [n for n in sent if n["metadata"]["name"] in ("worker-a1", "worker-a2")]
-    # Whole objects, including fields the engine never reads (managedFields, conditions...).
-    assert "managedFields" in echoed[0]["metadata"] and "conditions" in echoed[0]["status"]
+    # Whole objects, including fields the engine never reads.
+    assert "daemonEndpoints" in echoed[0]["status"] and "annotations" in echoed[0]["metadata"]
+    # Byte for byte: the passing nodes' original bytes (whitespace included) are in the reply.
+    nodes = msgspec.json.decode(body, type=dict[str, msgspec.Raw])["Nodes"]
+    first = bytes(msgspec.json.decode(nodes, type=dict[str, msgspec.Raw])["items"])
+    first = bytes(msgspec.json.decode(first, type=list[msgspec.Raw])[0])
+    assert b"\n" in first and first in reply
 
 
 def test_prioritize_reply_is_a_bare_array_of_integers(client):

@@ -88,16 +88,18 @@ class Fault:
     action: str
     method: str | None = None
     path: str | None = None  # substring of the path
+    query: str | None = None  # substring of the raw query string, e.g. "continue="
     watch: bool | None = None  # True: only watch requests; False: only non-watch
     status: int = 500
     times: int = 1
     hang_seconds: float = 60.0
     hits: int = 0
 
-    def matches(self, method: str, path: str, is_watch: bool) -> bool:
+    def matches(self, method: str, path: str, query: str, is_watch: bool) -> bool:
         return (
             (self.method is None or self.method == method)
             and (self.path is None or self.path in path)
+            and (self.query is None or self.query in query)
             and (self.watch is None or self.watch == is_watch)
         )
 
@@ -118,6 +120,7 @@ class _Request:
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
+    raw_query: str = ""
     peercert: Any = None
 
 
@@ -249,10 +252,14 @@ class FakeApiServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving and close every connection (idempotent)."""
+        if self._thread is None:
+            return
         if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        if self._thread is not None:
-            self._thread.join(10)
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+        self._thread = None
 
     def __enter__(self) -> FakeApiServer:
         return self.start()
@@ -425,10 +432,14 @@ class FakeApiServer:
             self.faults.append(fault)
         return fault
 
-    def _take_fault(self, method: str, path: str, is_watch: bool) -> Fault | None:
+    def clear_faults(self) -> None:
+        with self._lock:
+            self.faults.clear()
+
+    def _take_fault(self, req: _Request, is_watch: bool) -> Fault | None:
         with self._lock:
             for fault in self.faults:
-                if fault.matches(method, path, is_watch):
+                if fault.matches(req.method, req.path, req.raw_query, is_watch):
                     fault.hits += 1
                     if fault.hits >= fault.times:
                         self.faults.remove(fault)
@@ -492,7 +503,7 @@ class FakeApiServer:
         body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
         parts = urlsplit(target)
         return _Request(method, unquote(parts.path), dict(parse_qsl(parts.query)), headers, body,
-                        writer.get_extra_info("peercert"))
+                        parts.query, writer.get_extra_info("peercert"))
 
     @staticmethod
     async def _respond(writer: asyncio.StreamWriter, code: int, body: dict[str, Any] | bytes,
@@ -523,7 +534,7 @@ class FakeApiServer:
             entry.status = 401
             await self._respond(writer, 401, status_body(401, "Unauthorized", "Unauthorized"))
             return True
-        fault = self._take_fault(req.method, req.path, is_watch)
+        fault = self._take_fault(req, is_watch)
         if fault is not None:
             if fault.action == "drop":
                 return False
@@ -636,8 +647,10 @@ class FakeApiServer:
         bookmarks = req.query.get("allowWatchBookmarks") == "true"
         timeout = float(req.query.get("timeoutSeconds", "1800") or 1800)
         rv_param = req.query.get("resourceVersion", "")
+        # One watch per connection: a reader task watches for the client hanging up, so the
+        # connection cannot go back to serving requests afterwards.
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     b"Transfer-Encoding: chunked\r\n\r\n")
+                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
 
         async def send(event: dict[str, Any]) -> None:
             data = json.dumps(event).encode() + b"\n"
@@ -649,7 +662,7 @@ class FakeApiServer:
                 410, "Expired", f"too old resource version: {last} ({self.compacted_rv})")})
             writer.write(b"0\r\n\r\n")
             await writer.drain()
-            return True
+            return False
 
         with self._lock:
             if rv_param in ("", "0"):
@@ -686,7 +699,7 @@ class FakeApiServer:
                         await send(_bookmark(res, last))
                     writer.write(b"0\r\n\r\n")
                     await writer.drain()
-                    return True
+                    return False
                 if bookmarks and now >= next_bookmark:
                     await send(_bookmark(res, last))
                     next_bookmark = now + self.bookmark_interval
@@ -699,6 +712,8 @@ class FakeApiServer:
                     return False
         finally:
             eof.cancel()
+            with contextlib.suppress(BaseException):
+                await eof
             self._watches.discard(writer)
             self._watch_resources.pop(writer, None)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -166,12 +166,19 @@ class PreemptionResult:
     node_statuses: Mapping[str, Status] = field(default_factory=dict)
 
 
+#: The `callExtenders` step: candidates in, the extenders' replacement map out, or the Status
+#: (Error) of an extender that failed and is not ignorable.
+ExtenderStep = Callable[[Mapping[str, Victims]], Mapping[str, Victims] | Status]
+
+
 def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
-            state: PreemptionState, now: float, rng: random.Random) -> PreemptionResult:
+            state: PreemptionState, now: float, rng: random.Random, *,
+            call_extenders: ExtenderStep | None = None) -> PreemptionResult:
     """Run the profile's PostFilter for `pod` after a failed filter pass.
 
     `statuses` are that pass's per-node filter statuses (nodes without one count as
-    unresolvable, as in modern kube-scheduler); `rng` draws the dry run's start offset.
+    unresolvable, as in modern kube-scheduler); `rng` draws the dry run's start offset;
+    `call_extenders`, if given, may replace the candidates before one is picked.
     Without a PostFilter plugin the result is Unschedulable with no message.
     """
     post_filter = profile.post_filter
@@ -212,8 +219,14 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
         return failed(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), dry.statuses, absent),
                       clear=True, node_statuses=dry.statuses)
 
-    best = pick_one_node_for_preemption(dry.candidates, now)
-    if best is None:  # pragma: no cover - candidates is not empty
-        return failed(Code.UNSCHEDULABLE, NO_CANDIDATE)
-    return PreemptionResult(Status(Code.SUCCESS, (), plugin), best, dry.candidates[best],
-                            candidates=dry.candidates, node_statuses=dry.statuses)
+    candidates: Mapping[str, Victims] = dry.candidates
+    if call_extenders is not None:
+        replied = call_extenders(candidates)
+        if isinstance(replied, Status):
+            return failed(replied.code, replied.message, node_statuses=dry.statuses)
+        candidates = replied
+    best = pick_one_node_for_preemption(candidates, now)
+    if best is None:  # every candidate vetoed by an extender
+        return failed(Code.UNSCHEDULABLE, NO_CANDIDATE, node_statuses=dry.statuses)
+    return PreemptionResult(Status(Code.SUCCESS, (), plugin), best, candidates[best],
+                            candidates=candidates, node_statuses=dry.statuses)

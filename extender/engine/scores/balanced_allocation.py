@@ -46,8 +46,9 @@ def balanced_score(fractions: Sequence[float]) -> int:
 
 
 def capped_fractions(column: Column) -> list[float]:
-    """`min(req / alloc, 1.0)` per node. Python's int/int division is correctly rounded, the
-    same as Go's float64(req) / float64(alloc) for values below 2**53 (8 PiB)."""
+    """`min(req / alloc, 1.0)` per node, for a column counted on every node (alloc > 0).
+    Python's int/int division is correctly rounded: the same as Go's
+    float64(req) / float64(alloc) for values below 2**53 (8 PiB)."""
     return [r / a if r <= a else 1.0 for a, r in zip(column.allocatable, column.requested,
                                                       strict=True)]
 
@@ -64,22 +65,19 @@ class NodeResourcesBalancedAllocation:
         if not any(pod_request(pod, name, use_requested=True) for name, _ in self.resources):
             return None
         columns = resource_columns(self.resources, pod, nodes, use_requested=True)
-        if all(all_allocatable(c) for c in columns):
-            if len(columns) == 2:  # cpu and memory: std is half the difference
-                return [int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
-                        for f0, f1 in zip(capped_fractions(columns[0]),
-                                          capped_fractions(columns[1]), strict=True)]
-            per_resource = [capped_fractions(c) for c in columns]
-            return [balanced_score(fs) for fs in zip(*per_resource, strict=True)] \
-                if per_resource else [MAX_NODE_SCORE] * len(nodes)
-        # Some node lacks a resource: its fractions are only those it has.
+        if len(columns) == 2 and all_allocatable(columns[0]) and all_allocatable(columns[1]):
+            # Two resources (cpu and memory, usually) on every node: std is half the difference.
+            return [int((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+                    for f0, f1 in zip(capped_fractions(columns[0]),
+                                      capped_fractions(columns[1]), strict=True)]
+        # Otherwise each node's fractions are those of the resources it has (allocatable > 0).
         scores = []
         for i in range(len(nodes)):
             fractions = []
-            for c in columns:
-                a = c.allocatable[i]
+            for column in columns:
+                a = column.allocatable[i]
                 if a > 0:
-                    r = c.requested[i]
+                    r = column.requested[i]
                     fractions.append(r / a if r <= a else 1.0)
             scores.append(balanced_score(fractions))
         return scores

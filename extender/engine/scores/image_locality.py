@@ -23,17 +23,15 @@ MIN_THRESHOLD = 23 * MIB
 MAX_CONTAINER_THRESHOLD = 1000 * MIB
 
 
-def calculate_priority(sum_scores: int, num_containers: int) -> int:
-    """Clamp the summed image score to the thresholds and scale it to 0..100."""
-    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
-    if sum_scores < MIN_THRESHOLD:
-        sum_scores = MIN_THRESHOLD
-    elif sum_scores > max_threshold:
-        sum_scores = max_threshold
-    span = max_threshold - MIN_THRESHOLD
+def calculate_priorities(sums: list[int], num_containers: int) -> list[int]:
+    """Clamp each summed image score to [23 MiB, 1000 MiB × containers] and scale to 0..100."""
+    low, high = MIN_THRESHOLD, MAX_CONTAINER_THRESHOLD * num_containers
+    span = high - low
     if span <= 0:  # a pod without containers: nothing to pull
-        return 0
-    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // span
+        return [0] * len(sums)
+    # All terms are non-negative, so floor division is Go's.
+    return [MAX_NODE_SCORE * ((s if s < high else high) - low) // span if s > low else 0
+            for s in sums]
 
 
 def spread(nodes_with_image: int, total_nodes: int) -> float:
@@ -48,26 +46,15 @@ class ImageLocality:
         pass
 
     def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
-        num_containers = pod.num_containers
-        if not pod.images:
-            return [calculate_priority(0, num_containers)] * len(nodes)
-        # A candidate the context does not know (say, a node sent in the request body) still
-        # counts, so the totals are at least 1; with a consistent snapshot they always are.
-        total = max(ctx.node_count(), 1)
-        # Identical images count once per container: (name, spread, containers using it).
-        uses = Counter(normalized_image_name(image) for image in pod.images)
-        images = tuple(
-            (name, spread(min(max(ctx.image_node_count(name), 1), total), total), count)
-            for name, count in uses.items()
-        )
-        scores = []
-        append = scores.append
-        for node in nodes:
-            held = node.node.images
-            total_score = 0
-            for name, share, count in images:
-                size = held.get(name)
-                if size is not None:
-                    total_score += int(size * share) * count
-            append(calculate_priority(total_score, num_containers))
-        return scores
+        sums = [0] * len(nodes)
+        if pod.images:
+            # A candidate the context does not know (say, a node sent in the request body)
+            # still counts, so the counts are at least 1; with a consistent snapshot they are.
+            total = max(ctx.node_count(), 1)
+            # Identical images count once per container, hence the multiplicity.
+            for name, count in Counter(normalized_image_name(i) for i in pod.images).items():
+                share = spread(min(max(ctx.image_node_count(name), 1), total), total)
+                sizes = [n.node.images.get(name) for n in nodes]
+                sums = [t if size is None else t + int(size * share) * count
+                        for t, size in zip(sums, sizes, strict=True)]
+        return calculate_priorities(sums, pod.num_containers)

@@ -1,0 +1,149 @@
+"""The extender's `preempt` verb: vet, and complete if needed, the scheduler's victims per node.
+
+kube-scheduler sends the candidate nodes of its own dry run, each with the minimal victims its
+filters found. For each node the policy's filters (with the node's nominated pods, as in the
+dry run) decide:
+
+* the pod fits once the proposed victims are gone → the proposal is kept as it is. It is
+  already the scheduler's minimal set for its own filters, which may include plugins this
+  policy does not model (inter-pod affinity, topology spread, volumes); trimming it with fewer
+  filters could hand back a set the scheduler's own filters then reject;
+* a failure preemption cannot fix (taints, affinity, unschedulable, node name, a request above
+  the node's allocatable) → the node is dropped;
+* otherwise more victims are chosen among the node's other preemptable pods, exactly as the dry
+  run chooses (PDB-violating pods offered back first, most important first), the proposed ones
+  staying victims; if even evicting all of them is not enough, the node is dropped.
+
+Proposed UIDs that are not on the node, or that the preemptor may not evict (not lower
+priority; exempt under PreemptionToleration), are ignored and reported. `NumPDBViolations` is
+recomputed from the state's PDBs the way the dry run counts it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from extender.engine.framework import Code, NodeCheck, Status
+from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, PreemptionState
+from extender.engine.preemption.ordering import by_importance
+from extender.engine.preemption.pdb import count_pdb_violations
+from extender.engine.preemption.victims import (
+    VictimPredicate,
+    Victims,
+    fits_with_nominated,
+    select_victims_on_node,
+    victim_predicate,
+)
+from extender.engine.profile import Profile
+from extender.engine.runner import prepare_filters
+from extender.model.disruption import PdbView
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PLUGIN = "DefaultPreemption"
+FITS_AS_IS = "the pod fits without evicting any pod"
+
+
+class DropReason(StrEnum):
+    """Why a proposed node is left out of the reply (the `reason` label of the drop metric)."""
+
+    NODE_NOT_FOUND = "node_not_found"
+    PREEMPTOR_NOT_ELIGIBLE = "preemptor_not_eligible"
+    UNRESOLVABLE = "unresolvable"
+    NOT_ENOUGH_VICTIMS = "not_enough_victims"
+    NO_VICTIMS_NEEDED = "no_victims_needed"
+
+
+@dataclass(slots=True)
+class PreemptionOutcome:
+    """The reply's nodes with their victims (in proposal order); the dropped nodes with their
+    reason (a metric label) and a readable detail; the ignored proposed UIDs per node."""
+
+    victims: dict[str, Victims] = field(default_factory=dict)
+    dropped: dict[str, DropReason] = field(default_factory=dict)
+    drop_details: dict[str, str] = field(default_factory=dict)
+    ignored: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def drop(self, node: str, reason: DropReason, detail: str) -> None:
+        self.dropped[node] = reason
+        self.drop_details[node] = detail
+
+
+def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
+                       state: PreemptionState, now: float) -> PreemptionOutcome:
+    """Vet `proposals` (node name -> proposed victim UIDs) for the preemptor `pod`.
+
+    Every node in the outcome has at least one victim, all of them pods the state knows on
+    that node, most important first. A policy without a PostFilter plugin is treated as
+    DefaultPreemption: the scheduler decided to preempt; the extender only vets.
+    """
+    outcome = PreemptionOutcome()
+    if pod.preemption_policy == "Never":  # the scheduler should not have asked
+        for node in proposals:
+            outcome.drop(node, DropReason.PREEMPTOR_NOT_ELIGIBLE, NOT_ELIGIBLE_NEVER)
+        return outcome
+    plugin = profile.post_filter.name if profile.post_filter else DEFAULT_PLUGIN
+    checks = prepare_filters(profile, pod)
+    can_preempt = victim_predicate(pod, plugin, state, now)
+    pdbs = state.pdb_list()
+
+    for node, uids in proposals.items():
+        info = state.nodes.get(node)
+        if info is None:
+            outcome.drop(node, DropReason.NODE_NOT_FOUND, "node is not in the cluster state")
+            continue
+        proposed: list[PodView] = []
+        ignored: list[str] = []
+        for uid in dict.fromkeys(uids):
+            victim = info.pods.get(uid)
+            if victim is not None and can_preempt(victim):
+                proposed.append(victim)
+            else:
+                ignored.append(uid)
+        if ignored:
+            outcome.ignored[node] = tuple(ignored)
+            log.debug("preempt %s on %s: ignoring proposed victims %s (not on the node or not "
+                      "preemptable)", pod.key, node, ignored)
+
+        verdict = _vet_node(checks, pod, info, proposed, state.nominated_pods(node), pdbs,
+                            can_preempt, now)
+        if isinstance(verdict, Victims):
+            outcome.victims[node] = verdict
+        else:
+            outcome.drop(node, *verdict)
+    return outcome
+
+
+def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
+              proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: Sequence[PdbView],
+              can_preempt: VictimPredicate, now: float) -> Victims | tuple[DropReason, str]:
+    """The victims to reply with on one node, or why the node is dropped."""
+    work = info.clone()
+    for victim in proposed:
+        work.remove_pod(victim)
+    status = fits_with_nominated(checks, pod, work, nominated)
+    if status is None:
+        if not proposed:
+            return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
+        potential = by_importance((p for p in info.pods.values() if can_preempt(p)), now)
+        victims = by_importance(proposed, now)
+        return Victims(tuple(victims), count_pdb_violations(victims, potential, pdbs))
+    if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return DropReason.UNRESOLVABLE, _describe(status)
+    result = select_victims_on_node(checks, pod, info, pdbs, nominated, now,
+                                    can_preempt=can_preempt, pinned={v.uid for v in proposed})
+    if isinstance(result, Status):
+        return (DropReason.NOT_ENOUGH_VICTIMS,
+                f"evicting every preemptable pod is not enough: {_describe(result)}")
+    if not result.pods:  # cannot happen with monotone filters; never reply with no victim
+        return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
+    return result
+
+
+def _describe(status: Status) -> str:
+    return f"{status.plugin}: {status.message}" if status.plugin else status.message

@@ -1,0 +1,137 @@
+"""The simulation report: JSON, byte-for-byte identical for the same inputs and seed.
+
+Keys are sorted, lists have a defined order (pods by namespace/name, nodes by name), times
+are virtual seconds, and nothing from the wall clock goes in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from extender.engine.profile import Profile
+from extender.simulator.clock import to_seconds
+from extender.simulator.loop import (
+    DELETED,
+    PENDING,
+    PREEMPTED,
+    SCHEDULED,
+    NodeUsage,
+    PodRecord,
+    SimulationConfig,
+    SimulationResult,
+)
+
+API_VERSION = "simulator.extender/v1"
+KIND = "SimulationReport"
+
+
+def _seconds(ns: int | None) -> float | None:
+    return None if ns is None else to_seconds(ns)
+
+
+def _fraction(used: int, total: int) -> float | None:
+    return round(used / total, 6) if total > 0 else None
+
+
+def _usage(u: NodeUsage) -> dict[str, Any]:
+    return {
+        "cpuMilli": u.milli_cpu,
+        "memoryBytes": u.memory,
+        "pods": u.pods,
+        "cpuFraction": _fraction(u.milli_cpu, u.allocatable_milli_cpu),
+        "memoryFraction": _fraction(u.memory, u.allocatable_memory),
+        "podsFraction": _fraction(u.pods, u.allocatable_pods),
+    }
+
+
+def _pod(rec: PodRecord) -> dict[str, Any]:
+    return {
+        "namespace": rec.namespace,
+        "name": rec.name,
+        "priority": rec.priority,
+        "origin": rec.origin,
+        "status": rec.status,
+        "node": rec.node or None,
+        "nominatedNode": rec.nominated_node or None,
+        "message": rec.message or None,
+        "attempts": rec.attempts,
+        "arrivedAtSeconds": _seconds(rec.arrived_at),
+        "scheduledAtSeconds": _seconds(rec.scheduled_at),
+        "preemptedBy": rec.preempted_by or None,
+        "preempted": sorted(rec.preemptions_caused),
+    }
+
+
+def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]:
+    pct = config.percentage_of_nodes_to_score
+    inputs: dict[str, Any] = {
+        "seed": config.seed,
+        "nodeSearch": "all" if pct is None else ("adaptive" if pct == 0 else f"{pct}%"),
+        "cycleCostSeconds": to_seconds(config.cycle_cost),
+        "podInitialBackoffSeconds": to_seconds(config.pod_initial_backoff),
+        "podMaxBackoffSeconds": to_seconds(config.pod_max_backoff),
+        "podMaxInUnschedulablePodsSeconds": to_seconds(config.pod_max_in_unschedulable_pods),
+        "victimGracePeriodSeconds": to_seconds(config.victim_grace_period),
+        "maxTimeSeconds": _seconds(config.max_time),
+        "extenders": [{"urlPrefix": e.url_prefix, "weight": e.weight,
+                       "nodeCacheCapable": e.node_cache_capable, "ignorable": e.ignorable}
+                      for e in config.extenders],
+    }
+    if profile is not None:
+        inputs["profile"] = {
+            "filters": list(profile.filter_names),
+            "scores": [{"name": p.name, "weight": w} for p, w in profile.scorers],
+            "postFilter": profile.post_filter.name if profile.post_filter else None,
+        }
+    return inputs
+
+
+def build_report(result: SimulationResult, profile: Profile | None = None) -> dict[str, Any]:
+    records = sorted(result.records.values(), key=lambda r: (r.namespace, r.name, r.uid))
+    statuses = Counter(r.status for r in records)
+    arrivals = [r for r in records if r.arrived_at is not None]
+    nodes = []
+    for name in sorted(set(result.nodes_before) | set(result.nodes_after)):
+        before, after = result.nodes_before.get(name), result.nodes_after.get(name)
+        ref = after or before
+        assert ref is not None
+        nodes.append({
+            "name": name,
+            "allocatable": {"cpuMilli": ref.allocatable_milli_cpu, "memoryBytes": ref.allocatable_memory,
+                            "pods": ref.allocatable_pods},
+            "before": _usage(before) if before else None,
+            "after": _usage(after) if after else None,
+        })
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "inputs": _inputs(result.config, profile),
+        "totals": {
+            "pods": len(arrivals),
+            "scheduled": statuses[SCHEDULED],
+            "pending": statuses[PENDING],
+            "preempted": statuses[PREEMPTED],
+            "deleted": statuses[DELETED],
+            "preemptions": sum(len(r.preemptions_caused) for r in records),
+            "attempts": sum(r.attempts for r in records),
+            "cycles": result.cycles,
+            "virtualTimeSeconds": to_seconds(result.virtual_time),
+            "lastBindSeconds": _seconds(result.last_bind_time),
+            "truncated": result.truncated,
+        },
+        "pods": [_pod(r) for r in records],
+        "nodes": nodes,
+        "extenderCalls": dict(sorted(result.extender_calls.items())),
+        "warnings": list(result.warnings),
+    }
+
+
+def dumps(report: dict[str, Any]) -> str:
+    return json.dumps(report, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_report(report: dict[str, Any], path: str | Path) -> None:
+    Path(path).write_text(dumps(report), encoding="utf-8")

@@ -1,0 +1,192 @@
+"""Score bounds as properties: every scorer gives one int in [0, 100] per node, or skips."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extender.engine.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from extender.engine.scores import REGISTRY
+from extender.engine.scores.balanced_allocation import NodeResourcesBalancedAllocation
+from extender.engine.scores.node_resources_fit import NodeResourcesFit, broken_linear
+from extender.model import k8s
+from extender.model.disruption import PdbView, PriorityClassView
+from extender.model.node import NodeView
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+
+GPU = "example.com/gpu"
+IMAGES = ["nginx", "nginx:1.27", "repo/app:2", "registry:5000/tool", "busybox:latest"]
+LABELS = {"zone": ["a", "b"], "disk": ["ssd", "hdd"]}
+EFFECTS = ["PreferNoSchedule", "NoSchedule", "NoExecute"]
+RESOURCE_NAMES = ["cpu", "memory", "ephemeral-storage", GPU, "pods"]
+
+quantities = {
+    "cpu": st.integers(0, 64_000).map(lambda m: f"{m}m"),
+    "memory": st.integers(0, 2**40).map(str),
+    "ephemeral-storage": st.integers(0, 2**41).map(str),
+    GPU: st.integers(0, 8).map(str),
+}
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> dict[str, str] | None:
+    names = draw(st.lists(st.sampled_from(sorted(quantities)), unique=True))
+    if not names and draw(st.booleans()):
+        return None
+    return {name: draw(quantities[name]) for name in names}
+
+
+def container(req: dict[str, str] | None, image: str, i: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": f"c{i}", "image": image}
+    if req is not None:
+        out["resources"] = {"requests": req}
+    return out
+
+
+tolerations = st.fixed_dictionaries({
+    "key": st.sampled_from(["", "a", "b"]),
+    "operator": st.sampled_from(["Exists", "Equal"]),
+    "value": st.sampled_from(["", "1"]),
+    "effect": st.sampled_from(["", *EFFECTS]),
+})
+
+preferences = st.tuples(
+    st.integers(1, 100), st.sampled_from(sorted(LABELS)), st.sampled_from(["a", "b", "ssd", "hdd"]))
+
+
+@st.composite
+def pods(draw: st.DrawFn, name: str, node_name: str = "") -> PodView:
+    regular = draw(st.lists(st.tuples(requests(), st.sampled_from(IMAGES)), max_size=3))
+    init = draw(st.lists(st.tuples(requests(), st.sampled_from(IMAGES)), max_size=2))
+    spec: dict[str, Any] = {
+        "nodeName": node_name,
+        "containers": [container(r, img, i) for i, (r, img) in enumerate(regular)],
+        "initContainers": [container(r, img, i) for i, (r, img) in enumerate(init)],
+        "tolerations": draw(st.lists(tolerations, max_size=3)),
+    }
+    prefs = draw(st.lists(preferences, max_size=3))
+    if prefs:
+        spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": w, "preference": {"matchExpressions": [
+                {"key": k, "operator": "In", "values": [v]}]}} for w, k, v in prefs]}}
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": name}
+    if draw(st.booleans()):
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return PodView.from_k8s(k8s.convert({"metadata": meta, "spec": spec}, k8s.Pod))
+
+
+@st.composite
+def nodes(draw: st.DrawFn, name: str) -> NodeInfo:
+    allocatable = {res: draw(strategy) for res, strategy in quantities.items()
+                   if draw(st.booleans())}
+    taints = draw(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["", "1"]),
+                                     st.sampled_from(EFFECTS)), max_size=3))
+    images = draw(st.dictionaries(st.sampled_from(IMAGES), st.integers(0, 4 * 2**30), max_size=3))
+    labels = {key: draw(st.sampled_from(values)) for key, values in LABELS.items()
+              if draw(st.booleans())}
+    node = {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints]},
+        "status": {"allocatable": allocatable,
+                   "images": [{"names": [n], "sizeBytes": s} for n, s in images.items()]},
+    }
+    view = NodeView.from_k8s(k8s.convert(node, k8s.Node))
+    placed = [draw(pods(f"{name}-p{i}", name)) for i in range(draw(st.integers(0, 2)))]
+    return NodeInfo(view, placed)
+
+
+class Ctx:
+    def __init__(self, infos: Sequence[NodeInfo], extra_nodes: int, nominated: dict[str, int]):
+        self.total = len(infos) + extra_nodes
+        self.images = Counter(n for info in infos for n in info.node.images)
+        self.nominated = nominated
+
+    def node_count(self) -> int:
+        return self.total
+
+    def image_node_count(self, image: str) -> int:
+        return self.images.get(image, 0)
+
+    def nominated_pods(self, node_name: str) -> Sequence[PodView]:
+        return [None] * self.nominated.get(node_name, 0)  # type: ignore[list-item]
+
+    def pdb_list(self) -> Sequence[PdbView]:
+        return ()
+
+    def priority_class(self, name: str) -> PriorityClassView | None:
+        return None
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> tuple[PodView, list[NodeInfo], Ctx]:
+    count = draw(st.integers(0, 5))
+    infos = [draw(nodes(f"n{i}")) for i in range(count)]
+    nominated = {info.name: draw(st.integers(0, 3)) for info in infos}
+    ctx = Ctx(infos, draw(st.integers(0, 5)), nominated)
+    return draw(pods("incoming")), infos, ctx
+
+
+shapes = st.lists(st.tuples(st.integers(0, 100), st.integers(0, 10)), min_size=1, max_size=5,
+                  unique_by=lambda p: p[0]).map(sorted)
+weighted_resources = st.lists(st.tuples(st.sampled_from(RESOURCE_NAMES), st.integers(0, 100)),
+                              min_size=1, max_size=5, unique_by=lambda r: r[0])
+
+
+@st.composite
+def fit_plugins(draw: st.DrawFn) -> NodeResourcesFit:
+    kind = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
+    strategy: dict[str, Any] = {"type": kind, "resources": [
+        {"name": n, "weight": w} for n, w in draw(weighted_resources)]}
+    if kind == "RequestedToCapacityRatio":
+        strategy["requestedToCapacityRatio"] = {"shape": [
+            {"utilization": u, "score": s} for u, s in draw(shapes)]}
+    return NodeResourcesFit(NodeResourcesFitArgs.model_validate({"scoringStrategy": strategy}))
+
+
+@st.composite
+def plugins(draw: st.DrawFn) -> Any:
+    choice = draw(st.sampled_from([*REGISTRY, "fit", "balanced"]))
+    if choice == "fit":
+        return draw(fit_plugins())
+    if choice == "balanced":
+        names = draw(weighted_resources)
+        return NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs.model_validate(
+            {"resources": [{"name": n, "weight": w} for n, w in names]}))
+    spec = REGISTRY[choice]
+    return spec.factory(spec.args_model.model_validate({}))
+
+
+@settings(max_examples=150, deadline=None)
+@given(plugins(), clusters())
+def test_every_scorer_returns_ints_in_0_100_per_node(plugin, cluster):
+    pod, infos, ctx = cluster
+    result = plugin.score(pod, infos, ctx)
+    if result is None:  # PreScore Skip
+        assert plugin.name in ("NodeResourcesBalancedAllocation", "NodeAffinity")
+        return
+    assert len(result) == len(infos)
+    assert all(type(s) is int and 0 <= s <= 100 for s in result), result
+
+
+@settings(max_examples=60, deadline=None)
+@given(plugins(), clusters())
+def test_scoring_is_per_request_and_independent_of_node_order(plugin, cluster):
+    pod, infos, ctx = cluster
+    forward = plugin.score(pod, infos, ctx)
+    backward = plugin.score(pod, infos[::-1], ctx)
+    again = plugin.score(pod, infos, ctx)
+    assert forward == again  # no state carried between requests
+    if forward is not None:
+        assert backward == forward[::-1]
+
+
+@given(shapes, st.integers(-50, 200))
+def test_broken_linear_stays_within_the_shape(shape, p):
+    scaled = [(u, s * 10) for u, s in shape]
+    value = broken_linear(scaled, p)
+    assert min(s for _, s in scaled) <= value <= max(s for _, s in scaled)

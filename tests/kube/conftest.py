@@ -1,0 +1,32 @@
+"""Fixtures for the kube tests: a fake API server per test, and polling helpers."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_apiserver import FakeApiServer  # noqa: E402
+
+from extender.kube.config import ClusterConfig, load_kubeconfig  # noqa: E402
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def apiserver() -> Iterator[FakeApiServer]:
+    with FakeApiServer(bookmark_interval=0.2) as server:
+        yield server
+
+
+@pytest.fixture
+def kube_config(apiserver: FakeApiServer, tmp_path: Path) -> ClusterConfig:
+    return load_kubeconfig(apiserver.write_kubeconfig(tmp_path / "kubeconfig"))
+

@@ -1,0 +1,437 @@
+"""check_config / render_config: the shipped files pass, every rule has a failing case."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from extender.ops.schedconfig import ExtenderTLS, add_commands, check_config, render_config
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config"
+
+BASE: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "extender-scheduler"}],
+    "extenders": [{
+        "urlPrefix": "http://127.0.0.1:8888", "filterVerb": "filter",
+        "prioritizeVerb": "prioritize", "weight": 1, "preemptVerb": "preempt",
+        "bindVerb": "bind", "enableHTTPS": False, "httpTimeout": "5s", "nodeCacheCapable": True,
+    }],
+}
+
+
+def _write(tmp_path: Path, doc: Any, name: str = "config.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _errors(path: Path) -> list[tuple[str, str]]:
+    return [(p.path, p.message) for p in check_config(path) if p.severity == "error"]
+
+
+def _warnings(path: Path) -> list[tuple[str, str]]:
+    return [(p.path, p.message) for p in check_config(path) if p.severity == "warning"]
+
+
+# --- the shipped files ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [
+    "scheduler-config.yaml", "scheduler-config-tls.yaml", "scheduler-policy.json", "policy.yaml",
+    "examples/binpacking.yaml", "examples/preemption-toleration.yaml"])
+def test_shipped_config_files_are_clean(name: str) -> None:
+    assert [str(p) for p in check_config(CONFIG / name)] == []
+
+
+def test_shipped_scheduler_config_registers_all_verbs_with_node_cache() -> None:
+    doc = yaml.safe_load((CONFIG / "scheduler-config.yaml").read_text())
+    (extender,) = doc["extenders"]
+    assert extender["urlPrefix"] == "http://127.0.0.1:8888"
+    assert [extender[f"{v}Verb"] for v in ("filter", "prioritize", "preempt", "bind")] == [
+        "filter", "prioritize", "preempt", "bind"]
+    assert extender["nodeCacheCapable"] is True and extender["enableHTTPS"] is False
+    assert doc["leaderElection"]["leaderElect"] is True
+    assert doc["leaderElection"]["resourceName"] != "kube-scheduler"  # not the default's lease
+    assert [p["schedulerName"] for p in doc["profiles"]] == [
+        "extender-scheduler", "extender-scheduler-binpack"]
+
+
+def test_tls_variant_uses_https_and_mutual_tls() -> None:
+    (extender,) = yaml.safe_load((CONFIG / "scheduler-config-tls.yaml").read_text())["extenders"]
+    assert extender["urlPrefix"].startswith("https://") and extender["enableHTTPS"] is True
+    assert set(extender["tlsConfig"]) == {"caFile", "certFile", "keyFile"}
+
+
+def test_legacy_policy_uses_legacy_spelling_and_nanoseconds() -> None:
+    (extender,) = json.loads((CONFIG / "scheduler-policy.json").read_text())["extenders"]
+    assert extender["enableHttps"] is False and "enableHTTPS" not in extender
+    assert extender["httpTimeout"] == 5_000_000_000
+
+
+def test_default_policy_mirrors_kube_scheduler_defaults() -> None:
+    doc = yaml.safe_load((CONFIG / "policy.yaml").read_text())
+    assert [p["name"] for p in doc["plugins"]["filter"]["enabled"]] == [
+        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+        "NodeResourcesFit"]
+    assert {p["name"]: p["weight"] for p in doc["plugins"]["score"]["enabled"]} == {
+        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+        "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    assert doc["plugins"]["postFilter"]["enabled"] == [{"name": "DefaultPreemption"}]
+
+
+# --- KubeSchedulerConfiguration rules: one failing case each -------------------------------
+
+def _mutated(change: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(BASE)
+    change(doc)
+    return doc
+
+
+def test_base_case_is_clean(tmp_path: Path) -> None:
+    assert check_config(_write(tmp_path, BASE)) == []
+
+
+def test_enable_https_in_v1_is_an_unknown_field(tmp_path: Path) -> None:
+    def change(doc: dict) -> None:
+        doc["extenders"][0]["enableHttps"] = doc["extenders"][0].pop("enableHTTPS")
+
+    problems = check_config(_write(tmp_path, _mutated(change)))
+    assert [str(p) for p in problems] == [
+        f"{tmp_path / 'config.yaml'}: extenders[0].enableHttps: unknown field "
+        "(did you mean enableHTTPS?)"]
+
+
+def _set(path: str, value: Any) -> Any:
+    """A change that sets `extenders.0.weight`-style paths."""
+    def change(doc: dict) -> None:
+        *parents, last = path.split(".")
+        target: Any = doc
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target.setdefault(part, {})
+        target[last] = value
+    return change
+
+
+RULES = [
+    # (case id, change, expected error path, message fragment)
+    ("weight zero", _set("extenders.0.weight", 0), "extenders[0].weight", "positive weight"),
+    ("weight negative", _set("extenders.0.weight", -2), "extenders[0].weight", "positive weight"),
+    ("weight missing", lambda d: d["extenders"][0].pop("weight"), "extenders[0].weight",
+     "positive weight"),
+    ("two binders", lambda d: d["extenders"].append(
+        {"urlPrefix": "http://other:9999", "bindVerb": "bind"}), "extenders",
+     "only one extender can implement bind"),
+    ("native resource", _set("extenders.0.managedResources", [{"name": "memory"}]),
+     "extenders[0].managedResources[0].name", "not an extended resource name"),
+    ("kubernetes.io domain", _set("extenders.0.managedResources",
+                                  [{"name": "kubernetes.io/widget"}]),
+     "extenders[0].managedResources[0].name", "reserved for native resources"),
+    ("requests prefix", _set("extenders.0.managedResources",
+                             [{"name": "requests.example.com/widget"}]),
+     "extenders[0].managedResources[0].name", "reserved for quota"),
+    ("not a qualified name", _set("extenders.0.managedResources",
+                                  [{"name": "example.com/a/b"}]),
+     "extenders[0].managedResources[0].name", "at most one '/'"),
+    ("duplicate managed resource", lambda d: (
+        d["extenders"][0].update(managedResources=[{"name": "example.com/gpu"}]),
+        d["extenders"].append({"urlPrefix": "http://other:9999", "filterVerb": "filter",
+                               "managedResources": [{"name": "example.com/gpu"}]})),
+     "extenders[1].managedResources[0].name", "duplicate extender managed resource name"),
+    ("unknown extender key", _set("extenders.0.filterverb", "filter"),
+     "extenders[0].filterverb", "unknown field (did you mean filterVerb?)"),
+    ("unknown top-level key", lambda d: d.update(extender=d.pop("extenders")), "extender",
+     "unknown field (did you mean extenders?)"),
+    ("unknown managed resource key", _set("extenders.0.managedResources",
+                                          [{"name": "example.com/gpu", "ignored": True}]),
+     "extenders[0].managedResources[0].ignored", "unknown field"),
+    ("unknown tlsConfig key", _set("extenders.0.tlsConfig", {"caFiles": "/ca.crt"}),
+     "extenders[0].tlsConfig.caFiles", "did you mean caFile?"),
+    ("timeout integer", _set("extenders.0.httpTimeout", 5), "extenders[0].httpTimeout",
+     "duration string"),
+    ("timeout without unit", _set("extenders.0.httpTimeout", "5"), "extenders[0].httpTimeout",
+     "missing unit"),
+    ("timeout garbage", _set("extenders.0.httpTimeout", "five seconds"),
+     "extenders[0].httpTimeout", "invalid duration"),
+    ("timeout negative", _set("extenders.0.httpTimeout", "-1s"), "extenders[0].httpTimeout",
+     "negative"),
+    ("bool as string", _set("extenders.0.nodeCacheCapable", "true"),
+     "extenders[0].nodeCacheCapable", "must be a boolean"),
+    ("weight as string", _set("extenders.0.weight", "1"), "extenders[0].weight",
+     "must be an integer"),
+    ("weight fraction", _set("extenders.0.weight", 1.5), "extenders[0].weight",
+     "must be an integer"),
+    ("verb as number", _set("extenders.0.filterVerb", 7), "extenders[0].filterVerb",
+     "must be a string"),
+    ("ca data not base64", _set("extenders.0.tlsConfig", {"caData": "-----BEGIN"}),
+     "extenders[0].tlsConfig.caData", "base64"),
+    ("missing urlPrefix", lambda d: d["extenders"][0].pop("urlPrefix"), "extenders[0].urlPrefix",
+     "required"),
+    ("insecure with CA", _set("extenders.0.tlsConfig", {"insecure": True, "caFile": "/ca"}),
+     "extenders[0].tlsConfig.insecure", "cannot be combined"),
+    ("client cert without key", _set("extenders.0.tlsConfig", {"certFile": "/c.crt"}),
+     "extenders[0].tlsConfig", "must be given together"),
+    ("ignoredByScheduler without NodeResourcesFit", lambda d: (
+        d["extenders"][0].update(managedResources=[{"name": "example.com/gpu",
+                                                   "ignoredByScheduler": True}]),
+        d["profiles"][0].update(plugins={"multiPoint": {"disabled": [{"name": "*"}]}})),
+     "profiles[0]", "NodeResourcesFitArgs"),
+    ("v1beta2", _set("apiVersion", "kubescheduler.config.k8s.io/v1beta2"), "apiVersion",
+     "no longer served"),
+    ("unknown kind", _set("kind", "SchedulerConfig"), "kind", "unknown kind"),
+    ("resource lock", _set("leaderElection", {"resourceLock": "endpoints"}),
+     "leaderElection.resourceLock", '"leases"'),
+    ("lease shorter than renew", _set("leaderElection", {"leaseDuration": "5s"}),
+     "leaderElection.leaseDuration", "greater than renewDeadline"),
+    ("duplicate profile", lambda d: d["profiles"].append({"schedulerName": "extender-scheduler"}),
+     "profiles[1].schedulerName", "duplicate"),
+    ("unnamed second profile", lambda d: d["profiles"].append({}), "profiles[1].schedulerName",
+     "required"),
+    ("percentage", _set("percentageOfNodesToScore", 101), "percentageOfNodesToScore",
+     "[0-100]"),
+    ("unknown extension point", _set("profiles.0.plugins", {"filters": {}}),
+     "profiles[0].plugins.filters", "did you mean filter?"),
+    ("plugin args strict", _set("profiles.0.pluginConfig", [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAlocated"}}}]),
+     "profiles[0].pluginConfig[0].args.scoringStrategy.type", "did you mean MostAllocated?"),
+    ("plugin args unknown key", _set("profiles.0.pluginConfig", [
+        {"name": "DefaultPreemption", "args": {"minCandidateNodes": 1}}]),
+     "profiles[0].pluginConfig[0].args.minCandidateNodes", "unknown field"),
+    ("plugin args of another kind", _set("profiles.0.pluginConfig", [
+        {"name": "NodeResourcesFit", "args": {"kind": "DefaultPreemptionArgs"}}]),
+     "profiles[0].pluginConfig[0].args.kind", "NodeResourcesFitArgs"),
+    ("duplicate plugin config", _set("profiles.0.pluginConfig", [
+        {"name": "NodeResourcesFit"}, {"name": "NodeResourcesFit"}]),
+     "profiles[0].pluginConfig[1].name", "duplicate"),
+    ("removed plugin", _set("profiles.0.plugins", {"filter": {"enabled": [{"name": "EBSLimits"}]}}),
+     "profiles[0].plugins.filter.enabled[0]", "removed"),
+    ("queue sort differs", lambda d: d["profiles"].append({
+        "schedulerName": "other", "plugins": {"queueSort": {"enabled": [{"name": "Custom"}]}}}),
+     "profiles[1].plugins.queueSort", "same for all profiles"),
+    ("backoff order", _set("podInitialBackoffSeconds", 20), "podMaxBackoffSeconds",
+     "greater than or equal"),
+]
+
+
+@pytest.mark.parametrize(("change", "path", "fragment"), [r[1:] for r in RULES],
+                         ids=[r[0] for r in RULES])
+def test_rule_violation_is_reported(tmp_path: Path, change: Any, path: str, fragment: str) -> None:
+    errors = _errors(_write(tmp_path, _mutated(change)))
+    assert any(p == path and fragment in m for p, m in errors), errors
+
+
+def test_ignored_by_scheduler_is_fine_when_profiles_keep_node_resources_fit(tmp_path: Path) -> None:
+    def change(doc: dict) -> None:
+        doc["extenders"][0]["managedResources"] = [{"name": "example.com/gpu",
+                                                   "ignoredByScheduler": True}]
+        doc["profiles"].append({"schedulerName": "explicit", "plugins": {
+            "multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}]}}})
+
+    assert check_config(_write(tmp_path, _mutated(change))) == []
+
+
+def test_duplicate_yaml_key_is_an_error_with_its_line(tmp_path: Path) -> None:
+    text = yaml.safe_dump(BASE, sort_keys=False).replace(
+        "  weight: 1\n", "  weight: 1\n  weight: 2\n")
+    path = _write(tmp_path, text)
+    line = text.splitlines().index("  weight: 2") + 1
+    assert _errors(path) == [(f"line {line}", "duplicate key 'weight'")]
+
+
+def test_v1beta3_is_tolerated_with_a_warning(tmp_path: Path) -> None:
+    path = _write(tmp_path, _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1beta3")))
+    assert _errors(path) == []
+    assert [p for p, _ in _warnings(path)] == ["apiVersion"]
+
+
+@pytest.mark.parametrize(("change", "path"), [
+    (_set("extenders.0.enableHTTPS", True), "extenders[0].enableHTTPS"),  # http:// stays http
+    (lambda d: d["extenders"][0].update(urlPrefix="https://127.0.0.1:8888", enableHTTPS=True),
+     "extenders[0].enableHTTPS"),  # no CA: verification off
+    (_set("extenders.0.tlsConfig", {"caFile": "/ca.crt"}), "extenders[0].tlsConfig"),
+    (_set("extenders.0.httpTimeout", "0s"), "extenders[0].httpTimeout"),
+    (_set("extenders.0.filterVerb", "/filter"), "extenders[0].filterVerb"),
+])
+def test_suspicious_settings_are_warnings(tmp_path: Path, change: Any, path: str) -> None:
+    problems = check_config(_write(tmp_path, _mutated(change)))
+    assert [(p.severity, p.path) for p in problems] == [("warning", path)]
+    assert str(problems[0]).startswith(f"{tmp_path / 'config.yaml'}: {path}: warning: ")
+
+
+def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
+    assert _errors(tmp_path / "missing.yaml")[0][1].startswith("cannot read")
+    assert _errors(_write(tmp_path, "a: [1, 2\n"))[0][1].startswith("not valid YAML")
+    assert _errors(_write(tmp_path, ""))[0][1] == "empty file"
+    assert _errors(_write(tmp_path, "- 1\n"))[0][1].startswith("expected a mapping")
+
+
+# --- legacy Policy -------------------------------------------------------------------------
+
+LEGACY: dict[str, Any] = json.loads((CONFIG / "scheduler-policy.json").read_text())
+
+
+@pytest.mark.parametrize(("change", "path", "fragment"), [
+    (lambda d: d["extenders"][0].update(httpTimeout="5s"), "extenders[0].httpTimeout",
+     "integer nanoseconds"),
+    (lambda d: d["extenders"][0].update(weight=0), "extenders[0].weight", "positive weight"),
+    (lambda d: d["extenders"].append({"urlPrefix": "http://x:1", "bindVerb": "bind"}),
+     "extenders", "only one extender can implement bind"),
+    (lambda d: d["extenders"][0].update(managedResources=[{"name": "cpu"}]),
+     "extenders[0].managedResources[0].name", "not an extended resource name"),
+    (lambda d: d["extenders"][0].update(filterVerbs="filter"), "extenders[0].filterVerbs",
+     "unknown field"),
+    (lambda d: d.update(apiVersion="kubescheduler.config.k8s.io/v1"), "apiVersion", "'v1'"),
+    (lambda d: d.update(hardPodAffinitySymmetricWeight=101), "hardPodAffinitySymmetricWeight",
+     "[0-100]"),
+    (lambda d: d.update(priorities=[{"name": "LeastRequestedPriority", "weight": 0}]),
+     "priorities[0].weight", "positive"),
+])
+def test_legacy_policy_rules(tmp_path: Path, change: Any, path: str, fragment: str) -> None:
+    doc = copy.deepcopy(LEGACY)
+    change(doc)
+    errors = _errors(_write(tmp_path, json.dumps(doc), "policy.json"))
+    assert any(p == path and fragment in m for p, m in errors), errors
+
+
+def test_legacy_policy_decodes_case_insensitively(tmp_path: Path) -> None:
+    doc = copy.deepcopy(LEGACY)
+    doc["extenders"][0]["enableHTTPS"] = doc["extenders"][0].pop("enableHttps")
+    path = _write(tmp_path, json.dumps(doc), "policy.json")
+    assert _errors(path) == []
+    assert _warnings(path) == [("extenders[0].enableHTTPS",
+                                "decoded case-insensitively, but the documented key is enableHttps")]
+
+
+def test_legacy_timeout_in_seconds_by_mistake_is_a_warning(tmp_path: Path) -> None:
+    doc = copy.deepcopy(LEGACY)
+    doc["extenders"][0]["httpTimeout"] = 5
+    warnings = _warnings(_write(tmp_path, json.dumps(doc), "policy.json"))
+    assert warnings and "5000000000" in warnings[0][1]
+
+
+# --- ExtenderPolicy is delegated to the engine's loader -------------------------------------
+
+@pytest.mark.parametrize(("change", "path"), [
+    (lambda d: d["plugins"]["filter"]["enabled"][0].update(name="NodeUnschedulabel"),
+     "plugins.filter.enabled[0].name"),
+    (lambda d: d["plugins"]["score"]["enabled"][0].update(wieght=3),
+     "plugins.score.enabled[0].wieght"),
+])
+def test_extender_policy_problems_come_from_the_policy_loader(tmp_path: Path, change: Any,
+                                                              path: str) -> None:
+    doc = yaml.safe_load((CONFIG / "policy.yaml").read_text())
+    change(doc)
+    problems = check_config(_write(tmp_path, doc, "policy.yaml"))
+    assert [(p.file, p.path, p.severity) for p in problems] == [
+        (str(tmp_path / "policy.yaml"), path, "error")]
+
+
+# --- render_config -------------------------------------------------------------------------
+
+def test_rendered_default_passes_and_matches_the_shipped_extender(tmp_path: Path) -> None:
+    text = render_config()
+    assert check_config(_write(tmp_path, text)) == []
+    rendered = yaml.safe_load(text)
+    shipped = yaml.safe_load((CONFIG / "scheduler-config.yaml").read_text())
+    assert rendered["extenders"] == shipped["extenders"]
+    assert rendered["leaderElection"] == shipped["leaderElection"]
+    assert rendered["profiles"] == shipped["profiles"][:1]
+
+
+def test_render_round_trips_every_option(tmp_path: Path) -> None:
+    tls = ExtenderTLS(ca_file="/tls/ca.crt", cert_file="/tls/c.crt", key_file="/tls/c.key",
+                      server_name="extender.example")
+    text = render_config("https://extender.example:8443/", verbs=["filter", "prioritize"],
+                         weight=7, node_cache=False, managed_resources=["example.com/gpu"],
+                         ignored_by_scheduler=True, timeout=0.5, tls=tls, ignorable=True,
+                         scheduler_name="gpu-scheduler", lease_namespace="gpu",
+                         kubeconfig="/etc/kubernetes/scheduler.conf")
+    assert check_config(_write(tmp_path, text)) == []
+    doc = yaml.safe_load(text)
+    assert doc["extenders"] == [{
+        "urlPrefix": "https://extender.example:8443", "filterVerb": "filter",
+        "prioritizeVerb": "prioritize", "weight": 7, "enableHTTPS": True,
+        "tlsConfig": {"caFile": "/tls/ca.crt", "certFile": "/tls/c.crt", "keyFile": "/tls/c.key",
+                      "serverName": "extender.example"},
+        "httpTimeout": "500ms", "nodeCacheCapable": False,
+        "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}],
+        "ignorable": True}]
+    assert doc["leaderElection"] == {"leaderElect": True, "resourceLock": "leases",
+                                     "resourceNamespace": "gpu", "resourceName": "gpu-scheduler"}
+    assert doc["clientConnection"] == {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
+    assert doc["profiles"] == [{"schedulerName": "gpu-scheduler"}]
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [
+    ({"managed_resources": ["memory"]}, "not an extended resource name"),
+    ({"weight": 0}, "positive weight"),
+    ({"verbs": ["filter", "score"]}, "unknown verb"),
+    ({"timeout": "5"}, "missing unit"),
+    ({"tls": ExtenderTLS(ca_file="/ca.crt")}, "https://"),
+])
+def test_render_refuses_invalid_input(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        render_config(**kwargs)
+
+
+# --- command line --------------------------------------------------------------------------
+
+def _cli() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="extender")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def _run(*argv: str) -> int:
+    args = _cli().parse_args(list(argv))
+    return args.func(args)
+
+
+def test_check_config_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert _run("check-config", str(CONFIG / "scheduler-config.yaml"),
+                str(CONFIG / "scheduler-policy.json")) == 0
+    assert capsys.readouterr().out == ""
+    bad = _write(tmp_path, _mutated(_set("extenders.0.weight", 0)))
+    assert _run("check-config", str(CONFIG / "policy.yaml"), str(bad)) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{bad}: extenders[0].weight: must have a positive weight applied to it "
+        "(prioritizeVerb is set)"]
+
+
+def test_check_config_warnings_fail_only_with_strict(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    path = _write(tmp_path, _mutated(_set("extenders.0.httpTimeout", "0s")))
+    assert _run("check-config", str(path)) == 0
+    assert _run("check-config", "--strict", str(path)) == 1
+    assert "warning:" in capsys.readouterr().out
+
+
+def test_render_config_command(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "rendered.yaml"
+    assert _run("render-config", "--url", "https://127.0.0.1:8888", "--verbs", "filter", "bind",
+                "--no-node-cache", "--managed-resource", "example.com/a", "--managed-resource",
+                "example.com/b", "--ignored-by-scheduler", "--http-timeout", "2s",
+                "--tls-ca-file", "/ca.crt", "--tls-cert-file", "/c.crt", "--tls-key-file",
+                "/c.key", "-o", str(out)) == 0
+    assert check_config(out) == []
+    (extender,) = yaml.safe_load(out.read_text())["extenders"]
+    assert extender["filterVerb"] == "filter" and "prioritizeVerb" not in extender
+    assert [m["name"] for m in extender["managedResources"]] == ["example.com/a", "example.com/b"]
+    assert extender["nodeCacheCapable"] is False and extender["httpTimeout"] == "2s"
+    assert _run("render-config", "--managed-resource", "memory") == 2
+    assert "not an extended resource name" in capsys.readouterr().err
+
+
+def test_every_flag_is_documented() -> None:
+    parser = _cli()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("render-config", "check-config"):
+        for action in subparsers.choices[name]._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
