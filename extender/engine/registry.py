@@ -13,6 +13,9 @@ from extender.engine.filters.node_ports import NodePorts
 from extender.engine.filters.node_resources_fit import NodeResourcesFit
 from extender.engine.filters.node_unschedulable import NodeUnschedulable
 from extender.engine.filters.taint_toleration import TaintToleration
+from extender.engine.scores import balanced_allocation, image_locality, node_affinity, pod_state
+from extender.engine.scores import node_resources_fit as fit_score
+from extender.engine.scores import taint_toleration as taint_score
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,15 @@ FILTERS: dict[str, PluginSpec] = {
     "NodeResourcesFit": PluginSpec(args.NodeResourcesFitArgs, NodeResourcesFit),
 }
 
-SCORES: dict[str, PluginSpec] = {}
+SCORES: dict[str, PluginSpec] = {
+    "NodeResourcesFit": PluginSpec(args.NodeResourcesFitArgs, fit_score.NodeResourcesFit),
+    "NodeResourcesBalancedAllocation": PluginSpec(
+        args.NodeResourcesBalancedAllocationArgs, balanced_allocation.NodeResourcesBalancedAllocation),
+    "ImageLocality": PluginSpec(args.NoArgs, image_locality.ImageLocality),
+    "TaintToleration": PluginSpec(args.NoArgs, taint_score.TaintToleration),
+    "NodeAffinity": PluginSpec(args.NoArgs, node_affinity.NodeAffinity),
+    "PodState": PluginSpec(args.NoArgs, pod_state.PodState),
+}
 
 POST_FILTERS: dict[str, PluginSpec] = {
     "DefaultPreemption": PluginSpec(args.DefaultPreemptionArgs, lambda a: a),
@@ -48,15 +59,3 @@ DEFAULT_POST_FILTERS = ("DefaultPreemption",)
 
 EXTENSION_POINTS = {"filter": FILTERS, "score": SCORES, "postFilter": POST_FILTERS}
 
-
-def _register_scores() -> None:
-    # Score plugins live in their own modules; importing them here keeps one table.
-    from extender.engine.scores import REGISTRY
-
-    SCORES.update(REGISTRY)
-
-
-try:
-    _register_scores()
-except ImportError:  # pragma: no cover - only while the scores package is absent
-    pass

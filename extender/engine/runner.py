@@ -12,7 +12,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extender.engine.framework import ClusterContext, EngineError, NodeCheck, Status
+from extender.engine.framework import (
+    MAX_NODE_SCORE,
+    ClusterContext,
+    EngineError,
+    NodeCheck,
+    Status,
+)
 from extender.engine.profile import Profile
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -106,6 +112,11 @@ def run_scores(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
         if len(scores) != len(nodes):
             log.error("score plugin %s returned %d scores for %d nodes; ignored",
                       plugin.name, len(scores), len(nodes))
+            continue
+        if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
+            # kube-scheduler's framework rejects out-of-range normalised scores the same way.
+            log.error("score plugin %s returned a score outside [0, %d]; ignored",
+                      plugin.name, MAX_NODE_SCORE)
             continue
         results.append(PluginScores(plugin.name, weight, scores))
     return results

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from extender.model import k8s
-from extender.model.resources import Resources, pod_non_zero_requests, pod_requests
+from extender.model.resources import (
+    Resources,
+    pod_non_zero_requests,
+    pod_requests,
+    pod_scoring_non_zero_requests,
+)
 from extender.model.selectors import NodeSelectorMatcher, NodeTermMatcher, compile_terms
 from extender.model.taints import Toleration
 from extender.model.timeparse import parse_time
@@ -48,7 +53,7 @@ class PodView:
         "terminating", "preempted_by_scheduler", "scheduled_time", "requests", "non_zero_cpu",
         "non_zero_memory", "host_ports", "tolerations", "node_selector", "required_affinity",
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
-        "request_names",
+        "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory",
     )
 
     uid: str
@@ -78,6 +83,8 @@ class PodView:
     scheduler_name: str
     creation_time: float | None
     request_names: frozenset[str]
+    scoring_non_zero_cpu: int  # the pod as an incoming pod in scorers (differs only with
+    scoring_non_zero_memory: int  # pod-level requests: calculatePodResourceRequest)
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod) -> PodView:
@@ -105,6 +112,10 @@ class PodView:
                 self.scheduled_time = parse_time(cond.last_transition_time)
         self.requests = pod_requests(spec)
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(spec)
+        if spec.resources is not None and spec.resources.requests:
+            self.scoring_non_zero_cpu, self.scoring_non_zero_memory = pod_scoring_non_zero_requests(spec)
+        else:
+            self.scoring_non_zero_cpu, self.scoring_non_zero_memory = self.non_zero_cpu, self.non_zero_memory
         self.host_ports = _host_ports(spec)
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()

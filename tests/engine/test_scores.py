@@ -16,8 +16,8 @@ from extender.engine.args import (
 )
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
+from extender.engine.registry import SCORES as REGISTRY
 from extender.engine.runner import extender_scores, run_scores, score_totals
-from extender.engine.scores import REGISTRY
 from extender.engine.scores.balanced_allocation import (
     NodeResourcesBalancedAllocation,
     balanced_score,

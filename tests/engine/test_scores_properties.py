@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extender.engine.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
-from extender.engine.scores import REGISTRY
+from extender.engine.registry import SCORES as REGISTRY
 from extender.engine.scores.balanced_allocation import NodeResourcesBalancedAllocation
 from extender.engine.scores.node_resources_fit import NodeResourcesFit, broken_linear
 from extender.model import k8s

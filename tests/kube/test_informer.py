@@ -212,7 +212,8 @@ async def test_readiness_before_and_after_sync_and_when_stale(apiserver: FakeApi
         assert "not synced yet (waiting for nodes, pods" in live.not_ready_reason(60)
         live.start()
         try:
-            await eventually(lambda: live.informers["nodes"].synced, what="nodes synced")
+            await eventually(lambda: all(i.synced for n, i in live.informers.items() if n != "pods"),
+                             what="all but pods synced")
             assert live.not_ready_reason(60) == "cluster state not synced yet (waiting for pods)"
             assert not live.is_ready(60)
             await eventually(lambda: live.is_ready(60), what="ready")

@@ -85,7 +85,7 @@ def test_serve_live_filters_and_binds(cluster: tuple[FakeApiServer, Path], exten
 
     # Not synced yet: /readyz is 503 and filter answers a clear Error, not a guess.
     ready = extender.get("/readyz")
-    assert ready.status_code == 503 and "not synced yet (waiting for pods)" in ready.text
+    assert ready.status_code == 503 and "not synced yet (waiting for pods" in ready.text
     early = extender.post("/filter", content=filter_body).json()
     assert early["Error"].startswith("extender is not ready: cluster state not synced yet")
     _until(lambda: extender.get("/readyz").status_code == 200, 20, "/readyz 200")

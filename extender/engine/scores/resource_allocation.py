@@ -36,9 +36,9 @@ class Column:
 def pod_request(pod: PodView, name: str, use_requested: bool) -> int:
     """The pod's request for one resource as the scorers see it (cpu in millicores)."""
     if name == CPU:
-        return pod.requests.milli_cpu if use_requested else pod.non_zero_cpu
+        return pod.requests.milli_cpu if use_requested else pod.scoring_non_zero_cpu
     if name == MEMORY:
-        return pod.requests.memory if use_requested else pod.non_zero_memory
+        return pod.requests.memory if use_requested else pod.scoring_non_zero_memory
     if name == EPHEMERAL_STORAGE:
         return pod.requests.ephemeral_storage
     return pod.requests.scalar.get(name, 0)
