@@ -36,6 +36,21 @@ class HttpError(Exception):
     """The connection broke or the response could not be parsed."""
 
 
+class ServerGone(Exception):
+    """The server exited or stopped accepting connections; nothing more can be measured."""
+
+
+def server_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"State:"):
+                    return line.split()[1] not in (b"Z", b"X")
+    except OSError:
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- HTTP client
 
 
@@ -68,10 +83,10 @@ class Connection:
         self.sock = None
 
     def roundtrip(self, request: bytes, keep_body: bool = False) -> tuple[int, bytes | None]:
-        if self.sock is None:
-            self.connect()
-        assert self.sock is not None
         try:
+            if self.sock is None:
+                self.connect()
+            assert self.sock is not None
             self.sock.sendall(request)
             status, body, close = self._read_response(keep_body)
         except (OSError, ValueError) as exc:
@@ -237,7 +252,7 @@ def _drive(conn: Connection, requests: Sequence[bytes], tickets: Tickets, run: R
             status, _ = conn.roundtrip(req)
         except HttpError as exc:
             errors.append(str(exc))
-            if len(errors) > 10:
+            if len(errors) > 10 or "refused" in str(exc):
                 break
             continue
         local.append(time.perf_counter_ns() - t0)
@@ -253,7 +268,10 @@ def measure(host: str, port: int, requests: Sequence[bytes], connections: int, l
     """Open ``connections`` keep-alive connections and run them against the shared budget."""
     conns = [Connection(host, port, limits.timeout) for _ in range(connections)]
     for c in conns:
-        c.connect()
+        try:
+            c.connect()
+        except OSError as exc:
+            raise HttpError(f"connect: {exc}") from exc
     run, lock = Run(), threading.Lock()
     start = time.perf_counter()
     tickets = Tickets(limits, start)
@@ -291,6 +309,11 @@ def warm_up(host: str, port: int, requests: Sequence[bytes], count: int, seconds
     finally:
         conn.close()
     return first[0], first[1], first_ms
+
+
+def write_results(path: Path, cases: list[JSON], client: Client) -> None:
+    path.write_bytes(msgspec.json.encode({"cases": cases, "floors": client.floors,
+                                          "rss_mode": client.probe.mode}))
 
 
 # --------------------------------------------------------------------------- replies
@@ -484,8 +507,13 @@ class Client:
         self.probe.start()
         rss_before = self.probe.rss_kib()
         status, reply, first_ms = self._warm(requests)
-        server = self.load_and_measure(requests)
+        try:
+            server = self.load_and_measure(requests)
+        except HttpError as exc:  # only a failed connect escapes a measurement
+            raise ServerGone(f"server unreachable during {case['id']}: {exc}") from exc
         peak = self.probe.peak_kib()
+        if not server_alive(self.probe.pid):
+            raise ServerGone(f"server pid {self.probe.pid} exited during {case['id']}")
         del requests
         self.floor_for(case["body_key"], bodies)
         return {
@@ -525,15 +553,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     client = Client(plan, limits, RssProbe(int(plan["server_pid"])))
     gc.collect()
     gc.freeze()
-    cases = []
+    cases: list[JSON] = []
     for case in plan["cases"]:
-        result = client.run_case(case)
+        try:
+            result = client.run_case(case)
+        except ServerGone as exc:
+            print(f"  {exc}", file=sys.stderr, flush=True)
+            write_results(Path(args[1]), cases, client)
+            return 3
         cases.append(result)
         c1 = result["server"].get("c1", {})
         print(f"  {case['id']}: p50 {c1.get('p50_ms', float('nan')):.3f} ms, "
               f"{c1.get('rps', 0):.0f} req/s, reply {result['reply']}", file=sys.stderr, flush=True)
-        Path(args[1]).write_bytes(msgspec.json.encode({"cases": cases, "floors": client.floors,
-                                                       "rss_mode": client.probe.mode}))
+        write_results(Path(args[1]), cases, client)
+    write_results(Path(args[1]), cases, client)
     return 0
 
 

@@ -194,6 +194,11 @@ class NodeTraits:
         return self.ready and not self.cordoned
 
 
+def node_ip(i: int) -> str:
+    k = i // len(ZONES)
+    return f"10.0.{16 * (i % len(ZONES)) + (k // 250) % 16}.{k % 250 + 4}"
+
+
 def node_name(i: int) -> str:
     """EKS-style node name, unique per index: ip-10-<zone octet>-<x>-<y>.ec2.internal."""
     zone, k = i % len(ZONES), i // len(ZONES)
@@ -366,7 +371,7 @@ def make_node(seed: int, i: int) -> JSON:
     t = node_traits(seed, i)
     rng = random.Random(f"{seed}:node:{i}")
     k = i // len(ZONES)
-    ip = f"10.0.{16 * (i % len(ZONES)) + (k // 250) % 16}.{k % 250 + 4}"
+    ip = node_ip(i)
     instance_id = f"i-0{_hex(rng, 64)[:16]}"
     created = _ts(rng.randint(1, 18), rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59))
     nodegroup = f"{t.itype.name.split('.')[0]}-{'spot' if t.spot else 'od'}-{t.zone[-1]}"
@@ -585,7 +590,7 @@ def _running_pod(seed: int, app: App, ordinal: int, t: NodeTraits, cpu_m: int, m
                 {"type": c, "status": "True", "lastProbeTime": None, "lastTransitionTime": started}
                 for c in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
             ],
-            "hostIP": f"10.0.{16 * (t.index % 3)}.{t.index % 250 + 4}",
+            "hostIP": node_ip(t.index),
             "podIP": pod_ip,
             "podIPs": [{"ip": pod_ip}],
             "startTime": created,
@@ -637,8 +642,8 @@ def _daemon_pod(seed: int, ordinal: int, t: NodeTraits, which: int) -> JSON:
         },
         "status": {
             "phase": "Running",
-            "hostIP": f"10.0.{16 * (t.index % 3)}.{t.index % 250 + 4}",
-            "podIP": f"10.0.{16 * (t.index % 3)}.{t.index % 250 + 4}",
+            "hostIP": node_ip(t.index),
+            "podIP": node_ip(t.index),
             "startTime": _ts(1, 8),
             "containerStatuses": [_container_status(rng, ds, image, _ts(1, 8, 1))],
             "qosClass": "Burstable",

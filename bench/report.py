@@ -141,6 +141,13 @@ def _count(case: JSON) -> str:
     return f"{c1.get('requests', 0)}" + (f" ({bad} failed)" if bad else "")
 
 
+def _rss(case: JSON) -> str:
+    peak, before = case.get("peak_rss_kib"), case.get("rss_before_kib")
+    if not isinstance(peak, int) or not isinstance(before, int) or peak < before:
+        return mib(peak)
+    return f"{mib(peak)} (+{mib(peak - before)})"
+
+
 def _rps(case: JSON, key: str) -> str:
     run = case["server"].get(key)
     if run is None:
@@ -153,7 +160,7 @@ def case_rows(result: JSON) -> list[str]:
     extra = [k for c in result["cases"] for k in c["server"] if k not in conns]
     conns += sorted(set(extra))
     header = ["verb", "form", "n", "body", "p50 ms (×HTTP)", "p90 ms (×HTTP)", "p99 ms (×HTTP)",
-              "p50 ×decode", *[f"req/s {k[1:]} conn (×floor)" for k in conns], "peak RSS MiB",
+              "p50 ×decode", *[f"req/s {k[1:]} conn (×floor)" for k in conns], "peak RSS MiB (+case)",
               "requests", "first reply"]
     rows = []
     for case in result["cases"]:
@@ -165,7 +172,7 @@ def case_rows(result: JSON) -> list[str]:
             f"{num(c1.get('p99_ms'))} ({times(r.get('p99_http'))})",
             times(r.get("p50_decode")),
             *[_rps(case, k) for k in conns],
-            mib(case.get("peak_rss_kib")), _count(case), reply_text(case),
+            _rss(case), _count(case), reply_text(case),
         ])
     return _table(header, rows)
 
@@ -221,6 +228,19 @@ def machine_line(result: JSON) -> str:
             f"{libs}.")
 
 
+def incident_lines(result: JSON) -> list[str]:
+    lines = []
+    for r in result.get("server_restarts", []):
+        what = "stalled" if r.get("server_alive") else f"exited ({r.get('returncode')})"
+        lines.append(f"**The server {what} before `{r['before_case']}` and was restarted**; "
+                     "later cases ran against a fresh server process.")
+    done = {c["id"] for c in result["cases"]}
+    missing = [c for c in result.get("planned_cases", []) if c not in done]
+    if missing:
+        lines.append(f"**Not measured:** {', '.join(missing)}.")
+    return [*lines, ""] if lines else []
+
+
 def markdown(result: JSON) -> str:
     cfg = result["config"]
     cl = cfg["cluster"]
@@ -236,6 +256,7 @@ def markdown(result: JSON) -> str:
         f"{mib(result.get('server_idle_rss_kib'))} MiB; peak RSS per case from "
         f"{result.get('rss_mode')}. Run took {result['seconds']:.0f} s.",
         "",
+        *incident_lines(result),
         "### Per verb and form (ratio to the floor of the same body)",
         "",
         *case_rows(result),

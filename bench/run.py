@@ -410,6 +410,7 @@ def client_budget(opts: Options, n_cases: int) -> float:
 
 
 def run_client(opts: Options, server: Server, cases: list[JSON], workdir: Path, cpu: int | None) -> JSON:
+    """Run the client on ``cases``; returns what it finished (possibly fewer cases)."""
     plan_path, result_path = workdir / "client-plan.json", workdir / "client-result.json"
     plan_path.write_bytes(msgspec.json.encode(client_plan(opts, server, cases, cpu)))
     result_path.unlink(missing_ok=True)
@@ -423,8 +424,60 @@ def run_client(opts: Options, server: Server, cases: list[JSON], workdir: Path, 
         if proc.returncode != 0:
             log(f"client exited with {proc.returncode}; reporting the cases it finished")
     if not result_path.exists():
-        raise RuntimeError(f"client produced no results; server log:\n{server.log_tail()}")
+        return {"cases": [], "floors": {}, "rss_mode": None}
     return msgspec.json.decode(result_path.read_bytes())
+
+
+@dataclass
+class Measured:
+    """Client results merged over server restarts."""
+
+    cases: list[JSON] = field(default_factory=list)
+    floors: dict[str, JSON] = field(default_factory=dict)
+    rss_mode: str | None = None
+    restarts: list[JSON] = field(default_factory=list)
+    idle_rss_kib: int | None = None
+
+    def merge(self, client: JSON) -> None:
+        self.cases.extend(client["cases"])
+        self.floors.update(client["floors"])
+        self.rss_mode = self.rss_mode or client.get("rss_mode")
+
+
+MAX_RESTARTS = 2
+
+
+def drive(opts: Options, server: Server, gen: generate.Generated, workdir: Path,
+          cpus: tuple[int | None, int | None]) -> Measured:
+    """Run every case; if the server dies (another process may signal it), restart it and
+    go on with the cases left, at most MAX_RESTARTS times. Stops the last server."""
+    pending = plan_cases(opts, gen)
+    measured = Measured(idle_rss_kib=server.status_kib("VmRSS"))
+    try:
+        for attempt in range(MAX_RESTARTS + 1):
+            log(f"driving {len(pending)} cases against pid {server.pid} on port {server.port}")
+            measured.merge(run_client(opts, server, pending, workdir, cpus[1]))
+            done = {c["id"] for c in measured.cases}
+            pending = [c for c in pending if c["id"] not in done]
+            if not pending:
+                break
+            try:
+                server.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            alive = server.proc.poll() is None
+            measured.restarts.append({"before_case": pending[0]["id"], "server_alive": alive,
+                                      "returncode": server.proc.returncode, "log_tail": server.log_tail(10)})
+            server.stop()
+            if attempt == MAX_RESTARTS:
+                log(f"giving up with {len(pending)} cases not measured")
+                break
+            log(f"server {'stalled' if alive else 'exited'} before {pending[0]['id']}; restarting it")
+            server = start_server(opts, gen.cluster, workdir, cpus[0], f"latency-{attempt + 1}")
+            wait_ready(server, opts.ready_timeout)
+    finally:
+        server.stop()
+    return measured
 
 
 # --------------------------------------------------------------------------- main
@@ -435,7 +488,7 @@ def log(msg: str) -> None:
 
 
 def run(opts: Options) -> JSON:
-    server_cpu, client_cpu = cpu_plan()
+    cpus = cpu_plan()
     started = datetime.now(UTC)
     workdir = opts.workdir or default_workdir(opts.out_dir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -448,22 +501,21 @@ def run(opts: Options) -> JSON:
         if state_gen is not None:
             state_spec = generate.ClusterSpec(opts.state_nodes, opts.state_pods, opts.seed)
             log(f"state: loading {state_spec.n_nodes} nodes / {state_spec.n_pods} pods")
-            server = start_server(opts, state_gen.cluster, workdir, server_cpu, "state")
+            server = start_server(opts, state_gen.cluster, workdir, cpus[0], "state")
             state = measure_state(server, state_spec, opts.ready_timeout)
             log(f"state: ready in {state['load_seconds']:.2f} s, RSS {(state['rss_kib'] or 0) / 1024:.0f} MiB")
             if state_gen is not gen:
                 server.stop()
                 server = None
         if server is None:
-            server = start_server(opts, gen.cluster, workdir, server_cpu, "latency")
+            server = start_server(opts, gen.cluster, workdir, cpus[0], "latency")
             wait_ready(server, opts.ready_timeout)
-        cases = plan_cases(opts, gen)
-        idle_rss = server.status_kib("VmRSS")
-        log(f"driving {len(cases)} cases against pid {server.pid} on port {server.port}")
-        client = run_client(opts, server, cases, workdir, client_cpu)
-    finally:
+    except BaseException:
         if server is not None:
             server.stop()
+        raise
+    measured = drive(opts, server, gen, workdir, cpus)
+    server_cpu, client_cpu = cpus
     return {
         "started": started.isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - t0, 1),
@@ -479,11 +531,13 @@ def run(opts: Options) -> JSON:
             "concurrency": opts.concurrency, "policy": str(opts.policy),
             "server_module": opts.server_module, "generator": generator_hash(),
         },
-        "server_idle_rss_kib": idle_rss,
-        "rss_mode": client.get("rss_mode"),
+        "server_idle_rss_kib": measured.idle_rss_kib,
+        "server_restarts": measured.restarts,
+        "planned_cases": [c["id"] for c in plan_cases(opts, gen)],
+        "rss_mode": measured.rss_mode,
         "state": state,
-        "cases": client["cases"],
-        "floors": client["floors"],
+        "cases": measured.cases,
+        "floors": measured.floors,
     }
 
 

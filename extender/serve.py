@@ -7,11 +7,16 @@ import gc
 import logging
 from pathlib import Path
 
+from extender.api import metrics
 from extender.api.app import create_app
 from extender.api.runtime import DEFAULT_MAX_BODY, Runtime
 from extender.engine.policy import ExtenderPolicy, PolicyError, load_policy, parse_policy
-from extender.engine.profile import build_profile
-from extender.state.binder import SnapshotBinder
+from extender.engine.profile import Profile, build_profile
+from extender.kube.client import KubeClient
+from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
+from extender.state.binder import ApiBinder, SnapshotBinder
+from extender.state.cluster import ClusterState
+from extender.state.informer import LiveState
 from extender.state.snapshot import SnapshotError, load_snapshot
 
 log = logging.getLogger("extender.serve")
@@ -82,8 +87,6 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
     if live and args.snapshot is not None:
         raise StartupError("--snapshot cannot be combined with --kubeconfig or --in-cluster")
     if live:
-        from extender.state.informer import live_runtime
-
         runtime = live_runtime(args, profile)
     else:
         snapshot = args.snapshot or DEFAULT_SNAPSHOT
@@ -94,13 +97,55 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
             state = load_snapshot(snapshot)
         except SnapshotError as exc:
             raise StartupError(f"cannot load the snapshot: {exc}") from None
-        runtime = Runtime(profile, state, SnapshotBinder(state, args.assume_ttl),
+        runtime = Runtime(profile, state,
+                          SnapshotBinder(state, args.assume_ttl, on_outcome=count_bind),
                           source=f"snapshot {snapshot}")
     runtime.max_body = args.max_body_bytes
     log.info("extender configured", extra={
         "policy": policy_source, "source": runtime.source, "nodes": len(runtime.state.nodes),
         "pods": len(runtime.state.pods), "filters": list(profile.filter_names),
         "scorers": [p.name for p, _ in profile.scorers]})
+    return runtime
+
+
+def count_bind(outcome: str) -> None:
+    metrics.BIND.labels(outcome).inc()
+
+
+def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
+    """The runtime for a live cluster (`--kubeconfig`/`--in-cluster`). The informers start in
+    the app's lifespan, on uvicorn's loop; readiness is `LiveState.not_ready_reason`."""
+    try:
+        if args.in_cluster:
+            config = in_cluster_config()
+            source = "in-cluster"
+        else:
+            config = load_kubeconfig(args.kubeconfig, args.context)
+            source = f"kubeconfig {args.kubeconfig}"
+        client = KubeClient(config)
+    except ConfigError as exc:
+        raise StartupError(f"cannot use the cluster credentials: {exc}") from None
+    # httpx logs every request at INFO; the informers' own logs say what matters.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    state = ClusterState()
+    live = LiveState(client, state, freeze_gc=True, owns_client=True)
+    live.counters.on_event = lambda resource, kind: metrics.INFORMER_EVENTS.labels(resource, kind).inc()
+    live.counters.on_synced = lambda resource: metrics.INFORMER_SYNCED.labels(resource).set(1)
+    for name in live.informers:
+        metrics.INFORMER_SYNCED.labels(name).set(0)
+    binder = ApiBinder(client, state, deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
+                       on_retry=metrics.BIND_RETRIES.inc, on_outcome=count_bind)
+
+    def readiness() -> tuple[bool, str]:
+        why = live.not_ready_reason(args.max_staleness)
+        return (why is None, why or "cluster state synced")
+
+    async def start() -> None:
+        live.start()
+
+    runtime = Runtime(profile, state, binder, readiness=readiness, source=source)
+    runtime.startup.append(start)
+    runtime.shutdown.append(live.stop)
     return runtime
 
 

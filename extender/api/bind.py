@@ -1,11 +1,13 @@
-"""POST /bind: bind the pod through the binder (the API server, or the offline state)."""
+"""POST /bind: bind the pod through the binder (the API server, or the offline state).
+
+The binder reports each outcome (bound, already_bound, not_found, ...) to the metrics itself.
+"""
 
 from __future__ import annotations
 
 from starlette.responses import Response
 
 from extender import wire
-from extender.api import metrics
 from extender.api.body import BadRequest, json_response
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
@@ -30,7 +32,6 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     except BindError as exc:
         record.outcome = "bind_failed"
         record.details["error"] = str(exc)
-        metrics.BIND.labels("failed").inc()
+        record.details["bind_outcome"] = exc.outcome
         return json_response(wire.encode(wire.ExtenderBindingResult(Error=str(exc))))
-    metrics.BIND.labels("bound").inc()
     return json_response(wire.encode(wire.ExtenderBindingResult()))

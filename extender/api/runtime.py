@@ -5,17 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from extender.engine.profile import Profile
+from extender.state.binder import Binder
 from extender.state.cluster import ClusterState
 
 DEFAULT_MAX_BODY = 128 * 1024 * 1024
-
-
-class Binder(Protocol):
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        """Bind the pod to the node; raise `extender.state.binder.BindError` on failure."""
 
 
 def always_ready() -> tuple[bool, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from sys import intern
 
 from extender.model import k8s
 from extender.model.resources import (
@@ -18,6 +19,32 @@ from extender.model.timeparse import parse_time
 HostPort = tuple[str, str, int]  # (hostIP, protocol, port), normalised
 
 _EMPTY_LABELS: Mapping[str, str] = {}
+
+# Pods of one workload share labels and requests: keep one copy of each. Bounded so a
+# pathological cluster cannot grow the tables without limit.
+_SHARED_LIMIT = 100_000
+_labels_table: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+_resources_table: dict[tuple, Resources] = {}
+
+
+def _shared_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
+    key = tuple(labels.items())
+    found = _labels_table.get(key)
+    if found is None:
+        if len(_labels_table) >= _SHARED_LIMIT:
+            _labels_table.clear()
+        found = _labels_table[key] = {intern(k): intern(v) for k, v in key}
+    return found
+
+
+def _shared_resources(res: Resources) -> Resources:
+    key = (res.milli_cpu, res.memory, res.ephemeral_storage, tuple(sorted(res.scalar.items())))
+    found = _resources_table.get(key)
+    if found is None:
+        if len(_resources_table) >= _SHARED_LIMIT:
+            _resources_table.clear()
+        found = _resources_table[key] = res
+    return found
 
 
 def _host_ports(spec: k8s.PodSpec) -> tuple[HostPort, ...]:
@@ -88,18 +115,23 @@ class PodView:
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod) -> PodView:
+        """The view of a pod. A bound pod is only ever load on its node or a preemption victim,
+        so its view skips the matchers that schedule a pod (tolerations, node selector, node
+        affinity) and shares repeated strings and request vectors: a cluster holds up to
+        150 000 bound pods."""
         meta, spec, status = pod.metadata, pod.spec, pod.status
+        placed = bool(spec.node_name)
         self = cls.__new__(cls)
         self.uid = meta.uid
-        self.namespace = meta.namespace
+        self.namespace = intern(meta.namespace)
         self.name = meta.name
-        self.labels = meta.labels or _EMPTY_LABELS
+        self.labels = _shared_labels(meta.labels) if meta.labels else _EMPTY_LABELS
         self.priority = spec.priority or 0
-        self.priority_class_name = spec.priority_class_name
-        self.preemption_policy = spec.preemption_policy or "PreemptLowerPriority"
-        self.node_name = spec.node_name
+        self.priority_class_name = intern(spec.priority_class_name)
+        self.preemption_policy = intern(spec.preemption_policy or "PreemptLowerPriority")
+        self.node_name = intern(spec.node_name)
         self.nominated_node_name = status.nominated_node_name
-        self.phase = status.phase
+        self.phase = intern(status.phase)
         self.start_time = parse_time(status.start_time)
         self.creation_time = parse_time(meta.creation_timestamp)
         self.terminating = meta.deletion_timestamp is not None
@@ -110,13 +142,24 @@ class PodView:
                 self.preempted_by_scheduler = True
             elif cond.type == "PodScheduled" and cond.status == "True":
                 self.scheduled_time = parse_time(cond.last_transition_time)
-        self.requests = pod_requests(spec)
+        self.requests = _shared_resources(pod_requests(spec))
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(spec)
         if spec.resources is not None and spec.resources.requests:
             self.scoring_non_zero_cpu, self.scoring_non_zero_memory = pod_scoring_non_zero_requests(spec)
         else:
             self.scoring_non_zero_cpu, self.scoring_non_zero_memory = self.non_zero_cpu, self.non_zero_memory
         self.host_ports = _host_ports(spec)
+        containers = [*(spec.init_containers or ()), *(spec.containers or ())]
+        self.images = tuple(intern(c.image) for c in containers)
+        self.num_containers = len(containers)
+        self.scheduler_name = intern(spec.scheduler_name)
+        if placed:
+            self.tolerations = ()
+            self.node_selector = None
+            self.required_affinity = None
+            self.preferred_affinity = ()
+            self.request_names = frozenset()
+            return self
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
         )
@@ -125,10 +168,6 @@ class PodView:
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
         self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
         self.preferred_affinity = _preferred_terms(node_affinity)
-        containers = [*(spec.init_containers or ()), *(spec.containers or ())]
-        self.images = tuple(c.image for c in containers)
-        self.num_containers = len(containers)
-        self.scheduler_name = spec.scheduler_name
         names = set()
         for c in containers:
             if c.resources:

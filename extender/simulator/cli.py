@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -50,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--victim-grace-period", type=_duration, default=0, metavar="DURATION",
                    help="how long preempted pods keep their room (default 0s)")
     p.add_argument("--max-time", type=_duration, default=24 * 3600 * SECOND, metavar="DURATION",
-                   help="stop after this much virtual time (default 24h)")
+                   help="stop after this much virtual time (default 24h; 0: no limit)")
     ext = p.add_argument_group("extender in the loop")
     ext.add_argument("--extender", metavar="URL", help="URL prefix of a running extender")
     ext.add_argument("--extender-weight", type=int, default=1)
@@ -132,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     raw_pods: dict[str, Any] = {}
     raw_nodes: dict[str, Any] = {}
     if args.extender:
+        # One line per HTTP call would drown the summary.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
         extenders.append(HttpExtender(
             args.extender, filter_verb=args.extender_filter_verb,
             prioritize_verb=args.extender_prioritize_verb, preempt_verb=args.extender_preempt_verb,

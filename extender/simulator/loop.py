@@ -50,7 +50,6 @@ PENDING = "Pending"
 SCHEDULED = "Scheduled"
 PREEMPTED = "Preempted"
 DELETED = "Deleted"
-RUNNING = "Running"  # a cluster pod nobody touched (not reported)
 
 ProgressFn = Callable[[int, int, int], None]  # (settled pods, pods to schedule, cycles)
 
@@ -101,7 +100,9 @@ class PodRecord:
     status: str = PENDING
     node: str = ""
     nominated_node: str = ""
-    message: str = ""
+    #: The last failure: a message, or the FitError's (nodes, statuses, post-filter message),
+    #: formatted only when asked for (most failures are superseded by a later attempt).
+    failure: str | tuple[int, Mapping[str, Any], str] = ""
     attempts: int = 0
     arrived_at: int | None = None
     scheduled_at: int | None = None
@@ -111,6 +112,12 @@ class PodRecord:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def message(self) -> str:
+        if isinstance(self.failure, tuple):
+            self.failure = fit_error(*self.failure)
+        return self.failure
 
 
 @dataclass
@@ -454,7 +461,7 @@ class Simulation:
         del self.pending[pod.uid]
         rec = self.records[pod.uid]
         rec.status, rec.node, rec.scheduled_at = SCHEDULED, node_name, now
-        rec.message, rec.nominated_node = "", ""
+        rec.failure, rec.nominated_node = "", ""
         self.last_bind_time = now
         self.version += 1
         self.settled += 1
@@ -470,17 +477,18 @@ class Simulation:
         rec = self.records[pod.uid]
         if placement.error:
             info.unschedulable_plugins = set()
-            rec.message = placement.error
+            rec.failure = placement.error
         else:
             info.unschedulable_plugins = set(placement.diagnosis.unschedulable_plugins)
-            rec.message = fit_error(num_nodes, placement.diagnosis.statuses,
-                                    post.message if post else "")
+            rec.failure = (num_nodes, placement.diagnosis.statuses, post.message if post else "")
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         if post is not None and post.nominate is not None:
+            before = self.queue.nominator.nominated_node(info.pod)
             self.queue.nominator.add(info.pod, post.nominate)
             self._patch_nomination(info.pod, post.nominate)
             rec.nominated_node = post.nominate
-            self.version += 1
+            if (before or "") != post.nominate:
+                self.version += 1  # a reservation appeared or went away
         if post is not None and post.victims:
             self._evict(pod, post.node, post.victims)
         self._failed_version[pod.uid] = self.version

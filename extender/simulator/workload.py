@@ -19,7 +19,8 @@ documents:
 
 Time 0 of the simulation is the earliest absolute time found among the pods'
 creationTimestamps and the events' absolute times (or the epoch when there is none).
-Arrivals and events at the same time keep their order in the file.
+Pods arriving at the same time keep their order in the file, so do events; at equal times
+pods arrive before events are applied.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,7 @@ import msgspec
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
-from extender.model.timeparse import parse_time
-from extender.simulator.clock import seconds
+from extender.simulator.clock import MICROSECOND, SECOND, seconds
 from extender.state.snapshot import iter_objects, read_documents
 
 EVENT_KIND = "SimulationEvent"
@@ -45,6 +46,24 @@ ACTIONS = ("deletePod", "addNode", "updateNode", "deleteNode")
 _UID_NAMESPACE = uuid.UUID("6f0c5d3e-8d1c-4a59-9d0e-5a1b2c3d4e5f")
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def parse_time_ns(text: object) -> int | None:
+    """An RFC 3339 time as exact integer nanoseconds since the epoch (microsecond precision,
+    as Kubernetes writes them); None when absent or unparsable. Floats would lose the
+    sub-microsecond digits at today's epoch values and make arrival times drift."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return (dt - _EPOCH) // timedelta(microseconds=1) * MICROSECOND
 
 
 class WorkloadError(ValueError):
@@ -73,7 +92,12 @@ class SimEvent:
 class Workload:
     arrivals: list[Arrival] = field(default_factory=list)
     events: list[SimEvent] = field(default_factory=list)
-    epoch: float = 0.0  # wall-clock seconds that virtual time 0 stands for
+    epoch_ns: int = 0  # the wall-clock time (ns since the epoch) that virtual time 0 stands for
+
+    @property
+    def epoch(self) -> float:
+        """`epoch_ns` in seconds, the unit of PodView's start times."""
+        return self.epoch_ns / SECOND
 
 
 def parse_duration(text: str | float | int) -> float:
@@ -111,13 +135,13 @@ def _fill_identity(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _event_time(doc: Mapping[str, Any], where: str) -> tuple[float | None, float | None]:
-    """(relative seconds, absolute epoch seconds): exactly one is set."""
+def _event_time(doc: Mapping[str, Any], where: str) -> tuple[float | None, int | None]:
+    """(relative seconds, absolute epoch ns): exactly one is set."""
     at = doc.get("at")
     if at is None:
         raise WorkloadError(f"{where}: SimulationEvent needs `at`")
     if isinstance(at, str) and ("T" in at or at.count("-") >= 2):
-        absolute = parse_time(at)
+        absolute = parse_time_ns(at)
         if absolute is None:
             raise WorkloadError(f"{where}: invalid time {at!r}")
         return None, absolute
@@ -136,7 +160,7 @@ def _pod_target(value: Any, where: str) -> str:
     raise WorkloadError(f"{where}: deletePod needs 'namespace/name' or {{namespace, name}}")
 
 
-def _parse_event(doc: Mapping[str, Any], where: str) -> tuple[SimEvent, float | None, float | None]:
+def _parse_event(doc: Mapping[str, Any], where: str) -> tuple[SimEvent, float | None, int | None]:
     actions = [a for a in ACTIONS if a in doc]
     if len(actions) != 1:
         raise WorkloadError(f"{where}: SimulationEvent needs exactly one of {', '.join(ACTIONS)}")
@@ -170,8 +194,8 @@ def load_workload(path: str | Path) -> Workload:
         documents = read_documents(path)
     except ValueError as exc:
         raise WorkloadError(str(exc)) from None
-    pods: list[tuple[dict[str, Any], PodView, float | None]] = []
-    events: list[tuple[SimEvent, float | None, float | None]] = []
+    pods: list[tuple[dict[str, Any], PodView, int | None]] = []
+    events: list[tuple[SimEvent, float | None, int | None]] = []
     seen: set[str] = set()
     for obj in iter_objects(documents):
         kind = obj.get("kind")
@@ -190,16 +214,15 @@ def load_workload(path: str | Path) -> Workload:
                 view = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
             except (msgspec.ValidationError, QuantityError) as exc:
                 raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
-            pods.append((raw, view, view.creation_time))
+            pods.append((raw, view, parse_time_ns(raw["metadata"].get("creationTimestamp"))))
     absolutes = [t for _, _, t in pods if t is not None]
     absolutes += [a for _, _, a in events if a is not None]
-    epoch = min(absolutes) if absolutes else 0.0
-    workload = Workload(epoch=epoch)
+    epoch = min(absolutes) if absolutes else 0
+    workload = Workload(epoch_ns=epoch)
     for raw, view, created in pods:
-        t = seconds(created - epoch) if created is not None else 0
-        workload.arrivals.append(Arrival(t, view, raw))
+        workload.arrivals.append(Arrival(created - epoch if created is not None else 0, view, raw))
     for event, relative, absolute in events:
-        event.time = seconds(relative if relative is not None else absolute - epoch)  # type: ignore[operator]
+        event.time = seconds(relative) if relative is not None else absolute - epoch  # type: ignore[operator]
         if event.time < 0:
             raise WorkloadError(f"{where}: SimulationEvent at a negative time")
         workload.events.append(event)

@@ -28,6 +28,7 @@ class Assumption:
     pod: PodView
     node_name: str
     expires_at: float
+    pending: PodView | None = None  # the pod as it was before the bind, restored on expiry
 
 
 class ClusterState:
@@ -163,23 +164,34 @@ class ClusterState:
     def assume(self, pod: PodView, node_name: str, ttl: float) -> None:
         """Count a just-bound pod on its node before the watch confirms it."""
         bound = pod.bound_to(node_name)
+        known = self.pods.get(pod.uid)
+        pending = known if known is not None and not known.node_name else None
         self._forget(pod.uid)
         self._recent_pending.pop(pod.uid, None)
         self.pods[bound.uid] = bound
         self._uid_by_key[(bound.namespace, bound.name)] = bound.uid
         self._place(bound)
-        self.assumed[bound.uid] = Assumption(bound, node_name, self.clock() + ttl)
+        self.assumed[bound.uid] = Assumption(bound, node_name, self.clock() + ttl, pending)
         self._touch()
 
     def expire_assumptions(self) -> list[PodView]:
-        """Drop assumed pods the watch has not confirmed in time; returns them."""
+        """Drop assumed pods the watch has not confirmed in time; returns them.
+
+        Their resources are freed; a pod the informer knew as pending goes back to pending,
+        as kube-scheduler's cache forgets an assumed pod."""
         now = self.clock()
-        expired = [a.pod for a in self.assumed.values() if a.expires_at <= now]
-        for pod in expired:
-            self._forget(pod.uid)
+        expired = [a for a in self.assumed.values() if a.expires_at <= now]
+        for assumption in expired:
+            self._forget(assumption.pod.uid)
+            pending = assumption.pending
+            if pending is not None:
+                self.pods[pending.uid] = pending
+                self._uid_by_key[(pending.namespace, pending.name)] = pending.uid
+                if pending.nominated_node_name:
+                    self.nominated.setdefault(pending.nominated_node_name, {})[pending.uid] = pending
         if expired:
             self._touch()
-        return expired
+        return [a.pod for a in expired]
 
     # ---- PDBs and PriorityClasses ------------------------------------------------------
     def apply_pdb(self, pdb: k8s.PodDisruptionBudget) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from extender.kube.client import GoneError, KubeClient, KubeError, WatchEvent
+from extender.kube.client import ApiError, GoneError, KubeClient, KubeError, WatchEvent
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
 from extender.state.cluster import ClusterState
@@ -227,6 +227,7 @@ class Informer:
         self.connected = False
         self.last_ok = -math.inf  # the last moment we knew the state equal to the server's
         self.opened_at: float | None = None
+        self.last_error = ""  # the last failure, for readiness messages; cleared on success
         self.synced_event = asyncio.Event()
 
     @property
@@ -253,16 +254,24 @@ class Informer:
                 # The server no longer has our version: only a full relist can resync.
                 log.info("%s: %s; relisting", name, exc)
                 self.resource_version = ""
+            except ApiError as exc:
+                self._failed(exc)
+                if exc.code == 504 and "too large resource version" in exc.message.lower():
+                    # Our version is ahead of the server's (say, etcd restored from a backup).
+                    self.resource_version = ""
             except KubeError as exc:
-                self.counters.errors[name] += 1
-                log.warning("%s: %s", name, exc)
-            except Exception:
-                self.counters.errors[name] += 1
-                log.exception("%s: informer error", name)
+                self._failed(exc)
+            except Exception as exc:
+                self._failed(exc, trace=True)
             if self.opened_at is not None and self.clock() - self.opened_at >= 10.0:
                 self.backoff.reset()  # the watch was healthy for a while: a fresh failure
             self.counters.restarts[name] += 1
             await asyncio.sleep(self.backoff.next())
+
+    def _failed(self, exc: Exception, trace: bool = False) -> None:
+        self.counters.errors[self.spec.name] += 1
+        self.last_error = str(exc) or type(exc).__name__
+        log.warning("%s: %s", self.spec.name, self.last_error, exc_info=trace)
 
     async def relist(self) -> None:
         """Page through the whole collection and make the state's set equal to it."""
@@ -282,6 +291,7 @@ class Informer:
         self.sink.end_relist()
         self.resource_version = rv
         self.last_ok = self.clock()
+        self.last_error = ""
         if not self.synced:
             self.synced = True
             self.synced_event.set()
@@ -295,6 +305,7 @@ class Informer:
         def opened() -> None:
             self.connected = True
             self.opened_at = self.last_ok = self.clock()
+            self.last_error = ""
 
         try:
             events = self.client.watch(
@@ -377,13 +388,21 @@ class LiveState:
         """None when ready, else a message fit for an extender `Error` field."""
         waiting = [name for name, i in self.informers.items() if not i.synced]
         if waiting:
-            return f"cluster state not synced yet (waiting for {', '.join(waiting)})"
+            why = f"cluster state not synced yet (waiting for {', '.join(waiting)})"
+            return why + self._last_error(waiting)
         stale = {name: i.stale_seconds for name, i in self.informers.items()}
         worst = max(stale, key=lambda n: stale[n], default=None)
         if worst is not None and stale[worst] > max_staleness:
             return (f"cluster state is stale: the {worst} watch has been down for "
-                    f"{stale[worst]:.0f}s (bound {max_staleness:g}s)")
+                    f"{stale[worst]:.0f}s (bound {max_staleness:g}s)" + self._last_error([worst]))
         return None
+
+    def _last_error(self, names: list[str]) -> str:
+        # An operator reading /readyz (or FailedScheduling) should see why, e.g. missing RBAC.
+        for name in names:
+            if error := self.informers[name].last_error:
+                return f"; last error from {name}: {error}"
+        return ""
 
     def start(self) -> None:
         """Start the tasks on the running event loop."""
@@ -442,51 +461,3 @@ def start_live_state(
     live = LiveState(client, state, owns_client=owns, **options)
     live.start()
     return live
-
-
-def live_runtime(args: Any, profile: Any) -> Any:
-    """`extender serve --kubeconfig/--in-cluster`: the api `Runtime` for a live cluster.
-
-    Glue for `extender.serve` (it sits here because serve imports it by this name; it
-    imports the api layer lazily so the state layer does not depend on it at import time).
-    The informers start in the app's lifespan, on uvicorn's loop; readiness is
-    `LiveState.not_ready_reason(--max-staleness)`.
-    """
-    from extender.api import metrics
-    from extender.api.runtime import Runtime
-    from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
-    from extender.serve import StartupError
-    from extender.state.binder import ApiBinder
-
-    try:
-        if args.in_cluster:
-            config = in_cluster_config()
-            source = "in-cluster"
-        else:
-            config = load_kubeconfig(args.kubeconfig, args.context)
-            source = f"kubeconfig {args.kubeconfig}"
-        client = KubeClient(config)
-    except ConfigError as exc:
-        raise StartupError(f"cannot use the cluster credentials: {exc}") from None
-    # httpx logs every request at INFO; the informers' own logs say what matters.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    state = ClusterState()
-    live = LiveState(client, state, freeze_gc=True, owns_client=True)
-    live.counters.on_event = lambda resource, kind: metrics.INFORMER_EVENTS.labels(resource, kind).inc()
-    live.counters.on_synced = lambda resource: metrics.INFORMER_SYNCED.labels(resource).set(1)
-    for name in live.informers:
-        metrics.INFORMER_SYNCED.labels(name).set(0)
-    binder = ApiBinder(client, state, deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
-                       on_retry=metrics.BIND_RETRIES.inc)
-
-    def readiness() -> tuple[bool, str]:
-        why = live.not_ready_reason(args.max_staleness)
-        return (why is None, why or "cluster state synced")
-
-    async def start() -> None:
-        live.start()
-
-    runtime = Runtime(profile, state, binder, readiness=readiness, source=source)
-    runtime.startup.append(start)
-    runtime.shutdown.append(live.stop)
-    return runtime

@@ -1,18 +1,14 @@
-"""Fixtures for the kube tests: a fake API server per test, and polling helpers."""
+"""Fixtures for the kube tests: a fake API server per test and credentials for it."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_apiserver import FakeApiServer  # noqa: E402
-
-from extender.kube.config import ClusterConfig, load_kubeconfig  # noqa: E402
+from extender.kube.config import ClusterConfig, load_kubeconfig
+from tests.kube.fake_apiserver import FakeApiServer
 
 
 @pytest.fixture

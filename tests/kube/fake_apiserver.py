@@ -66,6 +66,11 @@ RESOURCES = {
 }
 KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
 
+# metav1.StatusReason for the codes faults inject.
+_REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
+            410: "Expired", 429: "TooManyRequests", 500: "InternalError",
+            503: "ServiceUnavailable", 504: "Timeout"}
+
 # Field selectors the real server accepts for these resources (a subset; others → 400).
 _SELECTABLE = {
     "pods": {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.schedulerName", "status.phase"},
@@ -544,7 +549,7 @@ class FakeApiServer:
                 return False
             if fault.action == "status" or (fault.action == "gone" and not is_watch):
                 code = 410 if fault.action == "gone" else fault.status
-                reason = {410: "Expired", 429: "TooManyRequests"}.get(code, "InternalError")
+                reason = _REASONS.get(code, "InternalError")
                 entry.status = code
                 extra = {"Retry-After": "0"} if code == 429 else None
                 await self._respond(writer, code, status_body(code, reason, f"injected {code}"), extra)

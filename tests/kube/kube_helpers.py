@@ -7,10 +7,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fake_apiserver import FakeApiServer
-
 from extender.model import k8s
 from extender.state.cluster import ClusterState
+from tests.kube.fake_apiserver import FakeApiServer
 
 
 async def eventually(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:

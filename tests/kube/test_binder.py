@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-import kube_objects as ko
 import pytest
-from fake_apiserver import FakeApiServer, Fault
-from kube_helpers import eventually
 
 from extender.kube.client import KubeClient
 from extender.kube.config import ClusterConfig
@@ -17,6 +14,9 @@ from extender.model.pod import PodView
 from extender.state.binder import ApiBinder, BindError, SnapshotBinder
 from extender.state.cluster import ClusterState
 from extender.state.informer import LiveState
+from tests.kube import kube_objects as ko
+from tests.kube.fake_apiserver import FakeApiServer, Fault
+from tests.kube.kube_helpers import eventually
 
 pytestmark = pytest.mark.anyio
 

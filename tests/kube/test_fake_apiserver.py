@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import httpx
-import kube_objects as ko
 import pytest
-from fake_apiserver import FakeApiServer, Fault
+
+from tests.kube import kube_objects as ko
+from tests.kube.fake_apiserver import FakeApiServer, Fault
 
 AUTH = {"Authorization": "Bearer test-token"}
 

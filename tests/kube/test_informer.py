@@ -7,10 +7,7 @@ import contextlib
 import math
 from collections.abc import AsyncIterator
 
-import kube_objects as ko
 import pytest
-from fake_apiserver import FakeApiServer, Fault
-from kube_helpers import converged, eventually, summary, truth
 
 from extender.kube.client import KubeClient
 from extender.kube.config import ClusterConfig
@@ -18,6 +15,9 @@ from extender.model import k8s
 from extender.model.pod import PodView
 from extender.state.cluster import ClusterState
 from extender.state.informer import LiveState
+from tests.kube import kube_objects as ko
+from tests.kube.fake_apiserver import FakeApiServer, Fault
+from tests.kube.kube_helpers import converged, eventually, summary, truth
 
 pytestmark = pytest.mark.anyio
 
@@ -256,3 +256,45 @@ async def test_confirmed_assumptions_do_not_expire(apiserver: FakeApiServer,
         await asyncio.sleep(0.7)
         assert state.nodes["n3"].requested.milli_cpu == 1000
         assert live.counters.expired_assumptions == 0
+
+
+def test_bound_pods_are_kept_slim_pending_pods_whole() -> None:
+    raw = ko.pod("p", node_name="n1", phase="Running", labels={"app": "web"})
+    raw["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    raw["spec"]["nodeSelector"] = {"disk": "ssd"}
+    raw["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
+    bound = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
+    assert bound.tolerations == () and bound.node_selector is None and bound.required_affinity is None
+    assert bound.labels == {"app": "web"} and bound.requests.milli_cpu == 1000
+    del raw["spec"]["nodeName"]
+    pending = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
+    assert pending.tolerations and pending.node_selector and pending.required_affinity is not None
+
+
+async def test_readiness_says_why_a_list_keeps_failing(apiserver: FakeApiServer,
+                                                       kube_config: ClusterConfig) -> None:
+    seed(apiserver)
+    apiserver.inject(Fault("status", status=403, path="/api/v1/pods", watch=False, times=10_000))
+    async with live_state(kube_config) as live:
+        await eventually(lambda: live.counters.errors["pods"] >= 2, what="failed lists")
+        why = live.not_ready_reason(60)
+        assert why.startswith("cluster state not synced yet (waiting for pods")
+        assert "; last error from pods: 403" in why
+        apiserver.clear_faults()
+        assert await live.wait_synced(5)
+        assert live.is_ready(60) and live.informers["pods"].last_error == ""
+
+
+async def test_start_live_state_factory(apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+    from extender.state.informer import start_live_state
+
+    seed(apiserver)
+    state = ClusterState()
+    live = start_live_state(kube_config, state, freeze_gc=False)
+    try:
+        assert await live.wait_synced(5)
+        assert live.is_ready(60) and converged(state, apiserver)
+    finally:
+        await live.stop()
+    assert live.client._http.is_closed  # the factory's client is owned and closed

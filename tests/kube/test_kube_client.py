@@ -6,13 +6,13 @@ import contextlib
 import os
 from pathlib import Path
 
-import kube_objects as ko
 import pytest
-from fake_apiserver import FakeApiServer, Fault
 
 from extender.kube.client import ApiError, GoneError, KubeClient, TransportError, WatchEvent
 from extender.kube.config import ClusterConfig, load_kubeconfig
 from extender.model import k8s
+from tests.kube import kube_objects as ko
+from tests.kube.fake_apiserver import FakeApiServer, Fault
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
-import kube_objects as ko
 import pytest
-from fake_apiserver import FakeApiServer, Fault
+
+from tests.kube import kube_objects as ko
+from tests.kube.fake_apiserver import FakeApiServer, Fault
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
