@@ -22,6 +22,17 @@ FIXTURES = ROOT / "tests" / "fixtures"
 DEMO_CLUSTER = ROOT / "config" / "examples" / "cluster.json"
 
 
+#: (verb, request, expected reply) for every fixture pair, under policy-leastallocated.json.
+FIXTURE_CASES = [
+    ("filter", "filter-names.request.json", "filter-names.expected.json"),
+    ("filter", "filter-nodes.request.json", "filter-nodes.expected.json"),
+    ("prioritize", "prioritize-names.request.json", "prioritize-leastallocated.expected.json"),
+    ("preempt", "preempt-meta.request.json", "preempt.expected.json"),
+    ("preempt", "preempt-full.request.json", "preempt.expected.json"),
+    ("bind", "bind.request.json", "bind.expected.json"),
+]
+
+
 def fixture_bytes(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 

@@ -8,9 +8,13 @@ import msgspec
 
 from extender import wire
 from extender.api.body import BadRequest
+from extender.api.observe import RequestRecord
+from extender.api.runtime import Runtime
+from extender.api.verb import decode, pod_view
 from extender.engine.framework import Status, unresolvable, unschedulable
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
 from extender.state.cluster import ClusterState
 
@@ -68,6 +72,19 @@ def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
         known = state.nodes.get(name)
         infos.append(known.sharing_pods(view) if known is not None else NodeInfo(view))
     return Candidates(names, infos, raw, rejected)
+
+
+def scheduling_request(runtime: Runtime, body: bytes,
+                       record: RequestRecord) -> tuple[PodView, Candidates]:
+    """Decode a filter/prioritize body into the pod's view and its candidate nodes."""
+    args = decode(body, wire.ExtenderArgs)
+    pod = pod_view(args.Pod)
+    record.pod = pod.key
+    candidates = resolve(args, runtime.state)
+    record.nodes = len(candidates.names)
+    # A later bind of this pod needs its requests; the scheduler's bind call does not carry them.
+    runtime.state.remember_pending(pod)
+    return pod, candidates
 
 
 def resolve(args: wire.ExtenderArgs, state: ClusterState) -> Candidates:

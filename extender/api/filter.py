@@ -9,10 +9,9 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
-from extender.api.candidates import resolve
+from extender.api.candidates import scheduling_request
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, pod_view
 from extender.engine.framework import Code, Status
 from extender.engine.runner import run_filters
 
@@ -34,12 +33,7 @@ def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[st
 
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
-    args = decode(body, wire.ExtenderArgs)
-    pod = pod_view(args.Pod)
-    record.pod = pod.key
-    candidates = resolve(args, runtime.state)
-    record.nodes = len(candidates.names)
-    runtime.state.remember_pending(pod)
+    pod, candidates = scheduling_request(runtime, body, record)
     result = run_filters(runtime.profile, pod, candidates.infos)
     statuses = {**candidates.rejected, **result.statuses}
     failed, unresolvable = split_failures(statuses)

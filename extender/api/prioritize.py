@@ -6,22 +6,16 @@ from starlette.responses import Response
 
 from extender import wire
 from extender.api.body import error_response, json_response
-from extender.api.candidates import resolve
+from extender.api.candidates import scheduling_request
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, pod_view
 from extender.engine.runner import extender_scores, run_scores
 
 error_reply = error_response
 
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
-    args = decode(body, wire.ExtenderArgs)
-    pod = pod_view(args.Pod)
-    record.pod = pod.key
-    candidates = resolve(args, runtime.state)
-    record.nodes = len(candidates.names)
-    runtime.state.remember_pending(pod)
+    pod, candidates = scheduling_request(runtime, body, record)
     infos = candidates.infos
     results = run_scores(runtime.profile, pod, infos, runtime.state)
     scores = dict(zip((i.node.name for i in infos), extender_scores(results, len(infos)), strict=True))

@@ -70,14 +70,18 @@ class BatchCheck:
         raise NotImplementedError
 
     def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
-        kept = []
+        kept: list[NodeInfo] = []
         for node in nodes:
-            status = self(node)
-            if status is None:
-                kept.append(node)
-            else:
-                statuses[node.node.name] = status
+            self.judge_into(node, kept, statuses)
         return kept
+
+    def judge_into(self, node: NodeInfo, kept: list[NodeInfo], statuses: dict[str, Status]) -> None:
+        """Judge one node: keep it, or record why not."""
+        status = self(node)
+        if status is None:
+            kept.append(node)
+        else:
+            statuses[node.node.name] = status
 
 
 class ClusterContext(Protocol):

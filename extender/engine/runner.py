@@ -127,8 +127,7 @@ def score_totals(results: Sequence[PluginScores], count: int) -> list[int]:
     totals = [0] * count
     for result in results:
         weight = result.weight
-        for i, score in enumerate(result.scores):
-            totals[i] += score * weight
+        totals = [total + score * weight for total, score in zip(totals, result.scores, strict=True)]
     return totals
 
 

@@ -7,19 +7,10 @@ import json
 import msgspec
 import pytest
 
-from tests.conftest import fixture_bytes, fixture_json
-
-CASES = [
-    ("filter", "filter-names.request.json", "filter-names.expected.json"),
-    ("filter", "filter-nodes.request.json", "filter-nodes.expected.json"),
-    ("prioritize", "prioritize-names.request.json", "prioritize-leastallocated.expected.json"),
-    ("preempt", "preempt-meta.request.json", "preempt.expected.json"),
-    ("preempt", "preempt-full.request.json", "preempt.expected.json"),
-    ("bind", "bind.request.json", "bind.expected.json"),
-]
+from tests.conftest import FIXTURE_CASES, fixture_bytes, fixture_json
 
 
-@pytest.mark.parametrize(("verb", "request_file", "expected_file"), CASES)
+@pytest.mark.parametrize(("verb", "request_file", "expected_file"), FIXTURE_CASES)
 def test_fixture_reply_matches_exactly(client, verb, request_file, expected_file):
     response = client.post(f"/{verb}", content=fixture_bytes(request_file),
                            headers={"Content-Type": "application/json"})

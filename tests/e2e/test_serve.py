@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, fixture_bytes, fixture_json
+from tests.conftest import FIXTURE_CASES, FIXTURES, ROOT, fixture_bytes, fixture_json
 
 
 def free_port() -> int:
@@ -56,14 +56,7 @@ def server() -> Iterator[str]:
             proc.kill()
 
 
-@pytest.mark.parametrize(("verb", "request_file", "expected_file"), [
-    ("filter", "filter-names.request.json", "filter-names.expected.json"),
-    ("filter", "filter-nodes.request.json", "filter-nodes.expected.json"),
-    ("prioritize", "prioritize-names.request.json", "prioritize-leastallocated.expected.json"),
-    ("preempt", "preempt-meta.request.json", "preempt.expected.json"),
-    ("preempt", "preempt-full.request.json", "preempt.expected.json"),
-    ("bind", "bind.request.json", "bind.expected.json"),
-])
+@pytest.mark.parametrize(("verb", "request_file", "expected_file"), FIXTURE_CASES)
 def test_fixture_over_http(server, verb, request_file, expected_file):
     reply = httpx.post(f"{server}/{verb}", content=fixture_bytes(request_file),
                        headers={"Content-Type": "application/json"})

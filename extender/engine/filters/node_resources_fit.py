@@ -74,12 +74,8 @@ class _FitCheck(BatchCheck):
             if (node.free_pods > 0 and need_cpu <= node.free_cpu
                     and need_memory <= node.free_memory and need_ephemeral <= node.free_ephemeral):
                 kept.append(node)
-                continue
-            status = self(node)
-            if status is None:
-                kept.append(node)
             else:
-                statuses[node.node.name] = status
+                self.judge_into(node, kept, statuses)
         return kept
 
 

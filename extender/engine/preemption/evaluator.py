@@ -138,8 +138,10 @@ def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status],
     """`FitError.Error()`: `0/N nodes are available: <count> <reason>, ….` with the histogram
     sorted as strings and `absent` counted for every node without a status."""
     counts: Counter[str] = Counter()
-    for status in statuses.values():
-        counts.update(status.reasons)
+    # Most nodes share a handful of reason tuples: count those first, then their reasons.
+    for reasons, times in Counter(status.reasons for status in statuses.values()).items():
+        for reason in reasons:
+            counts[reason] += times
     missing = num_all_nodes - len(statuses)
     if missing > 0:
         for reason in absent.reasons:
