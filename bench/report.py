@@ -90,7 +90,9 @@ def num(x: Any) -> str:
         return f"{x:.1f}"
     if ax >= 1:
         return f"{x:.2f}"
-    return f"{x:.3f}"
+    if ax == 0:
+        return "0"
+    return f"{x:.{max(3, 2 - math.floor(math.log10(ax)))}f}"
 
 
 def times(r: Any) -> str:

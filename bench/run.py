@@ -32,11 +32,12 @@ import os
 import platform
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -227,8 +228,6 @@ def cpu_plan() -> tuple[int | None, int | None]:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
         return int(s.getsockname()[1])
@@ -314,14 +313,6 @@ def wait_ready(server: Server, timeout: float) -> float:
         time.sleep(0.02)
     server.stop()
     raise RuntimeError(f"server not ready after {timeout:.0f} s:\n{server.log_tail()}")
-
-
-@contextlib.contextmanager
-def running(server: Server) -> Iterator[Server]:
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def measure_state(server: Server, spec: generate.ClusterSpec, timeout: float) -> JSON:

@@ -39,10 +39,43 @@ def intern_taints(taints: tuple[Taint, ...]) -> TaintSet:
     return found
 
 
-class NodeView:
-    """An immutable view of a Node. Build with `NodeView.from_k8s`."""
+class Signature:
+    """An interned key for per-node memos: equal parts give the same object, so a memo lookup
+    hashes by identity (no tuple hashing per node)."""
 
-    __slots__ = ("name", "uid", "labels", "taints", "unschedulable", "allocatable", "images")
+    __slots__ = ("parts", "__weakref__")
+
+    def __init__(self, parts: tuple) -> None:
+        self.parts = parts
+
+    def __repr__(self) -> str:
+        return f"Signature{self.parts!r}"
+
+
+_signatures: dict[tuple, Signature] = {}
+_MEMO_LIMIT = 64  # distinct pod signatures remembered per node view
+
+
+def signature(*parts: object) -> Signature:
+    """The interned signature for `parts` (hashable)."""
+    found = _signatures.get(parts)
+    if found is None:
+        if len(_signatures) > 65536:
+            _signatures.clear()
+        found = _signatures[parts] = Signature(parts)
+    return found
+
+
+class NodeView:
+    """An immutable view of a Node. Build with `NodeView.from_k8s`.
+
+    `memo` caches results that depend only on this view and a pod `Signature` (a verdict of
+    the label filters, a preferred-affinity sum...): pods of one workload share a spec, and a
+    node change replaces the view, which drops its memo.
+    """
+
+    __slots__ = ("name", "uid", "labels", "taints", "unschedulable", "allocatable", "images",
+                 "resource_version", "memo")
 
     name: str
     uid: str
@@ -57,6 +90,8 @@ class NodeView:
         self = cls.__new__(cls)
         self.name = node.metadata.name
         self.uid = node.metadata.uid
+        self.resource_version = node.metadata.resource_version
+        self.memo: dict[Signature, object] = {}
         self.labels = node.metadata.labels or _EMPTY_LABELS
         self.taints = intern_taints(tuple(Taint(t.key, t.value, t.effect) for t in node.spec.taints or ()))
         self.unschedulable = node.spec.unschedulable
@@ -67,6 +102,15 @@ class NodeView:
                 images[normalized_image_name(image_name)] = image.size_bytes
         self.images = images
         return self
+
+    def remember(self, key: Signature, value: object) -> object:
+        """Store a memo entry (bounded: the oldest half goes when full); returns `value`."""
+        memo = self.memo
+        if len(memo) >= _MEMO_LIMIT:
+            for old in list(memo)[: _MEMO_LIMIT // 2]:
+                del memo[old]
+        memo[key] = value
+        return value
 
     def __repr__(self) -> str:
         return f"NodeView({self.name!r})"
