@@ -37,17 +37,21 @@ class Candidates:
 
 
 def from_names(names: list[str], state: ClusterState) -> Candidates:
+    found = list(map(state.nodes.get, names))
+    if None not in found:  # the common case, decided at C speed
+        return Candidates(names, found, None, {})
     infos = []
     rejected: dict[str, Status] = {}
-    nodes = state.nodes
-    for name in names:
-        info = nodes.get(name)
+    for name, info in zip(names, found, strict=True):
         if info is None:
             # Our state may lag the scheduler's; preemption or a later retry can still succeed.
-            rejected[name] = unschedulable("", UNKNOWN_NODE)
+            rejected[name] = _UNKNOWN
         else:
             infos.append(info)
     return Candidates(names, infos, None, rejected)
+
+
+_UNKNOWN = unschedulable("", UNKNOWN_NODE)
 
 
 def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 
 from starlette.responses import Response
 
@@ -21,6 +22,9 @@ def error_reply(message: str, status: int) -> Response:
     # readiness failures answer 200 so the scheduler shows our message, not a bare status code.
     code = 200 if status == 503 else status
     return json_response(wire.encode(wire.ExtenderFilterResult(Error=message)), code)
+
+
+_message = attrgetter("message")
 
 
 def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[str, str]]:
@@ -48,6 +52,6 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
             NodeNames=passed, FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable)
     record.details["passed"] = len(passed)
     record.details["failed"] = len(statuses)
-    for message, count in Counter(s.message for s in statuses.values()).items():
+    for message, count in Counter(map(_message, statuses.values())).items():
         metrics.FILTER_REJECTIONS.labels(message).inc(count)
     return json_response(wire.encode(reply))

@@ -9,7 +9,7 @@ returning 0..100 per node, or None to skip itself (PreScore Skip).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Protocol
 
@@ -37,10 +37,11 @@ class Status:
     code: Code
     reasons: tuple[str, ...]
     plugin: str = ""
+    # Joined once: one status object often stands for thousands of nodes in a reply.
+    message: str = field(init=False, compare=False, repr=False)
 
-    @property
-    def message(self) -> str:
-        return ", ".join(self.reasons)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", ", ".join(self.reasons))
 
     @property
     def resolvable(self) -> bool:

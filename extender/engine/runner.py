@@ -16,10 +16,12 @@ from extender.engine.framework import (
     MAX_NODE_SCORE,
     ClusterContext,
     EngineError,
+    FilterPlugin,
     NodeCheck,
     Status,
 )
 from extender.engine.profile import Profile
+from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -32,17 +34,21 @@ class FilterResult:
     statuses: dict[str, Status] = field(default_factory=dict)
 
 
-def prepare_filters(profile: Profile, pod: PodView) -> list[NodeCheck]:
-    """The pod's per-node checks, skipping plugins that pass every node for this pod."""
-    checks = []
+def _prepared(profile: Profile, pod: PodView) -> list[tuple[FilterPlugin, NodeCheck]]:
+    prepared = []
     for plugin in profile.filters:
         try:
             check = plugin.prepare(pod)
         except Exception as exc:  # a plugin bug must not take the request down with a trace
             raise EngineError(f"filter plugin {plugin.name} failed to prepare: {exc}") from exc
         if check is not None:
-            checks.append(check)
-    return checks
+            prepared.append((plugin, check))
+    return prepared
+
+
+def prepare_filters(profile: Profile, pod: PodView) -> list[NodeCheck]:
+    """The pod's per-node checks, skipping plugins that pass every node for this pod."""
+    return [check for _, check in _prepared(profile, pod)]
 
 
 def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
@@ -69,14 +75,52 @@ def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
 
 
 def run_filters(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo]) -> FilterResult:
+    """Filter `nodes` for `pod`, recording the first failing plugin's status per node."""
     result = FilterResult([], {})
     try:
-        result.passed = run_checks(prepare_filters(profile, pod), nodes, result.statuses)
+        prepared = _prepared(profile, pod)
+        count = _node_only_count(profile, prepared)
+        checks = [check for _, check in prepared]
+        if count and pod.placement_key:
+            key = signature("filters", profile.filter_names, pod.placement_key)
+            nodes = _memoised_checks(checks[:count], key, nodes, result.statuses)
+            checks = checks[count:]
+        result.passed = run_checks(checks, nodes, result.statuses)
     except EngineError:
         raise
     except Exception as exc:
         raise EngineError(f"filtering failed: {exc}") from exc
     return result
+
+
+def _node_only_count(profile: Profile, prepared: list[tuple[FilterPlugin, NodeCheck]]) -> int:
+    """How many leading prepared checks depend only on the node view and the pod's
+    `placement_key` (kube-scheduler's order puts those filters first)."""
+    count = 0
+    for plugin, _ in prepared:
+        if not getattr(plugin, "node_only", False):
+            break
+        count += 1
+    return count
+
+
+def _memoised_checks(checks: Sequence[NodeCheck], key: Signature, nodes: Sequence[NodeInfo],
+                     statuses: dict[str, Status]) -> list[NodeInfo]:
+    missing = _MISSING
+    kept = []
+    for node in nodes:
+        view = node.node
+        verdict = view.memo.get(key, missing)
+        if verdict is missing:
+            verdict = view.remember(key, node_fits(checks, node))
+        if verdict is None:
+            kept.append(node)
+        else:
+            statuses[view.name] = verdict
+    return kept
+
+
+_MISSING = object()
 
 
 def node_fits(checks: Sequence[NodeCheck], node: NodeInfo) -> Status | None:

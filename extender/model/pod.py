@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from sys import intern
 
+import msgspec
+
 from extender.model import k8s
 from extender.model.resources import (
     Resources,
@@ -19,6 +21,7 @@ from extender.model.timeparse import parse_time
 HostPort = tuple[str, str, int]  # (hostIP, protocol, port), normalised
 
 _EMPTY_LABELS: Mapping[str, str] = {}
+_placement_encoder = msgspec.json.Encoder(order="deterministic")
 
 # Pods of one workload share labels and requests: keep one copy of each. Bounded so a
 # pathological cluster cannot grow the tables without limit.
@@ -80,7 +83,7 @@ class PodView:
         "terminating", "preempted_by_scheduler", "scheduled_time", "requests", "non_zero_cpu",
         "non_zero_memory", "host_ports", "tolerations", "node_selector", "required_affinity",
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
-        "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory",
+        "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key",
     )
 
     uid: str
@@ -112,6 +115,7 @@ class PodView:
     request_names: frozenset[str]
     scoring_non_zero_cpu: int  # the pod as an incoming pod in scorers (differs only with
     scoring_non_zero_memory: int  # pod-level requests: calculatePodResourceRequest)
+    placement_key: bytes  # what node-only filters read of the pod, as one hashable value
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod) -> PodView:
@@ -159,6 +163,7 @@ class PodView:
             self.required_affinity = None
             self.preferred_affinity = ()
             self.request_names = frozenset()
+            self.placement_key = b""
             return self
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
@@ -168,6 +173,10 @@ class PodView:
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
         self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
         self.preferred_affinity = _preferred_terms(node_affinity)
+        # Pods of one workload share these parts of the spec; equal keys mean equal verdicts of
+        # the node-only filters on any node.
+        self.placement_key = _placement_encoder.encode(
+            (spec.node_name, spec.node_selector, spec.tolerations, required))
         names = set()
         for c in containers:
             if c.resources:

@@ -38,6 +38,8 @@ def matches(pod: PodView, labels: Mapping[str, str], name: str) -> bool:
 
 class NodeAffinity:
     name = NAME
+    #: The verdict depends only on the node view and the pod's `placement_key`.
+    node_only = True
 
     def prepare(self, pod: PodView) -> NodeCheck | None:
         required = pod.required_affinity

@@ -58,6 +58,8 @@ class _TaintCheck(BatchCheck):
 
 class TaintToleration:
     name = NAME
+    #: The verdict depends only on the node view and the pod's `placement_key`.
+    node_only = True
 
     def prepare(self, pod: PodView) -> _TaintCheck:
         return _TaintCheck(pod.tolerations)

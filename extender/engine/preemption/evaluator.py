@@ -15,6 +15,7 @@ from typing import Protocol
 
 from extender.engine.args import DefaultPreemptionArgs
 from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.toleration import PLUGIN as TOLERATION
 from extender.engine.preemption.victims import (
@@ -109,7 +110,7 @@ def dry_run_preemption(checks: Sequence[NodeCheck], pod: PodView, potential: Seq
                        can_preempt: VictimPredicate) -> DryRun:
     """`DryRunPreemption`, sequentially: nodes `potential[(offset + i) % n]` until at least one
     PDB-respecting candidate is found and `wanted` candidates in all."""
-    pdbs = ctx.pdb_list()
+    pdbs = PdbIndex(ctx.pdb_list())
     clean: dict[str, Victims] = {}
     violating: dict[str, Victims] = {}
     statuses: dict[str, Status] = {}

@@ -3,18 +3,76 @@
 The scheduler never evaluates `minAvailable`/`maxUnavailable`; it spends each PDB's
 `status.disruptionsAllowed` (kept up to date by the disruption controller) on the pods in the
 order given, and a pod that overdraws any budget is *violating*.
+
+A request looks at many nodes against the same PDBs, and the pods of one workload share their
+labels, so `PdbIndex` works out once per request which budgets guard which labels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from extender.model.disruption import PdbView
 from extender.model.pod import PodView
 
 
+class PdbIndex:
+    """The PDBs of one request, indexed for repeated use: each PDB by namespace, and the budgets
+    whose selector matches a (namespace, labels) pair remembered once worked out.
+
+    Build it per request (the PDBs change between requests); it never changes the PDBs.
+    """
+
+    __slots__ = ("pdbs", "allowed", "_by_namespace", "_matched")
+
+    def __init__(self, pdbs: Iterable[PdbView]) -> None:
+        self.pdbs = tuple(pdbs)
+        self.allowed = tuple(pdb.disruptions_allowed for pdb in self.pdbs)
+        self._by_namespace: dict[str, list[int]] = {}
+        for i, pdb in enumerate(self.pdbs):
+            self._by_namespace.setdefault(pdb.namespace, []).append(i)
+        self._matched: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, ...]] = {}
+
+    def guarding(self, pod: PodView) -> tuple[int, ...]:
+        """The indices (into `pdbs`) of the PDBs that guard `pod`, as `PdbView.covers` says:
+        same namespace, selector matching its labels, pod not already counted as disrupted."""
+        if not pod.labels:  # an unlabelled pod matches no selector
+            return ()
+        in_namespace = self._by_namespace.get(pod.namespace)
+        if in_namespace is None:
+            return ()
+        key = (pod.namespace, tuple(pod.labels.items()))
+        matched = self._matched.get(key)
+        if matched is None:
+            matched = self._matched[key] = tuple(
+                i for i in in_namespace if self.pdbs[i].selector.matches(pod.labels))
+        if matched and any(self.pdbs[i].disrupted_pods for i in matched):
+            return tuple(i for i in matched if pod.name not in self.pdbs[i].disrupted_pods)
+        return matched
+
+    def split(self, pods: Iterable[PodView]) -> tuple[list[PodView], list[PodView]]:
+        """`filter_pods_with_pdb_violation` over these PDBs."""
+        allowed = self.allowed
+        spent: dict[int, int] = {}
+        violating: list[PodView] = []
+        non_violating: list[PodView] = []
+        for pod in pods:
+            violated = False
+            for i in self.guarding(pod):
+                spent[i] = times = spent.get(i, 0) + 1
+                if times > allowed[i]:
+                    violated = True
+            (violating if violated else non_violating).append(pod)
+        return violating, non_violating
+
+
+def pdb_index(pdbs: Sequence[PdbView] | PdbIndex) -> PdbIndex:
+    """`pdbs` as an index (itself when it already is one)."""
+    return pdbs if isinstance(pdbs, PdbIndex) else PdbIndex(pdbs)
+
+
 def filter_pods_with_pdb_violation(
-    pods: Sequence[PodView], pdbs: Sequence[PdbView],
+    pods: Iterable[PodView], pdbs: Sequence[PdbView] | PdbIndex,
 ) -> tuple[list[PodView], list[PodView]]:
     """Split `pods` into (violating, non-violating), each keeping the input order.
 
@@ -22,29 +80,16 @@ def filter_pods_with_pdb_violation(
     selector matches nothing) unless the pod is already in its `status.disruptedPods`, which
     the API server has counted (decrementing again would overdraw the budget).
     """
-    allowed = [pdb.disruptions_allowed for pdb in pdbs]
-    in_namespace: dict[str, list[int]] = {}
-    for i, pdb in enumerate(pdbs):
-        in_namespace.setdefault(pdb.namespace, []).append(i)
-    violating: list[PodView] = []
-    non_violating: list[PodView] = []
-    for pod in pods:
-        violated = False
-        if pod.labels:  # an unlabelled pod matches no selector
-            for i in in_namespace.get(pod.namespace, ()):
-                if pdbs[i].covers(pod.namespace, pod.name, pod.labels):
-                    allowed[i] -= 1
-                    if allowed[i] < 0:
-                        violated = True
-        (violating if violated else non_violating).append(pod)
-    return violating, non_violating
+    return pdb_index(pdbs).split(pods)
 
 
 def count_pdb_violations(
-    victims: Sequence[PodView], potential: Sequence[PodView], pdbs: Sequence[PdbView],
+    victims: Sequence[PodView], potential: Sequence[PodView], pdbs: Sequence[PdbView] | PdbIndex,
 ) -> int:
     """How many `victims` fall in the violating group of the node's `potential` victims
-    (most important first), which is how `SelectVictimsOnNode` counts `NumPDBViolations`."""
-    violating, _ = filter_pods_with_pdb_violation(potential, pdbs)
+    (most important first), which is how `SelectVictimsOnNode` counts `NumPDBViolations`.
+
+    Pods no PDB guards never spend a budget, so `potential` may leave them out."""
+    violating, _ = pdb_index(pdbs).split(potential)
     violating_uids = {p.uid for p in violating}
     return sum(1 for v in victims if v.uid in violating_uids)

@@ -29,7 +29,7 @@ from enum import StrEnum
 from extender.engine.framework import Code, NodeCheck, Status
 from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, PreemptionState
 from extender.engine.preemption.ordering import by_importance
-from extender.engine.preemption.pdb import count_pdb_violations
+from extender.engine.preemption.pdb import PdbIndex, count_pdb_violations
 from extender.engine.preemption.victims import (
     VictimPredicate,
     Victims,
@@ -39,7 +39,6 @@ from extender.engine.preemption.victims import (
 )
 from extender.engine.profile import Profile
 from extender.engine.runner import prepare_filters
-from extender.model.disruption import PdbView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -90,7 +89,7 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
     plugin = profile.post_filter.name if profile.post_filter else DEFAULT_PLUGIN
     checks = prepare_filters(profile, pod)
     can_preempt = victim_predicate(pod, plugin, state, now)
-    pdbs = state.pdb_list()
+    pdbs = PdbIndex(state.pdb_list())
 
     for node, uids in proposals.items():
         info = state.nodes.get(node)
@@ -120,7 +119,7 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
 
 
 def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
-              proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: Sequence[PdbView],
+              proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: PdbIndex,
               can_preempt: VictimPredicate, now: float) -> Victims | tuple[DropReason, str]:
     """The victims to reply with on one node, or why the node is dropped."""
     work = info.clone()
@@ -130,9 +129,13 @@ def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
     if status is None:
         if not proposed:
             return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
-        potential = by_importance((p for p in info.pods.values() if can_preempt(p)), now)
         victims = by_importance(proposed, now)
-        return Victims(tuple(victims), count_pdb_violations(victims, potential, pdbs))
+        # Only the preemptable pods some PDB guards can spend a budget (usually none).
+        guarded = [p for p in info.pods.values() if can_preempt(p) and pdbs.guarding(p)]
+        if not guarded:
+            return Victims(tuple(victims), 0)
+        return Victims(tuple(victims),
+                       count_pdb_violations(victims, by_importance(guarded, now), pdbs))
     if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
         return DropReason.UNRESOLVABLE, _describe(status)
     result = select_victims_on_node(checks, pod, info, pdbs, nominated, now,

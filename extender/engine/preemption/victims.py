@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
 from extender.engine.preemption.ordering import by_importance
-from extender.engine.preemption.pdb import filter_pods_with_pdb_violation
+from extender.engine.preemption.pdb import PdbIndex, pdb_index
 from extender.engine.preemption.toleration import PLUGIN as TOLERATION
 from extender.engine.preemption.toleration import exempted_from_preemption
 from extender.engine.runner import node_fits
@@ -85,7 +85,7 @@ def select_victims_on_node(
     checks: Sequence[NodeCheck],
     pod: PodView,
     node_info: NodeInfo,
-    pdbs: Sequence[PdbView],
+    pdbs: Sequence[PdbView] | PdbIndex,
     nominated: Sequence[PodView],
     now: float,
     *,
@@ -94,10 +94,11 @@ def select_victims_on_node(
 ) -> Victims | Status:
     """The victims on `node_info` for `pod`, or the Status saying why the node cannot help.
 
-    `checks` are the policy's prepared filters for `pod`; `nominated` the pods nominated to
-    this node; `can_preempt` which pods may be evicted (default: lower priority). `pinned`
-    names pods that are victims whatever happens (the scheduler's own proposal, when the
-    extender only adds to it); they are not offered back. `node_info` is left untouched.
+    `checks` are the policy's prepared filters for `pod`; `pdbs` the cluster's PDBs (a
+    `PdbIndex` when called for many nodes); `nominated` the pods nominated to this node;
+    `can_preempt` which pods may be evicted (default: lower priority). `pinned` names pods
+    that are victims whatever happens (the scheduler's own proposal, when the extender only
+    adds to it); they are not offered back. `node_info` is left untouched.
     """
     can_preempt = can_preempt or lower_priority(pod)
     pinned = frozenset(pinned)
@@ -112,7 +113,7 @@ def select_victims_on_node(
     if status is not None:
         return status
     potential = by_importance(potential, now)
-    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    violating, non_violating = pdb_index(pdbs).split(potential)
     violating_uids = {p.uid for p in violating}
     victims: list[PodView] = []
     for candidate in (*violating, *non_violating):
