@@ -84,6 +84,7 @@ class PodView:
         "non_zero_memory", "host_ports", "tolerations", "node_selector", "required_affinity",
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key",
+        "preferred_affinity_key",
     )
 
     uid: str
@@ -116,6 +117,7 @@ class PodView:
     scoring_non_zero_cpu: int  # the pod as an incoming pod in scorers (differs only with
     scoring_non_zero_memory: int  # pod-level requests: calculatePodResourceRequest)
     placement_key: bytes  # what node-only filters read of the pod, as one hashable value
+    preferred_affinity_key: bytes  # the preferred node-affinity terms, as one hashable value
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod) -> PodView:
@@ -164,6 +166,7 @@ class PodView:
             self.preferred_affinity = ()
             self.request_names = frozenset()
             self.placement_key = b""
+            self.preferred_affinity_key = b""
             return self
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
@@ -173,6 +176,9 @@ class PodView:
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
         self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
         self.preferred_affinity = _preferred_terms(node_affinity)
+        # Equal keys mean equal preferred terms, so equal NodeAffinity sums on any node view.
+        self.preferred_affinity_key = _placement_encoder.encode(
+            node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else None)
         # Pods of one workload share these parts of the spec; equal keys mean equal verdicts of
         # the node-only filters on any node.
         self.placement_key = _placement_encoder.encode(

@@ -31,6 +31,9 @@ def more_important_pod(a: PodView, b: PodView, now: float) -> bool:
 
 def by_importance(pods: Iterable[PodView], now: float) -> list[PodView]:
     """The pods most important first. Stable, so equal pods keep their given order."""
+    pods = list(pods)
+    if len(pods) < 2:  # often a single victim: nothing to compare
+        return pods
     return sorted(pods, key=lambda p: importance_key(p, now))
 
 

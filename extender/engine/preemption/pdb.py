@@ -10,7 +10,7 @@ labels, so `PdbIndex` works out once per request which budgets guard which label
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from extender.model.disruption import PdbView
 from extender.model.pod import PodView
@@ -23,7 +23,7 @@ class PdbIndex:
     Build it per request (the PDBs change between requests); it never changes the PDBs.
     """
 
-    __slots__ = ("pdbs", "allowed", "_by_namespace", "_matched")
+    __slots__ = ("pdbs", "allowed", "_by_namespace", "_any_disrupted", "_matched")
 
     def __init__(self, pdbs: Iterable[PdbView]) -> None:
         self.pdbs = tuple(pdbs)
@@ -31,22 +31,26 @@ class PdbIndex:
         self._by_namespace: dict[str, list[int]] = {}
         for i, pdb in enumerate(self.pdbs):
             self._by_namespace.setdefault(pdb.namespace, []).append(i)
-        self._matched: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, ...]] = {}
+        self._any_disrupted = any(pdb.disrupted_pods for pdb in self.pdbs)
+        # (namespace, id(labels)) -> (labels, indices of the PDBs whose selector matches). Pods
+        # of a workload share one labels mapping, so identity finds them cheaply; keeping the
+        # mapping in the entry keeps its id from being reused while the entry exists.
+        self._matched: dict[tuple[str, int], tuple[Mapping[str, str], tuple[int, ...]]] = {}
 
     def guarding(self, pod: PodView) -> tuple[int, ...]:
         """The indices (into `pdbs`) of the PDBs that guard `pod`, as `PdbView.covers` says:
         same namespace, selector matching its labels, pod not already counted as disrupted."""
-        if not pod.labels:  # an unlabelled pod matches no selector
+        labels = pod.labels
+        if not labels:  # an unlabelled pod matches no selector
             return ()
-        in_namespace = self._by_namespace.get(pod.namespace)
-        if in_namespace is None:
-            return ()
-        key = (pod.namespace, tuple(pod.labels.items()))
-        matched = self._matched.get(key)
-        if matched is None:
-            matched = self._matched[key] = tuple(
-                i for i in in_namespace if self.pdbs[i].selector.matches(pod.labels))
-        if matched and any(self.pdbs[i].disrupted_pods for i in matched):
+        entry = self._matched.get((pod.namespace, id(labels)))
+        if entry is None:
+            in_namespace = self._by_namespace.get(pod.namespace, ())
+            matched = tuple(i for i in in_namespace if self.pdbs[i].selector.matches(labels))
+            self._matched[pod.namespace, id(labels)] = labels, matched
+        else:
+            matched = entry[1]
+        if matched and self._any_disrupted:
             return tuple(i for i in matched if pod.name not in self.pdbs[i].disrupted_pods)
         return matched
 

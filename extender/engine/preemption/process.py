@@ -130,12 +130,7 @@ def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
         if not proposed:
             return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
         victims = by_importance(proposed, now)
-        # Only the preemptable pods some PDB guards can spend a budget (usually none).
-        guarded = [p for p in info.pods.values() if can_preempt(p) and pdbs.guarding(p)]
-        if not guarded:
-            return Victims(tuple(victims), 0)
-        return Victims(tuple(victims),
-                       count_pdb_violations(victims, by_importance(guarded, now), pdbs))
+        return Victims(tuple(victims), _pdb_violations(victims, info, pdbs, can_preempt, now))
     if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
         return DropReason.UNRESOLVABLE, _describe(status)
     result = select_victims_on_node(checks, pod, info, pdbs, nominated, now,
@@ -146,6 +141,16 @@ def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
     if not result.pods:  # cannot happen with monotone filters; never reply with no victim
         return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
     return result
+
+
+def _pdb_violations(victims: Sequence[PodView], info: NodeInfo, pdbs: PdbIndex,
+                    can_preempt: VictimPredicate, now: float) -> int:
+    """`count_pdb_violations` over the node's preemptable pods, looking at as few as it can:
+    a victim no PDB guards never violates one, and a pod no PDB guards never spends a budget."""
+    if not any(pdbs.guarding(v) for v in victims):
+        return 0
+    guarded = [p for p in info.pods.values() if can_preempt(p) and pdbs.guarding(p)]
+    return count_pdb_violations(victims, by_importance(guarded, now), pdbs)
 
 
 def _describe(status: Status) -> str:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
-from extender.model.node import normalized_image_name
+from extender.engine.scores.memo import memoised
+from extender.model.node import NodeView, normalized_image_name, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -39,6 +40,13 @@ def spread(nodes_with_image: int, total_nodes: int) -> float:
     return nodes_with_image / total_nodes
 
 
+def held_sizes(view: NodeView, images: tuple[str, ...]) -> tuple[int | None, ...]:
+    """The node's size of each of `images` (None where it lacks one), or () when it holds
+    none of them: the common case, kept falsy so that scoring skips it."""
+    sizes = tuple(map(view.images.get, images))
+    return sizes if sizes.count(None) < len(sizes) else ()
+
+
 class ImageLocality:
     name = NAME
 
@@ -46,15 +54,36 @@ class ImageLocality:
         pass
 
     def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
-        sums = [0] * len(nodes)
-        if pod.images:
-            # A candidate the context does not know (say, a node sent in the request body)
-            # still counts, so the counts are at least 1; with a consistent snapshot they are.
-            total = max(ctx.node_count(), 1)
-            # Identical images count once per container, hence the multiplicity.
-            for name, count in Counter(normalized_image_name(i) for i in pod.images).items():
-                share = spread(min(max(ctx.image_node_count(name), 1), total), total)
-                sizes = [n.node.images.get(name) for n in nodes]
-                sums = [t if size is None else t + int(size * share) * count
-                        for t, size in zip(sums, sizes, strict=True)]
-        return calculate_priorities(sums, pod.num_containers)
+        if not pod.images:
+            return calculate_priorities([0] * len(nodes), pod.num_containers)
+        # Identical images count once per container, hence the multiplicity.
+        counts = Counter(normalized_image_name(i) for i in pod.images)
+        images = tuple(counts)
+        # Which of the images a node holds depends only on its view; the shares below depend
+        # on the whole cluster, so they are worked out per request, once per image.
+        key = signature(NAME, images)
+        held = memoised(nodes, key, lambda view: held_sizes(view, images))
+        weights = tuple(zip(self.shares(images, ctx), counts.values(), strict=True))
+        # Score each distinct combination of sizes once: nodes often hold equal images. A node
+        # holding none sums to 0, below the threshold: it scores 0.
+        distinct = list({sizes for sizes in held if sizes})
+        sums = [scaled_sum(sizes, weights) for sizes in distinct]
+        priorities = dict(zip(distinct, calculate_priorities(sums, pod.num_containers), strict=True))
+        return [priorities[sizes] if sizes else 0 for sizes in held]
+
+    @staticmethod
+    def shares(images: Sequence[str], ctx: ClusterContext) -> list[float]:
+        """Each image's spread over the cluster."""
+        # A candidate the context does not know (say, a node sent in the request body)
+        # still counts, so the counts are at least 1; with a consistent snapshot they are.
+        total = max(ctx.node_count(), 1)
+        return [spread(min(max(ctx.image_node_count(name), 1), total), total) for name in images]
+
+
+def scaled_sum(sizes: Sequence[int | None], weights: Sequence[tuple[float, int]]) -> int:
+    """Σ int(size × share) × multiplicity over the images the node holds."""
+    total = 0
+    for size, (share, count) in zip(sizes, weights, strict=True):
+        if size is not None:
+            total += int(size * share) * count
+    return total

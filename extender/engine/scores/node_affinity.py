@@ -11,11 +11,26 @@ from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.scores.memo import memoised
 from extender.engine.scores.normalize import default_normalize_score
+from extender.model.node import NodeView, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
+from extender.model.selectors import NodeTermMatcher
 
 NAME = "NodeAffinity"
+
+PreferredTerms = Sequence[tuple[int, NodeTermMatcher]]
+
+
+def preferred_sum(terms: PreferredTerms, view: NodeView) -> int:
+    """The summed weights of the terms the node matches (by labels and `metadata.name`)."""
+    labels, name = view.labels, view.name
+    total = 0
+    for weight, term in terms:
+        if term.matches(labels, name):
+            total += weight
+    return total
 
 
 class NodeAffinity:
@@ -29,14 +44,8 @@ class NodeAffinity:
         terms = pod.preferred_affinity
         if not terms:
             return None
-        raw = []
-        append = raw.append
-        for node in nodes:
-            view = node.node
-            labels, name = view.labels, view.name
-            total = 0
-            for weight, term in terms:
-                if term.matches(labels, name):
-                    total += weight
-            append(total)
+        # The sum depends only on the node's labels and name and on the terms, which the
+        # pod's `preferred_affinity_key` names: a workload's pods reuse each node's sum.
+        key = signature(NAME, pod.preferred_affinity_key)
+        raw = memoised(nodes, key, lambda view: preferred_sum(terms, view))
         return default_normalize_score(MAX_NODE_SCORE, False, raw)

@@ -15,6 +15,7 @@ from extender.engine.scores.normalize import go_div
 from extender.engine.scores.resource_allocation import (
     Column,
     all_allocatable,
+    cpu_memory_weights,
     resource_columns,
 )
 from extender.model.nodeinfo import NodeInfo
@@ -115,6 +116,55 @@ def rounded_positive_mean(columns: Sequence[Column], scores: Sequence[list[int]]
     return [(2 * t + ws) // (2 * ws) if ws else 0 for t, ws in zip(totals, weights, strict=True)]
 
 
+def least_allocated_cpu_memory(nodes: Sequence[NodeInfo], cpu: int, memory: int,
+                               w_cpu: int, w_memory: int) -> list[int] | None:
+    """`least_allocated` on cpu and memory and their `weighted_mean`, fused into one pass.
+
+    `cpu` and `memory` are the pod's (non-zero) requests. None when a node lacks cpu or
+    memory allocatable, or the weights sum to 0: the column path handles those."""
+    weight_sum = w_cpu + w_memory
+    if weight_sum <= 0:
+        return None
+    scores = []
+    append = scores.append
+    for info in nodes:
+        allocatable = info.node.allocatable
+        a_cpu, a_memory = allocatable.milli_cpu, allocatable.memory
+        if a_cpu <= 0 or a_memory <= 0:
+            return None
+        r_cpu, r_memory = info.non_zero_cpu + cpu, info.non_zero_memory + memory
+        s_cpu = (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu if r_cpu <= a_cpu else 0
+        s_memory = (a_memory - r_memory) * MAX_NODE_SCORE // a_memory if r_memory <= a_memory else 0
+        append((s_cpu * w_cpu + s_memory * w_memory) // weight_sum)
+    return scores
+
+
+def most_allocated_cpu_memory(nodes: Sequence[NodeInfo], cpu: int, memory: int,
+                              w_cpu: int, w_memory: int) -> list[int] | None:
+    """`most_allocated` on cpu and memory and their `weighted_mean`, fused into one pass;
+    None in the cases `least_allocated_cpu_memory` leaves to the column path."""
+    weight_sum = w_cpu + w_memory
+    if weight_sum <= 0:
+        return None
+    scores = []
+    append = scores.append
+    for info in nodes:
+        allocatable = info.node.allocatable
+        a_cpu, a_memory = allocatable.milli_cpu, allocatable.memory
+        if a_cpu <= 0 or a_memory <= 0:
+            return None
+        r_cpu, r_memory = info.non_zero_cpu + cpu, info.non_zero_memory + memory
+        s_cpu = (r_cpu if r_cpu < a_cpu else a_cpu) * MAX_NODE_SCORE // a_cpu
+        s_memory = (r_memory if r_memory < a_memory else a_memory) * MAX_NODE_SCORE // a_memory
+        append((s_cpu * w_cpu + s_memory * w_memory) // weight_sum)
+    return scores
+
+
+#: The fused passes, by strategy, for the cpu-and-memory configuration.
+CPU_MEMORY_PASSES = {"LeastAllocated": least_allocated_cpu_memory,
+                     "MostAllocated": most_allocated_cpu_memory}
+
+
 class NodeResourcesFit:
     """The scoring half of NodeResourcesFit; the filter half lives in `engine.filters`."""
 
@@ -135,8 +185,17 @@ class NodeResourcesFit:
             shape = scaled_shape(strategy.requested_to_capacity_ratio.shape)
             self.column_scorer = requested_to_capacity_ratio(shape)
             self.combine = rounded_positive_mean
+        weights = cpu_memory_weights(self.resources)
+        fused = CPU_MEMORY_PASSES.get(strategy.type)
+        self.fused = (fused, weights) if fused is not None and weights is not None else None
 
     def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+        if self.fused is not None:
+            fused, (w_cpu, w_memory) = self.fused
+            scores = fused(nodes, pod.scoring_non_zero_cpu, pod.scoring_non_zero_memory,
+                           w_cpu, w_memory)
+            if scores is not None:
+                return scores
         columns = resource_columns(self.resources, pod, nodes, use_requested=False)
         scorer = self.column_scorer
         scores = [scorer(c.allocatable, c.requested) for c in columns]

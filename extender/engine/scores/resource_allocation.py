@@ -82,3 +82,13 @@ def all_allocatable(column: Column) -> bool:
     is skipped too, which keeps every division here over a positive denominator.
     """
     return not column.allocatable or min(column.allocatable) > 0
+
+
+def cpu_memory_weights(resources: Sequence[tuple[str, int]]) -> tuple[int, int] | None:
+    """The (cpu, memory) weights when the resources are exactly cpu then memory, the default.
+
+    The scorers serve that configuration with one fused pass over the nodes instead of
+    building columns: the same arithmetic, without a list per resource and per step."""
+    if len(resources) == 2 and resources[0][0] == CPU and resources[1][0] == MEMORY:
+        return resources[0][1], resources[1][1]
+    return None

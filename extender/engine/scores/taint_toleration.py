@@ -7,11 +7,13 @@ reverse: the node with most such taints gets 0, nodes with none get 100.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from extender.engine.args import NoArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.scores.memo import memoised
 from extender.engine.scores.normalize import default_normalize_score
+from extender.model.node import NodeView, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.taints import PREFER_NO_SCHEDULE, Taint, Toleration, tolerates_any
@@ -29,6 +31,21 @@ def count_intolerable(taints: Sequence[Taint], tolerations: tuple[Toleration, ..
                if taint.effect == PREFER_NO_SCHEDULE and not tolerates_any(tolerations, taint))
 
 
+def per_taint_set(tolerations: tuple[Toleration, ...]) -> Callable[[NodeView], int]:
+    """`count_intolerable` for a view, counted once per distinct taint set: most nodes share
+    a few sets (often the empty one), which matters when many views miss their memo."""
+    counts: dict[tuple[Taint, ...], int] = {}
+
+    def count(view: NodeView) -> int:
+        taints = view.taints
+        found = counts.get(taints)
+        if found is None:
+            found = counts[taints] = count_intolerable(taints, tolerations)
+        return found
+
+    return count
+
+
 class TaintToleration:
     name = NAME
 
@@ -37,20 +54,8 @@ class TaintToleration:
 
     def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         tolerations = prefer_no_schedule_tolerations(pod.tolerations)
-        # Taint sets are interned by the state, so identity names a distinct set: each is
-        # counted once per request however many nodes share it. The nodes keep the sets
-        # alive for the whole loop, so ids cannot be reused meanwhile.
-        counts: dict[int, int] = {}
-        raw = []
-        append = raw.append
-        for node in nodes:
-            taints = node.node.taints
-            if not taints:
-                append(0)
-                continue
-            key = id(taints)
-            count = counts.get(key)
-            if count is None:
-                count = counts[key] = count_intolerable(taints, tolerations)
-            append(count)
+        # The count depends only on the node's taints and these tolerations: a workload's
+        # pods reuse each node's count.
+        key = signature(NAME, tolerations)
+        raw = memoised(nodes, key, per_taint_set(tolerations))
         return default_normalize_score(MAX_NODE_SCORE, True, raw)
