@@ -12,6 +12,7 @@ from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.api.verb import decode, pod_view
 from extender.engine.framework import Status, unresolvable, unschedulable
+from extender.model import k8s
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -54,26 +55,46 @@ def from_names(names: list[str], state: ClusterState) -> Candidates:
 _UNKNOWN = unschedulable("", UNKNOWN_NODE)
 
 
+class _Identity(msgspec.Struct):
+    """Just enough of a Node to recognise it: the rest of its bytes are skipped, not built."""
+
+    metadata: k8s.ObjectMeta = msgspec.field(default_factory=k8s.ObjectMeta)
+
+
+_identity = msgspec.json.Decoder(_Identity)
+
+
 def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
-    """Views built from the request's objects, with the pods and totals the state holds for them."""
+    """Views of the request's Node objects, with the pods and totals the state holds for them.
+
+    A node the state holds at the same resourceVersion is the same object version, so the
+    state's view (and its memos) serve as they are; only other nodes are decoded and built.
+    """
     names: list[str] = []
     infos: list[NodeInfo] = []
     raw: dict[str, msgspec.Raw] = {}
     rejected: dict[str, Status] = {}
-    for item in items:
+    known_nodes = state.nodes
+    for index, item in enumerate(items):
         try:
-            node = wire.decode_node(item)
+            meta = _identity.decode(item).metadata
         except msgspec.DecodeError as exc:
-            raise BadRequest(f"invalid request: Nodes.items[{len(names)}]: {exc}") from None
-        name = node.metadata.name
+            raise BadRequest(f"invalid request: Nodes.items[{index}]: {exc}") from None
+        name = meta.name
         names.append(name)
         raw[name] = item
+        known = known_nodes.get(name)
+        if known is not None and meta.resource_version and \
+                known.node.resource_version == meta.resource_version:
+            infos.append(known)
+            continue
         try:
-            view = NodeView.from_k8s(node)
+            view = NodeView.from_k8s(wire.decode_node(item))
+        except msgspec.DecodeError as exc:
+            raise BadRequest(f"invalid request: Nodes.items[{index}]: {exc}") from None
         except QuantityError as exc:
             rejected[name] = unresolvable("", INVALID_NODE.format(exc))
             continue
-        known = state.nodes.get(name)
         infos.append(known.sharing_pods(view) if known is not None else NodeInfo(view))
     return Candidates(names, infos, raw, rejected)
 

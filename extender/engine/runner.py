@@ -168,11 +168,12 @@ def run_scores(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
 
 def score_totals(results: Sequence[PluginScores], count: int) -> list[int]:
     """kube-scheduler's total per node: Σ score × weight."""
-    totals = [0] * count
-    for result in results:
-        weight = result.weight
-        totals = [total + score * weight for total, score in zip(totals, result.scores, strict=True)]
-    return totals
+    if not results:
+        return [0] * count
+    weighted = [r.scores if r.weight == 1 else [score * r.weight for score in r.scores]
+                for r in results]
+    # One tuple per node summed in C, rather than a new running-total list per scorer.
+    return list(map(sum, zip(*weighted, strict=True)))
 
 
 def extender_scores(results: Sequence[PluginScores], count: int) -> list[int]:
@@ -181,5 +182,5 @@ def extender_scores(results: Sequence[PluginScores], count: int) -> list[int]:
     weight_sum = sum(r.weight for r in results)
     if weight_sum == 0:
         return [0] * count
-    totals = score_totals(results, count)
-    return [(total + 5 * weight_sum) // (10 * weight_sum) for total in totals]
+    half, scale = 5 * weight_sum, 10 * weight_sum
+    return [(total + half) // scale for total in score_totals(results, count)]

@@ -32,22 +32,24 @@ class PdbIndex:
         for i, pdb in enumerate(self.pdbs):
             self._by_namespace.setdefault(pdb.namespace, []).append(i)
         self._any_disrupted = any(pdb.disrupted_pods for pdb in self.pdbs)
-        # (namespace, id(labels)) -> (labels, indices of the PDBs whose selector matches). Pods
-        # of a workload share one labels mapping, so identity finds them cheaply; keeping the
-        # mapping in the entry keeps its id from being reused while the entry exists.
-        self._matched: dict[tuple[str, int], tuple[Mapping[str, str], tuple[int, ...]]] = {}
+        # Per namespace with PDBs: id(labels) -> (labels, indices of the PDBs whose selector
+        # matches them). Pods of a workload share one labels mapping, so its identity finds
+        # them cheaply; keeping the mapping in the entry keeps its id from being reused.
+        self._matched: dict[str, dict[int, tuple[Mapping[str, str], tuple[int, ...]]]] = {
+            namespace: {} for namespace in self._by_namespace}
 
     def guarding(self, pod: PodView) -> tuple[int, ...]:
         """The indices (into `pdbs`) of the PDBs that guard `pod`, as `PdbView.covers` says:
         same namespace, selector matching its labels, pod not already counted as disrupted."""
         labels = pod.labels
-        if not labels:  # an unlabelled pod matches no selector
+        memo = self._matched.get(pod.namespace)
+        if memo is None or not labels:  # no PDB in the namespace; no selector matches no labels
             return ()
-        entry = self._matched.get((pod.namespace, id(labels)))
+        entry = memo.get(id(labels))
         if entry is None:
-            in_namespace = self._by_namespace.get(pod.namespace, ())
-            matched = tuple(i for i in in_namespace if self.pdbs[i].selector.matches(labels))
-            self._matched[pod.namespace, id(labels)] = labels, matched
+            matched = tuple(i for i in self._by_namespace[pod.namespace]
+                            if self.pdbs[i].selector.matches(labels))
+            memo[id(labels)] = labels, matched
         else:
             matched = entry[1]
         if matched and self._any_disrupted:
