@@ -172,8 +172,9 @@ def score_totals(results: Sequence[PluginScores], count: int) -> list[int]:
         return [0] * count
     weighted = [r.scores if r.weight == 1 else [score * r.weight for score in r.scores]
                 for r in results]
-    # One tuple per node summed in C, rather than a new running-total list per scorer.
-    return list(map(sum, zip(*weighted, strict=True)))
+    # One tuple per node summed in C, rather than a new running-total list per scorer. The
+    # lengths are equal (`run_scores` checks them), so zip need not check them again.
+    return list(map(sum, zip(*weighted, strict=False)))
 
 
 def extender_scores(results: Sequence[PluginScores], count: int) -> list[int]:

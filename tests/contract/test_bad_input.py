@@ -58,7 +58,9 @@ def test_oversized_body_is_413_and_service_continues(client, runtime):
 
 def test_invalid_node_quantity_rejects_only_that_node(client):
     request = fixture_json("filter-nodes.request.json")
-    request["Nodes"]["items"][0]["status"]["allocatable"]["cpu"] = "four"
+    node = request["Nodes"]["items"][0]
+    node["status"]["allocatable"]["cpu"] = "four"
+    node["metadata"]["resourceVersion"] = "99999"  # a changed object has a new version
     body = client.post("/filter", json=request).json()
     assert body["Error"] == ""
     assert "worker-a1" in body["FailedAndUnresolvableNodes"]

@@ -78,3 +78,15 @@ def test_bind_then_filter_sees_the_pod_consumed(client):
     # worker-a2 now holds 1500m/1.5Gi of 4000m/8Gi: cpu 62, memory 81 → (62+81)/2 = 71 before;
     # after the 1 cpu/1Gi pod lands: cpu (4000-2500)*100/4000=37, mem (8-2.5)/8 → 68; mean 52 → 5.
     assert prioritize.json() == [{"Host": "worker-a1", "Score": 3}, {"Host": "worker-a2", "Score": 5}]
+
+
+def test_nodes_form_reads_a_node_whose_version_differs_from_the_state(client):
+    request = fixture_json("filter-nodes.request.json")
+    node = next(n for n in request["Nodes"]["items"] if n["metadata"]["name"] == "worker-a2")
+    node["spec"] = {"taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]}
+    node["metadata"]["resourceVersion"] = "99999"
+    body = client.post("/filter", json=request).json()
+    assert body["FailedAndUnresolvableNodes"]["worker-a2"] == \
+        "node(s) had untolerated taint {dedicated: db}"
+    # Same version as the state: the state's view serves, and the reply still echoes the bytes.
+    assert [n["metadata"]["name"] for n in body["Nodes"]["items"]] == ["worker-a1"]
