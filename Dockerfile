@@ -30,6 +30,11 @@ RUN groupadd --system --gid 10001 extender \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin extender
 COPY --from=build /opt/venv /opt/venv
+# The embedded defaults `extender serve` looks for in its working directory: the default policy
+# and the demo cluster, so a bare `docker run` answers; Kubernetes passes --policy/--in-cluster.
+WORKDIR /app
+COPY config/policy.yaml config/policy.yaml
+COPY config/examples/cluster.json config/examples/cluster.json
 USER 10001:10001
 EXPOSE 8888
 # For `docker run`; Kubernetes ignores it and uses the Deployment's probes.

@@ -77,7 +77,12 @@ def test_final_stage_runs_the_installed_package_as_a_numeric_non_root_user() -> 
     assert ("CMD", '["serve", "--host", "0.0.0.0"]') in final
     assert ("EXPOSE", "8888") in final
     copies = [args for keyword, args in final if keyword == "COPY"]
-    assert copies and all(c.startswith("--from=") for c in copies), "no source in the final image"
+    assert copies and copies[0].startswith("--from="), "the package comes from the build stage"
+    # Besides the installed package, only the embedded defaults (data, not source) are copied.
+    assert sorted(c for c in copies if not c.startswith("--from=")) == [
+        "config/examples/cluster.json config/examples/cluster.json",
+        "config/policy.yaml config/policy.yaml",
+    ]
     runs = " ".join(args for keyword, args in final if keyword == "RUN")
     assert not re.search(r"apt-get|apk |gcc|build-essential|pip install", runs)
 
