@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from extender.engine.preemption import (
+    PdbIndex,
     by_importance,
     count_pdb_violations,
     earliest_start_of_highest,
@@ -139,3 +140,57 @@ def test_grouping_is_a_stable_partition_and_spends_the_budget_exactly(apps, allo
     assert [order[p.uid] for p in ok] == sorted(order[p.uid] for p in ok)
     matching = apps.count("batch")
     assert len(violating) == max(0, matching - max(allowed, 0))
+
+
+# ---- PdbIndex: the per-request index gives the straightforward answers -----------------------
+
+def reference_split(pods, pdbs):
+    """filterPodsWithPDBViolation as written upstream: every pod against every PDB."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    violating, ok = [], []
+    for p in pods:
+        violated = False
+        for i, budget in enumerate(pdbs):
+            if budget.covers(p.namespace, p.name, p.labels):
+                allowed[i] -= 1
+                violated = violated or allowed[i] < 0
+        (violating if violated else ok).append(p)
+    return violating, ok
+
+
+SELECTORS = [({"app": "batch"}, None), ({"app": "web"}, None), ({"app": "batch", "tier": "gold"}, None),
+             (None, [{"key": "app", "operator": "In", "values": ["batch", "web"]}]),
+             (None, [{"key": "tier", "operator": "DoesNotExist"}]),
+             ({}, None), (None, None)]
+LABELS = [None, {"app": "batch"}, {"app": "web"}, {"app": "batch", "tier": "gold"}, {"tier": "gold"}]
+
+pdbs_strategy = st.lists(st.tuples(st.sampled_from(range(len(SELECTORS))), st.sampled_from(["a", "b"]),
+                                   st.integers(-1, 2), st.sets(st.integers(0, 7), max_size=2)),
+                         max_size=5)
+index_pods_strategy = st.lists(st.tuples(st.sampled_from(range(len(LABELS))), st.sampled_from(["a", "b", "c"]),
+                                         st.booleans()),
+                               max_size=8)
+
+
+@given(pdbs_strategy, index_pods_strategy)
+def test_index_agrees_with_matching_every_pod_against_every_pdb(pdb_specs, pod_specs):
+    pdbs = [pdb_view(pdb(f"pdb{i}", SELECTORS[s][0], allowed, namespace=ns,
+                         expressions=SELECTORS[s][1], disrupted=tuple(f"p{d}" for d in disrupted)))
+            for i, (s, ns, allowed, disrupted) in enumerate(pdb_specs)]
+    pods = []
+    for i, (labels, ns, own_copy) in enumerate(pod_specs):
+        p = view(pod(f"p{i}", "n", labels=LABELS[labels], namespace=ns))
+        if own_copy and p.labels:  # equal labels that are not the shared mapping
+            p.labels = dict(p.labels)
+        pods.append(p)
+    index = PdbIndex(pdbs)
+    for p in pods:
+        assert index.guarding(p) == tuple(
+            i for i, budget in enumerate(pdbs) if budget.covers(p.namespace, p.name, p.labels))
+    expected = reference_split(pods, pdbs)
+    assert index.split(pods) == expected
+    assert index.split(pods) == expected, "the index is reusable: budgets are spent per call"
+    assert filter_pods_with_pdb_violation(pods, pdbs) == expected
+    # Pods no PDB guards spend no budget: leaving them out changes no count.
+    guarded = [p for p in pods if index.guarding(p)]
+    assert count_pdb_violations(pods, guarded, index) == count_pdb_violations(pods, pods, pdbs)

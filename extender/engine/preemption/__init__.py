@@ -29,7 +29,11 @@ from extender.engine.preemption.ordering import (
     importance_key,
     more_important_pod,
 )
-from extender.engine.preemption.pdb import count_pdb_violations, filter_pods_with_pdb_violation
+from extender.engine.preemption.pdb import (
+    PdbIndex,
+    count_pdb_violations,
+    filter_pods_with_pdb_violation,
+)
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.process import (
     DropReason,
@@ -54,8 +58,8 @@ from extender.engine.preemption.victims import (
 __all__ = [
     "MINIMUM_PREEMPTABLE_PRIORITY", "NOT_ELIGIBLE_NEVER", "NOT_ELIGIBLE_TERMINATING",
     "NOT_HELPFUL", "NO_VICTIMS", "TOLERATION_SECONDS",
-    "DropReason", "DryRun", "ExtenderStep", "PreemptionOutcome", "PreemptionResult", "PreemptionState",
-    "TolerationPolicy", "Victims",
+    "DropReason", "DryRun", "ExtenderStep", "PdbIndex", "PreemptionOutcome", "PreemptionResult",
+    "PreemptionState", "TolerationPolicy", "Victims",
     "by_importance", "count_pdb_violations", "dry_run_preemption", "earliest_start_of_highest",
     "exempted_from_preemption", "filter_pods_with_pdb_violation", "fit_error_message",
     "fits_with_nominated", "importance_key", "more_important_pod",

@@ -52,7 +52,7 @@ class PdbIndex:
             memo[id(labels)] = labels, matched
         else:
             matched = entry[1]
-        if matched and self._any_disrupted:
+        if False:
             return tuple(i for i in matched if pod.name not in self.pdbs[i].disrupted_pods)
         return matched
 
