@@ -16,9 +16,12 @@ from extender.api.body import BadRequest, error_response, json_response
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.api.verb import decode, pod_view
-from extender.engine.preemption import process_preemption
+from extender.engine.preemption import SelectorMatches, process_preemption
 
 error_reply = error_response
+
+#: PDB selector answers, kept from request to request (see `SelectorMatches`).
+_selector_matches = SelectorMatches()
 
 
 def proposals(args: wire.ExtenderPreemptionArgs) -> dict[str, list[str]]:
@@ -38,7 +41,8 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     record.pod = pod.key
     proposed = proposals(args)
     record.nodes = len(proposed)
-    outcome = process_preemption(runtime.profile, pod, proposed, runtime.state, runtime.wall_clock())
+    outcome = process_preemption(runtime.profile, pod, proposed, runtime.state, runtime.wall_clock(),
+                                 selector_matches=_selector_matches)
     reply = wire.ExtenderPreemptionResult(NodeNameToMetaVictims={
         node: wire.MetaVictims(Pods=[wire.MetaPod(UID=v.uid) for v in victims.pods],
                                NumPDBViolations=victims.num_pdb_violations)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from extender.engine.preemption import (
     PdbIndex,
+    SelectorMatches,
     by_importance,
     count_pdb_violations,
     earliest_start_of_highest,
@@ -172,6 +173,10 @@ index_pods_strategy = st.lists(st.tuples(st.sampled_from(range(len(LABELS))), st
                                max_size=8)
 
 
+#: Shared by every example, as the route shares one across requests; small, so it is emptied often.
+SHARED_MATCHES = SelectorMatches(limit=16)
+
+
 @given(pdbs_strategy, index_pods_strategy)
 def test_index_agrees_with_matching_every_pod_against_every_pdb(pdb_specs, pod_specs):
     pdbs = [pdb_view(pdb(f"pdb{i}", SELECTORS[s][0], allowed, namespace=ns,
@@ -184,13 +189,28 @@ def test_index_agrees_with_matching_every_pod_against_every_pdb(pdb_specs, pod_s
             p.labels = dict(p.labels)
         pods.append(p)
     index = PdbIndex(pdbs)
+    carried = PdbIndex(pdbs, SHARED_MATCHES)
     for p in pods:
-        assert index.guarding(p) == tuple(
-            i for i, budget in enumerate(pdbs) if budget.covers(p.namespace, p.name, p.labels))
+        covering = tuple(i for i, budget in enumerate(pdbs)
+                         if budget.covers(p.namespace, p.name, p.labels))
+        assert index.guarding(p) == covering
+        assert carried.guarding(p) == covering
+    assert len(SHARED_MATCHES) <= SHARED_MATCHES.limit
     expected = reference_split(pods, pdbs)
     assert index.split(pods) == expected
     assert index.split(pods) == expected, "the index is reusable: budgets are spent per call"
+    assert carried.split(pods) == expected
     assert filter_pods_with_pdb_violation(pods, pdbs) == expected
     # Pods no PDB guards spend no budget: leaving them out changes no count.
     guarded = [p for p in pods if index.guarding(p)]
     assert count_pdb_violations(pods, guarded, index) == count_pdb_violations(pods, pods, pdbs)
+
+
+def test_carried_answers_follow_a_changed_pdb():
+    matches = SelectorMatches()
+    web = view(pod("w", "n", labels={"app": "web"}))
+    assert PdbIndex([pdb_view(pdb("p", {"app": "web"}, 1))], matches).guarding(web) == (0,)
+    # The same PDB edited to select other pods: a new view, so no stale answer.
+    assert PdbIndex([pdb_view(pdb("p", {"app": "batch"}, 1))], matches).guarding(web) == ()
+    assert PdbIndex([pdb_view(pdb("q", {"app": "batch"}, 1)), pdb_view(pdb("p", {"app": "web"}, 1))],
+                    matches).guarding(web) == (1,)

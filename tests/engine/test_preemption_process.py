@@ -10,6 +10,8 @@ from extender.engine.preemption import (
     NOT_ELIGIBLE_NEVER,
     DropReason,
     PreemptionOutcome,
+    by_importance,
+    count_pdb_violations,
     fits_with_nominated,
     process_preemption,
 )
@@ -227,3 +229,31 @@ def test_reply_invariants(pods, proposal_pairs, request, priority):
         for p in victims.pods:
             freed.remove_pod(p)
         assert fits_with_nominated(checks, me, freed, ()) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 12), st.sampled_from(["w", "x", ""]),
+                          st.integers(0, 9)),
+                max_size=10),
+       st.lists(st.tuples(st.sampled_from(["w", "x"]), st.integers(-1, 2)), max_size=3),
+       st.lists(st.tuples(st.integers(0, 2), st.integers(0, 9)), max_size=8),
+       st.sampled_from(["500m", "1", "2"]))
+def test_pdb_violations_match_counting_over_every_preemptable_pod(pods, budgets, pairs, request):
+    # The verb looks only at the PDB-guarded pods, and at none when no victim is guarded; the
+    # count must be the dry run's: victims in the violating group of all preemptable pods.
+    objects = [node(f"n{i}", cpu="3") for i in range(3)]
+    objects += [pod(f"p{j}", f"n{i}", priority=prio, cpu="1", labels={"app": app} if app else None,
+                    start=T0 - 60 * minutes)
+                for j, (i, prio, app, minutes) in enumerate(pods)]
+    objects += [pdb(f"pdb{k}", {"app": app}, allowed) for k, (app, allowed) in enumerate(budgets)]
+    state = cluster(*objects)
+    proposals: dict[str, list[str]] = {}
+    for node_index, pod_index in pairs:
+        proposals.setdefault(f"n{node_index}", []).append(f"uid-p{pod_index}")
+    me = view(pod("me", priority=10, cpu=request))
+    outcome = process_preemption(PROFILE, me, proposals, state, NOW)
+    for node_name, victims in outcome.victims.items():
+        potential = by_importance(
+            [p for p in state.nodes[node_name].pods.values() if p.priority < me.priority], NOW)
+        assert victims.num_pdb_violations == count_pdb_violations(
+            victims.pods, potential, state.pdb_list())

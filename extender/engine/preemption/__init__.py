@@ -31,6 +31,7 @@ from extender.engine.preemption.ordering import (
 )
 from extender.engine.preemption.pdb import (
     PdbIndex,
+    SelectorMatches,
     count_pdb_violations,
     filter_pods_with_pdb_violation,
 )
@@ -59,7 +60,7 @@ __all__ = [
     "MINIMUM_PREEMPTABLE_PRIORITY", "NOT_ELIGIBLE_NEVER", "NOT_ELIGIBLE_TERMINATING",
     "NOT_HELPFUL", "NO_VICTIMS", "TOLERATION_SECONDS",
     "DropReason", "DryRun", "ExtenderStep", "PdbIndex", "PreemptionOutcome", "PreemptionResult",
-    "PreemptionState", "TolerationPolicy", "Victims",
+    "PreemptionState", "SelectorMatches", "TolerationPolicy", "Victims",
     "by_importance", "count_pdb_violations", "dry_run_preemption", "earliest_start_of_highest",
     "exempted_from_preemption", "filter_pods_with_pdb_violation", "fit_error_message",
     "fits_with_nominated", "importance_key", "more_important_pod",

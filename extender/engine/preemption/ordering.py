@@ -31,10 +31,10 @@ def more_important_pod(a: PodView, b: PodView, now: float) -> bool:
 
 def by_importance(pods: Iterable[PodView], now: float) -> list[PodView]:
     """The pods most important first. Stable, so equal pods keep their given order."""
-    pods = list(pods)
-    if len(pods) < 2:  # often a single victim: nothing to compare
-        return pods
-    return sorted(pods, key=lambda p: importance_key(p, now))
+    given = list(pods)
+    if len(given) < 2:  # often a single victim: nothing to compare
+        return given
+    return sorted(given, key=lambda p: importance_key(p, now))
 
 
 def earliest_start_of_highest(victims: Sequence[PodView], now: float) -> float:

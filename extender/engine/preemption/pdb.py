@@ -5,7 +5,8 @@ The scheduler never evaluates `minAvailable`/`maxUnavailable`; it spends each PD
 order given, and a pod that overdraws any budget is *violating*.
 
 A request looks at many nodes against the same PDBs, and the pods of one workload share their
-labels, so `PdbIndex` works out once per request which budgets guard which labels.
+labels, so `PdbIndex` works out once per request which budgets guard which labels; a
+`SelectorMatches` kept by the caller carries the selectors' answers from request to request.
 """
 
 from __future__ import annotations
@@ -14,45 +15,88 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from extender.model.disruption import PdbView
 from extender.model.pod import PodView
+from extender.model.selectors import LabelSelectorMatcher
+
+Selectors = tuple[LabelSelectorMatcher, ...]
+
+
+class SelectorMatches:
+    """Which of a namespace's PDB selectors match a labels mapping, remembered across requests.
+
+    Keyed by the namespace's selectors (a tuple of the objects themselves: a PDB's view and its
+    selector live until the PDB changes) and by the identity of the labels mapping (the pods of
+    a workload share one), so answers stay useful from request to request and a changed PDB
+    only misses in its own namespace. Each entry holds the objects it is keyed by, so no id is
+    reused while it exists. Bounded: everything is forgotten once `limit` answers are stored.
+    """
+
+    __slots__ = ("limit", "_answers")
+
+    def __init__(self, limit: int = 1 << 14) -> None:
+        self.limit = limit
+        self._answers: dict[tuple[Selectors, int], tuple[Mapping[str, str], tuple[int, ...]]] = {}
+
+    def matching(self, selectors: Selectors, labels: Mapping[str, str]) -> tuple[int, ...]:
+        """The positions in `selectors` of those that match `labels`."""
+        key = (selectors, id(labels))
+        entry = self._answers.get(key)
+        if entry is not None:
+            return entry[1]
+        answer = _matching(selectors, labels)
+        if len(self._answers) >= self.limit:
+            self._answers.clear()
+        self._answers[key] = labels, answer
+        return answer
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
+def _matching(selectors: Selectors, labels: Mapping[str, str]) -> tuple[int, ...]:
+    return tuple(i for i, selector in enumerate(selectors) if selector.matches(labels))
 
 
 class PdbIndex:
-    """The PDBs of one request, indexed for repeated use: each PDB by namespace, and the budgets
-    whose selector matches a (namespace, labels) pair remembered once worked out.
+    """The PDBs of one request, indexed for repeated use: by namespace, with the budgets whose
+    selector matches a (namespace, labels) pair remembered once worked out.
 
     Build it per request (the PDBs change between requests); it never changes the PDBs.
+    `selector_matches` may carry selector answers over from earlier requests.
     """
 
-    __slots__ = ("pdbs", "allowed", "_by_namespace", "_any_disrupted", "_matched")
+    __slots__ = ("pdbs", "allowed", "_namespaces", "_any_disrupted", "_matching")
 
-    def __init__(self, pdbs: Iterable[PdbView]) -> None:
+    def __init__(self, pdbs: Iterable[PdbView], selector_matches: SelectorMatches | None = None) -> None:
         self.pdbs = tuple(pdbs)
         self.allowed = tuple(pdb.disruptions_allowed for pdb in self.pdbs)
-        self._by_namespace: dict[str, list[int]] = {}
-        for i, pdb in enumerate(self.pdbs):
-            self._by_namespace.setdefault(pdb.namespace, []).append(i)
         self._any_disrupted = any(pdb.disrupted_pods for pdb in self.pdbs)
-        # Per namespace with PDBs: id(labels) -> (labels, indices of the PDBs whose selector
-        # matches them). Pods of a workload share one labels mapping, so its identity finds
-        # them cheaply; keeping the mapping in the entry keeps its id from being reused.
-        self._matched: dict[str, dict[int, tuple[Mapping[str, str], tuple[int, ...]]]] = {
-            namespace: {} for namespace in self._by_namespace}
+        self._matching = selector_matches.matching if selector_matches is not None else _matching
+        by_namespace: dict[str, list[int]] = {}
+        for i, pdb in enumerate(self.pdbs):
+            by_namespace.setdefault(pdb.namespace, []).append(i)
+        # Per namespace with PDBs: its PDBs' indices and selectors, and a memo id(labels) ->
+        # (labels, indices of the PDBs whose selector matches). Keeping the mapping in the
+        # entry keeps its id from being reused.
+        self._namespaces: dict[str, tuple[tuple[int, ...], Selectors,
+                                          dict[int, tuple[Mapping[str, str], tuple[int, ...]]]]] = {
+            namespace: (tuple(indices), tuple(self.pdbs[i].selector for i in indices), {})
+            for namespace, indices in by_namespace.items()}
 
     def guarding(self, pod: PodView) -> tuple[int, ...]:
         """The indices (into `pdbs`) of the PDBs that guard `pod`, as `PdbView.covers` says:
         same namespace, selector matching its labels, pod not already counted as disrupted."""
         labels = pod.labels
-        memo = self._matched.get(pod.namespace)
-        if memo is None or not labels:  # no PDB in the namespace; no selector matches no labels
+        namespace = self._namespaces.get(pod.namespace)
+        if namespace is None or not labels:  # no PDB in the namespace; no labels, no match
             return ()
+        indices, selectors, memo = namespace
         entry = memo.get(id(labels))
         if entry is None:
-            matched = tuple(i for i in self._by_namespace[pod.namespace]
-                            if self.pdbs[i].selector.matches(labels))
+            matched = tuple(indices[j] for j in self._matching(selectors, labels))
             memo[id(labels)] = labels, matched
         else:
             matched = entry[1]
-        if False:
+        if matched and self._any_disrupted:
             return tuple(i for i in matched if pod.name not in self.pdbs[i].disrupted_pods)
         return matched
 

@@ -29,7 +29,7 @@ from enum import StrEnum
 from extender.engine.framework import Code, NodeCheck, Status
 from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, PreemptionState
 from extender.engine.preemption.ordering import by_importance
-from extender.engine.preemption.pdb import PdbIndex, count_pdb_violations
+from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
 from extender.engine.preemption.victims import (
     VictimPredicate,
     Victims,
@@ -74,12 +74,14 @@ class PreemptionOutcome:
 
 
 def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
-                       state: PreemptionState, now: float) -> PreemptionOutcome:
+                       state: PreemptionState, now: float, *,
+                       selector_matches: SelectorMatches | None = None) -> PreemptionOutcome:
     """Vet `proposals` (node name -> proposed victim UIDs) for the preemptor `pod`.
 
     Every node in the outcome has at least one victim, all of them pods the state knows on
     that node, most important first. A policy without a PostFilter plugin is treated as
     DefaultPreemption: the scheduler decided to preempt; the extender only vets.
+    `selector_matches`, kept by the caller, carries PDB selector answers across requests.
     """
     outcome = PreemptionOutcome()
     if pod.preemption_policy == "Never":  # the scheduler should not have asked
@@ -89,7 +91,7 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
     plugin = profile.post_filter.name if profile.post_filter else DEFAULT_PLUGIN
     checks = prepare_filters(profile, pod)
     can_preempt = victim_predicate(pod, plugin, state, now)
-    pdbs = PdbIndex(state.pdb_list())
+    pdbs = PdbIndex(state.pdb_list(), selector_matches)
 
     for node, uids in proposals.items():
         info = state.nodes.get(node)
