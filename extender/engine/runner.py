@@ -16,7 +16,6 @@ from extender.engine.framework import (
     MAX_NODE_SCORE,
     ClusterContext,
     EngineError,
-    FilterPlugin,
     NodeCheck,
     Status,
 )
@@ -34,21 +33,34 @@ class FilterResult:
     statuses: dict[str, Status] = field(default_factory=dict)
 
 
-def _prepared(profile: Profile, pod: PodView) -> list[tuple[FilterPlugin, NodeCheck]]:
+@dataclass(slots=True)
+class _Prepared:
+    label: str  # "<plugin>" or "<plugin>/PreFilter"
+    node_only: bool
+    check: NodeCheck
+
+
+def _prepared(profile: Profile, pod: PodView) -> list[_Prepared]:
+    """PreFilter restrictions first (they act before any Filter), then the filters in order."""
     prepared = []
-    for plugin in profile.filters:
-        try:
-            check = plugin.prepare(pod)
-        except Exception as exc:  # a plugin bug must not take the request down with a trace
-            raise EngineError(f"filter plugin {plugin.name} failed to prepare: {exc}") from exc
-        if check is not None:
-            prepared.append((plugin, check))
+    for phase in ("pre_filter", "prepare"):
+        for plugin in profile.filters:
+            method = getattr(plugin, phase, None)
+            if method is None:
+                continue
+            try:
+                check = method(pod)
+            except Exception as exc:  # a plugin bug must not take the request down with a trace
+                raise EngineError(f"filter plugin {plugin.name} failed to prepare: {exc}") from exc
+            if check is not None:
+                label = plugin.name if phase == "prepare" else f"{plugin.name}/PreFilter"
+                prepared.append(_Prepared(label, getattr(plugin, "node_only", False), check))
     return prepared
 
 
 def prepare_filters(profile: Profile, pod: PodView) -> list[NodeCheck]:
     """The pod's per-node checks, skipping plugins that pass every node for this pod."""
-    return [check for _, check in _prepared(profile, pod)]
+    return [entry.check for entry in _prepared(profile, pod)]
 
 
 def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
@@ -79,10 +91,12 @@ def run_filters(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo]) -> Fi
     result = FilterResult([], {})
     try:
         prepared = _prepared(profile, pod)
-        count = _node_only_count(profile, prepared)
-        checks = [check for _, check in prepared]
+        count = _node_only_count(prepared)
+        checks = [entry.check for entry in prepared]
         if count and pod.placement_key:
-            key = signature("filters", profile.filter_names, pod.placement_key)
+            # The key names exactly the checks memoised: which plugins skip depends on the pod.
+            labels = tuple(entry.label for entry in prepared[:count])
+            key = signature("filters", labels, pod.placement_key)
             nodes = _memoised_checks(checks[:count], key, nodes, result.statuses)
             checks = checks[count:]
         result.passed = run_checks(checks, nodes, result.statuses)
@@ -93,12 +107,12 @@ def run_filters(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo]) -> Fi
     return result
 
 
-def _node_only_count(profile: Profile, prepared: list[tuple[FilterPlugin, NodeCheck]]) -> int:
+def _node_only_count(prepared: list[_Prepared]) -> int:
     """How many leading prepared checks depend only on the node view and the pod's
     `placement_key` (kube-scheduler's order puts those filters first)."""
     count = 0
-    for plugin, _ in prepared:
-        if not getattr(plugin, "node_only", False):
+    for entry in prepared:
+        if not entry.node_only:
             break
         count += 1
     return count

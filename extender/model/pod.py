@@ -74,6 +74,25 @@ def _preferred_terms(affinity: k8s.NodeAffinity | None) -> tuple[tuple[int, Node
     return tuple(terms)
 
 
+def _affinity_node_names(required: k8s.NodeSelector | None) -> frozenset[str] | None:
+    """NodeAffinity's PreFilter, on the raw terms as Go reads them: when every term pins
+    `metadata.name In` values, the union over terms of each term's intersection; None when some
+    term does not (the terms are ORed, so any node may match). Empty means the terms conflict."""
+    if required is None or not required.node_selector_terms:
+        return None
+    names: set[str] = set()
+    for term in required.node_selector_terms:
+        term_names: set[str] | None = None
+        for req in term.match_fields or ():
+            if req.key == "metadata.name" and req.operator == "In":
+                values = set(req.values or ())
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None
+        names |= term_names
+    return frozenset(names)
+
+
 class PodView:
     """An immutable view of a Pod. Build with `PodView.from_k8s`."""
 
@@ -83,7 +102,7 @@ class PodView:
         "terminating", "preempted_by_scheduler", "scheduled_time", "requests", "non_zero_cpu",
         "non_zero_memory", "host_ports", "tolerations", "node_selector", "required_affinity",
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
-        "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key",
+        "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
         "preferred_affinity_key",
     )
 
@@ -117,16 +136,17 @@ class PodView:
     scoring_non_zero_cpu: int  # the pod as an incoming pod in scorers (differs only with
     scoring_non_zero_memory: int  # pod-level requests: calculatePodResourceRequest)
     placement_key: bytes  # what node-only filters read of the pod, as one hashable value
+    affinity_node_names: frozenset[str] | None  # NodeAffinity PreFilter's node-name restriction
     preferred_affinity_key: bytes  # the preferred node-affinity terms, as one hashable value
 
     @classmethod
-    def from_k8s(cls, pod: k8s.Pod) -> PodView:
-        """The view of a pod. A bound pod is only ever load on its node or a preemption victim,
-        so its view skips the matchers that schedule a pod (tolerations, node selector, node
-        affinity) and shares repeated strings and request vectors: a cluster holds up to
-        150 000 bound pods."""
+    def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
+        """The view of a pod; repeated strings, label maps and request vectors are shared.
+
+        `slim` (for bound pods the state keeps: up to 150 000 of them, each only load on its
+        node or a preemption victim) skips the matchers that schedule a pod: tolerations, node
+        selector and node affinity."""
         meta, spec, status = pod.metadata, pod.spec, pod.status
-        placed = bool(spec.node_name)
         self = cls.__new__(cls)
         self.uid = meta.uid
         self.namespace = intern(meta.namespace)
@@ -159,7 +179,7 @@ class PodView:
         self.images = tuple(intern(c.image) for c in containers)
         self.num_containers = len(containers)
         self.scheduler_name = intern(spec.scheduler_name)
-        if placed:
+        if slim:
             self.tolerations = ()
             self.node_selector = None
             self.required_affinity = None
@@ -167,6 +187,7 @@ class PodView:
             self.request_names = frozenset()
             self.placement_key = b""
             self.preferred_affinity_key = b""
+            self.affinity_node_names = None
             return self
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
@@ -175,6 +196,7 @@ class PodView:
         node_affinity = spec.affinity.node_affinity if spec.affinity else None
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
         self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
+        self.affinity_node_names = _affinity_node_names(required)
         self.preferred_affinity = _preferred_terms(node_affinity)
         # Equal keys mean equal preferred terms, so equal NodeAffinity sums on any node view.
         self.preferred_affinity_key = _placement_encoder.encode(

@@ -10,12 +10,12 @@ Quantities before calling `Value()` / `MilliValue()`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from functools import lru_cache
 
 from extender.model import k8s
+from extender.model.names import is_qualified_name
 from extender.model.quantity import (
     MILLI_IN_NANOS,
     NANO,
@@ -39,11 +39,6 @@ _DEFAULTS_NANOS: dict[str, int] = {
     MEMORY: DEFAULT_MEMORY_REQUEST * NANO,
 }
 
-# validation.IsQualifiedName pieces, applied to "requests." + name as IsExtendedResourceName does.
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
 def is_hugepages(name: str) -> bool:
     return name.startswith("hugepages-")
 
@@ -53,25 +48,13 @@ def _is_pod_level_resource(name: str) -> bool:
     return name == CPU or name == MEMORY or name.startswith("hugepages-")
 
 
-def _is_qualified_name(text: str) -> bool:
-    parts = text.split("/")
-    if len(parts) > 2:
-        return False
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-            return False
-    name = parts[-1]
-    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
-
-
 @lru_cache(maxsize=1024)
 def is_extended_resource(name: str) -> bool:
     """IsExtendedResourceName: `domain/name`, no `kubernetes.io/` in it, not `requests.`-prefixed,
     and a valid qualified name once prefixed with `requests.` (as quota names are)."""
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
-    return _is_qualified_name("requests." + name)
+    return is_qualified_name("requests." + name)
 
 
 @lru_cache(maxsize=1024)

@@ -10,29 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from extender.model import k8s
+from extender.model.names import is_label_value, is_qualified_name, parse_int64
 
 LabelPredicate = Callable[[Mapping[str, str]], bool]
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _parse_int64(text: str) -> int | None:
-    if not text or text.strip() != text:
-        return None
-    try:
-        number = int(text, 10)
-    except ValueError:
-        return None
-    return number if _INT64_MIN <= number <= _INT64_MAX else None
-
 
 class InvalidSelector(ValueError):
     pass
 
 
 def _requirement(key: str, operator: str, values: Sequence[str]) -> LabelPredicate:
-    if not key:
-        raise InvalidSelector("empty key")
+    """`labels.NewRequirement`: the key must be a qualified name and every value a valid label
+    value, or the requirement (and so its term) is invalid."""
+    if not is_qualified_name(key):
+        raise InvalidSelector(f"invalid key {key!r}")
+    for value in values:
+        if not is_label_value(value):
+            raise InvalidSelector(f"invalid value {value!r}")
     if operator == "In":
         if not values:
             raise InvalidSelector("In needs values")
@@ -54,7 +47,7 @@ def _requirement(key: str, operator: str, values: Sequence[str]) -> LabelPredica
     if operator in ("Gt", "Lt"):
         if len(values) != 1:
             raise InvalidSelector(f"{operator} needs exactly one value")
-        bound = _parse_int64(values[0])
+        bound = parse_int64(values[0])
         if bound is None:
             raise InvalidSelector(f"{operator} needs an integer value")
         greater = operator == "Gt"
@@ -63,7 +56,7 @@ def _requirement(key: str, operator: str, values: Sequence[str]) -> LabelPredica
             raw = labels.get(key)
             if raw is None:
                 return False
-            number = _parse_int64(raw)
+            number = parse_int64(raw)
             if number is None:
                 return False
             return number > bound if greater else number < bound

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from extender.model.names import parse_int64
+
 NO_SCHEDULE = "NoSchedule"
 NO_EXECUTE = "NoExecute"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -34,9 +36,8 @@ class Toleration(NamedTuple):
         if op in ("", "Equal"):
             return self.value == taint.value
         if op in ("Lt", "Gt"):
-            try:
-                taint_value, toleration_value = int(taint.value, 10), int(self.value, 10)
-            except ValueError:
+            taint_value, toleration_value = parse_int64(taint.value), parse_int64(self.value)
+            if taint_value is None or toleration_value is None:
                 return False
             return taint_value < toleration_value if op == "Lt" else taint_value > toleration_value
         return False

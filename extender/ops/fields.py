@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from extender.model.names import qualified_name_errors
 from extender.ops.problems import Collector
 
 # --- paths ---------------------------------------------------------------------------------
@@ -67,35 +68,6 @@ def format_go_duration(seconds: float) -> str:
     return out + (f"{secs}s" if secs or not out else "")
 
 
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
-_QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-
-
-def qualified_name_errors(name: str) -> list[str]:
-    """apimachinery `IsQualifiedName`: optional DNS-subdomain prefix, '/', a 63-char name."""
-    parts = name.split("/")
-    if len(parts) == 1:
-        prefix, short = "", parts[0]
-    elif len(parts) == 2:
-        prefix, short = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-        if len(prefix) > 253:
-            return ["prefix part must be no more than 253 characters"]
-        if not _DNS1123_SUBDOMAIN.match(prefix):
-            return ["prefix part must be a lowercase DNS subdomain (e.g. 'example.com')"]
-    else:
-        return ["a qualified name has at most one '/' (optional prefix, then a name)"]
-    errors = []
-    if not short:
-        errors.append("name part must be non-empty")
-    elif len(short) > 63:
-        errors.append("name part must be no more than 63 characters")
-    elif not _QUALIFIED_NAME_PART.match(short):
-        errors.append("name part must consist of alphanumeric characters, '-', '_' or '.', "
-                      "and must start and end with an alphanumeric character")
-    return errors
 
 
 def extended_resource_errors(name: str) -> list[str]:

@@ -86,7 +86,7 @@ class ClusterState:
     # ---- pods --------------------------------------------------------------------------
     def apply_pod(self, pod: k8s.Pod) -> PodView | None:
         """Add or update a pod from its object. Returns the view kept, or None if dropped."""
-        view = PodView.from_k8s(pod)
+        view = PodView.from_k8s(pod, slim=bool(pod.spec.node_name))
         self._forget(view.uid)
         key = (view.namespace, view.name)
         stale_uid = self._uid_by_key.get(key)

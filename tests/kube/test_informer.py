@@ -264,11 +264,13 @@ def test_bound_pods_are_kept_slim_pending_pods_whole() -> None:
     raw["spec"]["nodeSelector"] = {"disk": "ssd"}
     raw["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
-    bound = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
+    state = ClusterState()
+    bound = state.apply_pod(k8s.convert(raw, k8s.Pod))  # what the informer does per event
     assert bound.tolerations == () and bound.node_selector is None and bound.required_affinity is None
     assert bound.labels == {"app": "web"} and bound.requests.milli_cpu == 1000
     del raw["spec"]["nodeName"]
-    pending = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
+    raw["metadata"]["uid"] = "pending-uid"
+    pending = state.apply_pod(k8s.convert(raw, k8s.Pod))
     assert pending.tolerations and pending.node_selector and pending.required_affinity is not None
 
 

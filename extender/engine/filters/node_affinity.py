@@ -7,23 +7,11 @@ from collections.abc import Mapping, Sequence
 from extender.engine.framework import BatchCheck, NodeCheck, Status, unresolvable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-from extender.model.selectors import NodeSelectorMatcher
 
 NAME = "NodeAffinity"
 REASON = "node(s) didn't match Pod's node affinity/selector"
 REASON_PREFILTER = f"node(s) didn't satisfy plugin(s) [{NAME}]"
 REASON_CONFLICT = "pod affinity terms conflict"
-
-
-def prefilter_node_names(required: NodeSelectorMatcher | None) -> set[str] | None:
-    """PreFilter's node-name restriction: when every term pins `metadata.name In`, the union
-    of the names; otherwise None (no restriction)."""
-    if required is None or not required.terms:
-        return None
-    if not all(term.name_in is not None for term in required.terms):
-        return None
-    return {term.name_in for term in required.terms
-            if term.name_in is not None and not term.names_conflict}
 
 
 def matches(pod: PodView, labels: Mapping[str, str], name: str) -> bool:
@@ -41,26 +29,23 @@ class NodeAffinity:
     #: The verdict depends only on the node view and the pod's `placement_key`.
     node_only = True
 
+    def pre_filter(self, pod: PodView) -> NodeCheck | None:
+        """PreFilter's node-name restriction, judged before any plugin's Filter: nodes outside
+        it are rejected as kube-scheduler rejects nodes a PreFilterResult leaves out."""
+        allowed = pod.affinity_node_names
+        if allowed is None:
+            return None
+        if not allowed:
+            conflict = unresolvable(NAME, REASON_CONFLICT)
+            return lambda node: conflict
+        outside = unresolvable(NAME, REASON_PREFILTER)
+        return lambda node: None if node.node.name in allowed else outside
+
     def prepare(self, pod: PodView) -> NodeCheck | None:
         required = pod.required_affinity
         if not pod.node_selector and required is None:
             return None
         status = unresolvable(NAME, REASON)
-        allowed_names = prefilter_node_names(required)
-        if allowed_names is not None:
-            if not allowed_names:
-                conflict = unresolvable(NAME, REASON_CONFLICT)
-                return lambda node: conflict
-            outside = unresolvable(NAME, REASON_PREFILTER)
-
-            def check_named(node: NodeInfo) -> Status | None:
-                view = node.node
-                if view.name not in allowed_names:
-                    return outside
-                return None if matches(pod, view.labels, view.name) else status
-
-            return check_named
-
         if required is not None and required.uses_name:
             def check_direct(node: NodeInfo) -> Status | None:
                 view = node.node

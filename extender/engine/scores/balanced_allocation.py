@@ -17,11 +17,13 @@ from extender.engine.args import NodeResourcesBalancedAllocationArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
 from extender.engine.scores.resource_allocation import (
     Column,
+    LoadMemo,
     all_allocatable,
     cpu_memory_weights,
     pod_request,
     resource_columns,
 )
+from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -54,21 +56,38 @@ def capped_fractions(column: Column) -> list[float]:
                                                       strict=True)]
 
 
-def balanced_cpu_memory(nodes: Sequence[NodeInfo], cpu: int, memory: int) -> list[int] | None:
-    """The two-resource score over cpu and memory, fused into one pass over the nodes (no
-    columns). `cpu` and `memory` are the pod's real requests. None when a node lacks cpu or
-    memory allocatable: the column path handles it."""
+def balanced_pair(a_cpu: int, a_memory: int, r_cpu: int, r_memory: int) -> int | None:
+    """The two-resource score over cpu and memory for one node (as the column path computes
+    it, operation by operation); None when the node lacks cpu or memory allocatable."""
+    if a_cpu <= 0 or a_memory <= 0:
+        return None
+    f_cpu = r_cpu / a_cpu if r_cpu <= a_cpu else 1.0
+    f_memory = r_memory / a_memory if r_memory <= a_memory else 1.0
+    return int((1 - abs((f_cpu - f_memory) / 2)) * MAX_NODE_SCORE)
+
+
+def balanced_cpu_memory(nodes: Sequence[NodeInfo], key: Signature, cpu: int,
+                        memory: int) -> list[int] | None:
+    """The score over cpu and memory in one pass, memoised by load (see `LoadMemo`).
+
+    `cpu` and `memory` are the pod's real requests, which `key` captures; a node's load is
+    its requested cpu and memory. None when a node lacks cpu or memory allocatable: the
+    column path handles that."""
     scores = []
     append = scores.append
     for info in nodes:
-        allocatable, requested = info.node.allocatable, info.requested
-        a_cpu, a_memory = allocatable.milli_cpu, allocatable.memory
-        if a_cpu <= 0 or a_memory <= 0:
-            return None
-        r_cpu, r_memory = requested.milli_cpu + cpu, requested.memory + memory
-        f_cpu = r_cpu / a_cpu if r_cpu <= a_cpu else 1.0
-        f_memory = r_memory / a_memory if r_memory <= a_memory else 1.0
-        append(int((1 - abs((f_cpu - f_memory) / 2)) * MAX_NODE_SCORE))
+        view, requested = info.node, info.requested
+        load_cpu, load_memory = requested.milli_cpu, requested.memory
+        entry: LoadMemo | None = view.memo.get(key)  # type: ignore[assignment]
+        if entry is None or entry[0] != load_cpu or entry[1] != load_memory:
+            allocatable = view.allocatable
+            score = balanced_pair(allocatable.milli_cpu, allocatable.memory,
+                                  load_cpu + cpu, load_memory + memory)
+            if score is None:
+                return None
+            entry = (load_cpu, load_memory, score)
+            view.remember(key, entry)
+        append(entry[2])
     return scores
 
 
@@ -85,7 +104,8 @@ class NodeResourcesBalancedAllocation:
         if not any(pod_request(pod, name, use_requested=True) for name, _ in self.resources):
             return None
         if self.cpu_memory:
-            scores = balanced_cpu_memory(nodes, pod.requests.milli_cpu, pod.requests.memory)
+            cpu, memory = pod.requests.milli_cpu, pod.requests.memory
+            scores = balanced_cpu_memory(nodes, signature(NAME, cpu, memory), cpu, memory)
             if scores is not None:
                 return scores
         columns = resource_columns(self.resources, pod, nodes, use_requested=True)

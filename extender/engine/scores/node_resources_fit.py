@@ -14,10 +14,13 @@ from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
 from extender.engine.scores.normalize import go_div
 from extender.engine.scores.resource_allocation import (
     Column,
+    LoadMemo,
+    PairScorer,
     all_allocatable,
     cpu_memory_weights,
     resource_columns,
 )
+from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -116,53 +119,60 @@ def rounded_positive_mean(columns: Sequence[Column], scores: Sequence[list[int]]
     return [(2 * t + ws) // (2 * ws) if ws else 0 for t, ws in zip(totals, weights, strict=True)]
 
 
-def least_allocated_cpu_memory(nodes: Sequence[NodeInfo], cpu: int, memory: int,
-                               w_cpu: int, w_memory: int) -> list[int] | None:
-    """`least_allocated` on cpu and memory and their `weighted_mean`, fused into one pass.
-
-    `cpu` and `memory` are the pod's (non-zero) requests. None when a node lacks cpu or
-    memory allocatable, or the weights sum to 0: the column path handles those."""
+def least_allocated_pair(w_cpu: int, w_memory: int) -> PairScorer:
+    """`least_allocated` on cpu and memory and their `weighted_mean`, for one node."""
     weight_sum = w_cpu + w_memory
-    if weight_sum <= 0:
-        return None
-    scores = []
-    append = scores.append
-    for info in nodes:
-        allocatable = info.node.allocatable
-        a_cpu, a_memory = allocatable.milli_cpu, allocatable.memory
+
+    def score(a_cpu: int, a_memory: int, r_cpu: int, r_memory: int) -> int | None:
         if a_cpu <= 0 or a_memory <= 0:
             return None
-        r_cpu, r_memory = info.non_zero_cpu + cpu, info.non_zero_memory + memory
         s_cpu = (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu if r_cpu <= a_cpu else 0
         s_memory = (a_memory - r_memory) * MAX_NODE_SCORE // a_memory if r_memory <= a_memory else 0
-        append((s_cpu * w_cpu + s_memory * w_memory) // weight_sum)
-    return scores
+        return (s_cpu * w_cpu + s_memory * w_memory) // weight_sum
+
+    return score
 
 
-def most_allocated_cpu_memory(nodes: Sequence[NodeInfo], cpu: int, memory: int,
-                              w_cpu: int, w_memory: int) -> list[int] | None:
-    """`most_allocated` on cpu and memory and their `weighted_mean`, fused into one pass;
-    None in the cases `least_allocated_cpu_memory` leaves to the column path."""
+def most_allocated_pair(w_cpu: int, w_memory: int) -> PairScorer:
+    """`most_allocated` on cpu and memory and their `weighted_mean`, for one node."""
     weight_sum = w_cpu + w_memory
-    if weight_sum <= 0:
-        return None
+
+    def score(a_cpu: int, a_memory: int, r_cpu: int, r_memory: int) -> int | None:
+        if a_cpu <= 0 or a_memory <= 0:
+            return None
+        s_cpu = (r_cpu if r_cpu < a_cpu else a_cpu) * MAX_NODE_SCORE // a_cpu
+        s_memory = (r_memory if r_memory < a_memory else a_memory) * MAX_NODE_SCORE // a_memory
+        return (s_cpu * w_cpu + s_memory * w_memory) // weight_sum
+
+    return score
+
+
+#: The one-node scorers, by strategy, for the cpu-and-memory configuration.
+CPU_MEMORY_PAIRS = {"LeastAllocated": least_allocated_pair, "MostAllocated": most_allocated_pair}
+
+
+def fit_cpu_memory(nodes: Sequence[NodeInfo], key: Signature, cpu: int, memory: int,
+                   score_pair: PairScorer) -> list[int] | None:
+    """The strategy over cpu and memory in one pass, memoised by load (see `LoadMemo`).
+
+    `cpu` and `memory` are the pod's non-zero requests, which `key` captures with the plugin's
+    configuration; a node's load is its non-zero cpu and memory totals. None when a node lacks
+    cpu or memory allocatable: the column path handles that."""
     scores = []
     append = scores.append
     for info in nodes:
-        allocatable = info.node.allocatable
-        a_cpu, a_memory = allocatable.milli_cpu, allocatable.memory
-        if a_cpu <= 0 or a_memory <= 0:
-            return None
-        r_cpu, r_memory = info.non_zero_cpu + cpu, info.non_zero_memory + memory
-        s_cpu = (r_cpu if r_cpu < a_cpu else a_cpu) * MAX_NODE_SCORE // a_cpu
-        s_memory = (r_memory if r_memory < a_memory else a_memory) * MAX_NODE_SCORE // a_memory
-        append((s_cpu * w_cpu + s_memory * w_memory) // weight_sum)
+        view, load_cpu, load_memory = info.node, info.non_zero_cpu, info.non_zero_memory
+        entry: LoadMemo | None = view.memo.get(key)  # type: ignore[assignment]
+        if entry is None or entry[1] != load_memory:
+            allocatable = view.allocatable
+            score = score_pair(allocatable.milli_cpu, allocatable.memory,
+                               load_cpu + cpu, load_memory + memory)
+            if score is None:
+                return None
+            entry = (load_cpu, load_memory, score)
+            view.remember(key, entry)
+        append(entry[2])
     return scores
-
-
-#: The fused passes, by strategy, for the cpu-and-memory configuration.
-CPU_MEMORY_PASSES = {"LeastAllocated": least_allocated_cpu_memory,
-                     "MostAllocated": most_allocated_cpu_memory}
 
 
 class NodeResourcesFit:
@@ -185,15 +195,19 @@ class NodeResourcesFit:
             shape = scaled_shape(strategy.requested_to_capacity_ratio.shape)
             self.column_scorer = requested_to_capacity_ratio(shape)
             self.combine = rounded_positive_mean
+        # The fused pass for cpu and memory, when configured so (the default) with weights that
+        # do not sum to 0 (a case the column path covers).
+        self.score_pair: PairScorer | None = None
         weights = cpu_memory_weights(self.resources)
-        fused = CPU_MEMORY_PASSES.get(strategy.type)
-        self.fused = (fused, weights) if fused is not None and weights is not None else None
+        pair = CPU_MEMORY_PAIRS.get(strategy.type)
+        if pair is not None and weights is not None and sum(weights) > 0:
+            self.score_pair = pair(*weights)
 
     def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
-        if self.fused is not None:
-            fused, (w_cpu, w_memory) = self.fused
-            scores = fused(nodes, pod.scoring_non_zero_cpu, pod.scoring_non_zero_memory,
-                           w_cpu, w_memory)
+        if self.score_pair is not None:
+            cpu, memory = pod.scoring_non_zero_cpu, pod.scoring_non_zero_memory
+            key = signature(NAME, self.strategy, self.resources, cpu, memory)
+            scores = fit_cpu_memory(nodes, key, cpu, memory, self.score_pair)
             if scores is not None:
                 return scores
         columns = resource_columns(self.resources, pod, nodes, use_requested=False)

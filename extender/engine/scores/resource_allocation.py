@@ -17,7 +17,7 @@ node. Columns are built with comprehensions, one list per resource and none per 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from extender.model.nodeinfo import NodeInfo
@@ -82,6 +82,17 @@ def all_allocatable(column: Column) -> bool:
     is skipped too, which keeps every division here over a positive denominator.
     """
     return not column.allocatable or min(column.allocatable) > 0
+
+
+#: One node's score from its allocatable cpu and memory and what would be requested with the
+#: pod placed there; None when the node lacks cpu or memory, which only the column path handles.
+PairScorer = Callable[[int, int, int, int], int | None]
+
+#: A fused pass's memo entry in a node's view: (load cpu, load memory, score). Unlike the
+#: node-only memos, the score also depends on the node's pods, which change without a new
+#: view; so the entry carries the load it was computed for and counts only while the node's
+#: load is the same. Anything else the score reads is the view's or is in the memo key.
+LoadMemo = tuple[int, int, int]
 
 
 def cpu_memory_weights(resources: Sequence[tuple[str, int]]) -> tuple[int, int] | None:

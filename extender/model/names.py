@@ -1,0 +1,57 @@
+"""Kubernetes name and value rules (apimachinery `validation`) and Go's integer parsing."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
+_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_SIGNED_INT = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def qualified_name_errors(name: str) -> list[str]:
+    """`IsQualifiedName`: an optional DNS-subdomain prefix and '/', then a 63-character name."""
+    parts = name.split("/")
+    if len(parts) == 1:
+        prefix, short = "", parts[0]
+    elif len(parts) == 2:
+        prefix, short = parts
+        if not prefix:
+            return ["prefix part must be non-empty"]
+        if len(prefix) > 253:
+            return ["prefix part must be no more than 253 characters"]
+        if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            return ["prefix part must be a lowercase DNS subdomain (e.g. 'example.com')"]
+    else:
+        return ["a qualified name has at most one '/' (optional prefix, then a name)"]
+    if not short:
+        return ["name part must be non-empty"]
+    if len(short) > 63:
+        return ["name part must be no more than 63 characters"]
+    if not _QUALIFIED_NAME_PART.fullmatch(short):
+        return ["name part must consist of alphanumeric characters, '-', '_' or '.', "
+                "and must start and end with an alphanumeric character"]
+    return []
+
+
+@lru_cache(maxsize=4096)
+def is_qualified_name(name: str) -> bool:
+    return not qualified_name_errors(name)
+
+
+@lru_cache(maxsize=4096)
+def is_label_value(value: str) -> bool:
+    """`IsValidLabelValue`: empty, or up to 63 alphanumerics, '-', '_', '.' that start and end
+    with an alphanumeric."""
+    return value == "" or (len(value) <= 63 and _QUALIFIED_NAME_PART.fullmatch(value) is not None)
+
+
+def parse_int64(text: str) -> int | None:
+    """Go's `strconv.ParseInt(text, 10, 64)`: an optional sign and ASCII digits, in range."""
+    if not _SIGNED_INT.fullmatch(text):
+        return None
+    number = int(text, 10)
+    return number if _INT64_MIN <= number <= _INT64_MAX else None
