@@ -71,7 +71,9 @@ class NodeView:
 
     `memo` caches results that depend only on this view and a pod `Signature` (a verdict of
     the label filters, a preferred-affinity sum...): pods of one workload share a spec, and a
-    node change replaces the view, which drops its memo.
+    node change replaces the view, which drops its memo. An entry that also depends on the
+    node's pods must carry the load it was computed for and be checked against it on reuse
+    (`engine.scores.resource_allocation.LoadMemo`).
     """
 
     __slots__ = ("name", "uid", "labels", "taints", "unschedulable", "allocatable", "images",

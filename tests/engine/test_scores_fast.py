@@ -1,9 +1,10 @@
 """The scorers' fast paths against straightforward reference implementations.
 
 Per-node-view memos (NodeAffinity, TaintToleration, ImageLocality), the fused cpu-and-memory
-passes (NodeResourcesFit, NodeResourcesBalancedAllocation), the runner's combination and the
-prioritize reply must give exactly what the plain per-node computations give, on cold and warm
-memos and with several pods sharing the node views.
+passes with their load-checked memos (NodeResourcesFit, NodeResourcesBalancedAllocation), the
+runner's combination and the prioritize reply must give exactly what the plain computations
+give (the column path, for the resource scorers): on cold and warm memos, with several pods
+sharing the node views, and after a node's load changes under a memoised score.
 """
 
 from __future__ import annotations
@@ -253,6 +254,22 @@ def test_a_memoised_resource_score_counts_only_at_the_same_load(extra):
         expected = reference.score(pod, [loaded], ctx)
         assert expected != reference.score(pod, [node], ctx)
         assert plugin.score(pod, [loaded], ctx) == expected
+
+
+def test_memoised_resource_scores_of_pods_with_other_requests_stay_apart():
+    node = make_node("n", cpu="2", memory="2Gi")
+    ctx = Ctx([node], 0, {})
+    shapes = [("500m", "512Mi"), ("500m", "1Gi"), ("1", "1Gi"), ("500m", "512Mi")]
+    most = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"type": "MostAllocated"}})
+    plugins = [(NodeResourcesFit(), column_path(NodeResourcesFit())),
+               (NodeResourcesFit(most), column_path(NodeResourcesFit(most))),
+               (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation()))]
+    for plugin, reference in plugins:
+        expected = [reference.score(make_pod("p", [{"cpu": c, "memory": m}]), [node], ctx)
+                    for c, m in shapes]
+        assert expected[0] != expected[1] != expected[2]  # memory, then cpu differs
+        assert [plugin.score(make_pod("p", [{"cpu": c, "memory": m}]), [node], ctx)
+                for c, m in shapes] == expected
 
 
 # ---- combination and reply ------------------------------------------------------------------

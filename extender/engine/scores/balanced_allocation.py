@@ -15,15 +15,16 @@ from collections.abc import Sequence
 
 from extender.engine.args import NodeResourcesBalancedAllocationArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.scores.memo import score_key
 from extender.engine.scores.resource_allocation import (
     Column,
-    LoadMemo,
     all_allocatable,
     cpu_memory_weights,
+    memoised_by_load,
     pod_request,
+    requested_load,
     resource_columns,
 )
-from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -66,38 +67,14 @@ def balanced_pair(a_cpu: int, a_memory: int, r_cpu: int, r_memory: int) -> int |
     return int((1 - abs((f_cpu - f_memory) / 2)) * MAX_NODE_SCORE)
 
 
-def balanced_cpu_memory(nodes: Sequence[NodeInfo], key: Signature, cpu: int,
-                        memory: int) -> list[int] | None:
-    """The score over cpu and memory in one pass, memoised by load (see `LoadMemo`).
-
-    `cpu` and `memory` are the pod's real requests, which `key` captures; a node's load is
-    its requested cpu and memory. None when a node lacks cpu or memory allocatable: the
-    column path handles that."""
-    scores = []
-    append = scores.append
-    for info in nodes:
-        view, requested = info.node, info.requested
-        load_cpu, load_memory = requested.milli_cpu, requested.memory
-        entry: LoadMemo | None = view.memo.get(key)  # type: ignore[assignment]
-        if entry is None or entry[0] != load_cpu or entry[1] != load_memory:
-            allocatable = view.allocatable
-            score = balanced_pair(allocatable.milli_cpu, allocatable.memory,
-                                  load_cpu + cpu, load_memory + memory)
-            if score is None:
-                return None
-            entry = (load_cpu, load_memory, score)
-            view.remember(key, entry)
-        append(entry[2])
-    return scores
-
-
 class NodeResourcesBalancedAllocation:
     name = NAME
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
         resources = (args or NodeResourcesBalancedAllocationArgs()).resources
         self.resources = tuple((r.name, r.weight) for r in resources)
-        self.cpu_memory = cpu_memory_weights(self.resources) is not None  # weights are unused
+        # The fused pass for cpu and memory (the default; this plugin ignores the weights).
+        self.cpu_memory = cpu_memory_weights(self.resources) is not None
 
     def score(self, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
@@ -105,7 +82,8 @@ class NodeResourcesBalancedAllocation:
             return None
         if self.cpu_memory:
             cpu, memory = pod.requests.milli_cpu, pod.requests.memory
-            scores = balanced_cpu_memory(nodes, signature(NAME, cpu, memory), cpu, memory)
+            scores = memoised_by_load(nodes, score_key(NAME, cpu, memory), cpu, memory,
+                                      requested_load, balanced_pair)
             if scores is not None:
                 return scores
         columns = resource_columns(self.resources, pod, nodes, use_requested=True)

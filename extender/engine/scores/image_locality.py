@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
-from extender.engine.scores.memo import memoised
-from extender.model.node import NodeView, normalized_image_name, signature
+from extender.engine.scores.memo import memoised, score_key
+from extender.model.node import NodeView, normalized_image_name
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -61,7 +61,7 @@ class ImageLocality:
         images = tuple(counts)
         # Which of the images a node holds depends only on its view; the shares below depend
         # on the whole cluster, so they are worked out per request, once per image.
-        key = signature(NAME, images)
+        key = score_key(NAME, images)
         held = memoised(nodes, key, lambda view: held_sizes(view, images))
         weights = tuple(zip(self.shares(images, ctx), counts.values(), strict=True))
         # Score each distinct combination of sizes once: nodes often hold equal images. A node

@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from extender.model.node import NodeView, Signature
+from extender.model.node import NodeView, Signature, signature
 from extender.model.nodeinfo import NodeInfo
 
 T = TypeVar("T")
 
 _MISSING = object()
+
+
+def score_key(plugin: str, *parts: object) -> Signature:
+    """The memo key for a scorer's per-node value: `parts` must capture everything of the pod
+    (and of the plugin's configuration) that the value depends on. The "score" prefix and the
+    plugin's name keep it apart from other users of the views' memos (the filters')."""
+    return signature("score", plugin, *parts)
 
 
 def memoised(nodes: Sequence[NodeInfo], key: Signature, compute: Callable[[NodeView], T]) -> list[T]:

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
-from extender.engine.scores.memo import memoised
+from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score
-from extender.model.node import NodeView, signature
+from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.selectors import NodeTermMatcher
@@ -46,6 +46,6 @@ class NodeAffinity:
             return None
         # The sum depends only on the node's labels and name and on the terms, which the
         # pod's `preferred_affinity_key` names: a workload's pods reuse each node's sum.
-        key = signature(NAME, pod.preferred_affinity_key)
+        key = score_key(NAME, pod.preferred_affinity_key)
         raw = memoised(nodes, key, lambda view: preferred_sum(terms, view))
         return default_normalize_score(MAX_NODE_SCORE, False, raw)

@@ -11,16 +11,17 @@ from collections.abc import Callable, Sequence
 
 from extender.engine.args import NodeResourcesFitArgs, UtilizationShapePoint
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.scores.memo import score_key
 from extender.engine.scores.normalize import go_div
 from extender.engine.scores.resource_allocation import (
     Column,
-    LoadMemo,
     PairScorer,
     all_allocatable,
     cpu_memory_weights,
+    memoised_by_load,
+    non_zero_load,
     resource_columns,
 )
-from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -151,30 +152,6 @@ def most_allocated_pair(w_cpu: int, w_memory: int) -> PairScorer:
 CPU_MEMORY_PAIRS = {"LeastAllocated": least_allocated_pair, "MostAllocated": most_allocated_pair}
 
 
-def fit_cpu_memory(nodes: Sequence[NodeInfo], key: Signature, cpu: int, memory: int,
-                   score_pair: PairScorer) -> list[int] | None:
-    """The strategy over cpu and memory in one pass, memoised by load (see `LoadMemo`).
-
-    `cpu` and `memory` are the pod's non-zero requests, which `key` captures with the plugin's
-    configuration; a node's load is its non-zero cpu and memory totals. None when a node lacks
-    cpu or memory allocatable: the column path handles that."""
-    scores = []
-    append = scores.append
-    for info in nodes:
-        view, load_cpu, load_memory = info.node, info.non_zero_cpu, info.non_zero_memory
-        entry: LoadMemo | None = view.memo.get(key)  # type: ignore[assignment]
-        if entry is None or entry[1] != load_memory:
-            allocatable = view.allocatable
-            score = score_pair(allocatable.milli_cpu, allocatable.memory,
-                               load_cpu + cpu, load_memory + memory)
-            if score is None:
-                return None
-            entry = (load_cpu, load_memory, score)
-            view.remember(key, entry)
-        append(entry[2])
-    return scores
-
-
 class NodeResourcesFit:
     """The scoring half of NodeResourcesFit; the filter half lives in `engine.filters`."""
 
@@ -206,8 +183,8 @@ class NodeResourcesFit:
     def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if self.score_pair is not None:
             cpu, memory = pod.scoring_non_zero_cpu, pod.scoring_non_zero_memory
-            key = signature(NAME, self.strategy, self.resources, cpu, memory)
-            scores = fit_cpu_memory(nodes, key, cpu, memory, self.score_pair)
+            key = score_key(NAME, self.strategy, self.resources, cpu, memory)
+            scores = memoised_by_load(nodes, key, cpu, memory, non_zero_load, self.score_pair)
             if scores is not None:
                 return scores
         columns = resource_columns(self.resources, pod, nodes, use_requested=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from extender.model.node import Signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
@@ -93,6 +94,42 @@ PairScorer = Callable[[int, int, int, int], int | None]
 #: view; so the entry carries the load it was computed for and counts only while the node's
 #: load is the same. Anything else the score reads is the view's or is in the memo key.
 LoadMemo = tuple[int, int, int]
+
+#: A node's load as a fused pass reads it: (cpu, memory) totals of the pods on it.
+LoadReader = Callable[[NodeInfo], tuple[int, int]]
+
+
+def non_zero_load(info: NodeInfo) -> tuple[int, int]:
+    return info.non_zero_cpu, info.non_zero_memory
+
+
+def requested_load(info: NodeInfo) -> tuple[int, int]:
+    requested = info.requested
+    return requested.milli_cpu, requested.memory
+
+
+def memoised_by_load(nodes: Sequence[NodeInfo], key: Signature, cpu: int, memory: int,
+                     load: LoadReader, score_pair: PairScorer) -> list[int] | None:
+    """`score_pair` over cpu and memory for every node in one pass, memoised by load (see
+    `LoadMemo`). `cpu` and `memory` are the pod's requests, which `key` must capture with the
+    plugin's configuration. None when a node lacks cpu or memory allocatable: the column path
+    handles that."""
+    scores = []
+    append = scores.append
+    for info in nodes:
+        view = info.node
+        load_cpu, load_memory = load(info)
+        entry: LoadMemo | None = view.memo.get(key)  # type: ignore[assignment]
+        if entry is None or entry[0] != load_cpu or entry[1] != load_memory:
+            allocatable = view.allocatable
+            score = score_pair(allocatable.milli_cpu, allocatable.memory,
+                               load_cpu + cpu, load_memory + memory)
+            if score is None:
+                return None
+            entry = (load_cpu, load_memory, score)
+            view.remember(key, entry)
+        append(entry[2])
+    return scores
 
 
 def cpu_memory_weights(resources: Sequence[tuple[str, int]]) -> tuple[int, int] | None:

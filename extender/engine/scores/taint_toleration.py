@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 
 from extender.engine.args import NoArgs
 from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
-from extender.engine.scores.memo import memoised
+from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score
-from extender.model.node import NodeView, signature
+from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.taints import PREFER_NO_SCHEDULE, Taint, Toleration, tolerates_any
@@ -56,6 +56,6 @@ class TaintToleration:
         tolerations = prefer_no_schedule_tolerations(pod.tolerations)
         # The count depends only on the node's taints and these tolerations: a workload's
         # pods reuse each node's count.
-        key = signature(NAME, tolerations)
+        key = score_key(NAME, tolerations)
         raw = memoised(nodes, key, per_taint_set(tolerations))
         return default_normalize_score(MAX_NODE_SCORE, True, raw)
