@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import msgspec
@@ -63,6 +64,24 @@ class _Identity(msgspec.Struct):
 
 _identity = msgspec.json.Decoder(_Identity)
 
+# Go marshals ObjectMeta in field order: `name` first, `resourceVersion` a few fields later. When
+# a node's first bytes read that way (no escapes), they identify it without decoding ~10 KB.
+_HEAD = re.compile(
+    rb'\s*\{\s*"metadata"\s*:\s*\{\s*"name"\s*:\s*"([^"\\]*)"\s*,\s*'
+    rb'(?:"(?:generateName|namespace|selfLink)"\s*:\s*"[^"\\]*"\s*,\s*)*'
+    rb'(?:"uid"\s*:\s*"[^"\\]*"\s*,\s*)?"resourceVersion"\s*:\s*"([^"\\]*)"')
+
+
+def _name_and_version(item: msgspec.Raw, index: int) -> tuple[str, str]:
+    head = _HEAD.match(memoryview(item)[:1024])
+    if head is not None:
+        return head.group(1).decode(), head.group(2).decode()
+    try:
+        meta = _identity.decode(item).metadata
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"invalid request: Nodes.items[{index}]: {exc}") from None
+    return meta.name, meta.resource_version
+
 
 def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
     """Views of the request's Node objects, with the pods and totals the state holds for them.
@@ -76,16 +95,11 @@ def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
     rejected: dict[str, Status] = {}
     known_nodes = state.nodes
     for index, item in enumerate(items):
-        try:
-            meta = _identity.decode(item).metadata
-        except msgspec.DecodeError as exc:
-            raise BadRequest(f"invalid request: Nodes.items[{index}]: {exc}") from None
-        name = meta.name
+        name, version = _name_and_version(item, index)
         names.append(name)
         raw[name] = item
         known = known_nodes.get(name)
-        if known is not None and meta.resource_version and \
-                known.node.resource_version == meta.resource_version:
+        if known is not None and version and known.node.resource_version == version:
             infos.append(known)
             continue
         try:

@@ -90,3 +90,17 @@ def test_nodes_form_reads_a_node_whose_version_differs_from_the_state(client):
         "node(s) had untolerated taint {dedicated: db}"
     # Same version as the state: the state's view serves, and the reply still echoes the bytes.
     assert [n["metadata"]["name"] for n in body["Nodes"]["items"]] == ["worker-a1"]
+
+
+def test_nodes_form_identifies_nodes_whatever_the_key_order(client):
+    request = fixture_json("filter-nodes.request.json")
+    expected = fixture_json("filter-nodes.expected.json")
+    for node in request["Nodes"]["items"]:
+        meta = node["metadata"]
+        # Not Go's field order: resourceVersion first, then the rest (the slow, decoding path).
+        node["metadata"] = {"resourceVersion": meta["resourceVersion"],
+                            **{k: v for k, v in meta.items() if k != "resourceVersion"}}
+    reply = client.post("/filter", json=request).json()
+    assert reply["FailedNodes"] == expected["FailedNodes"]
+    assert reply["FailedAndUnresolvableNodes"] == expected["FailedAndUnresolvableNodes"]
+    assert [n["metadata"]["name"] for n in reply["Nodes"]["items"]] == ["worker-a1", "worker-a2"]
