@@ -28,7 +28,8 @@ class RequestRecord:
         metrics.REQUEST_DURATION.labels(self.verb).observe(elapsed)
         metrics.REQUESTS.labels(self.verb, self.outcome).inc()
         level = logging.INFO if status < 500 else logging.ERROR
-        log.log(level, "%s %s", self.verb, self.outcome, extra={
-            "verb": self.verb, "pod": self.pod, "nodes": self.nodes, "outcome": self.outcome,
-            "status": status, "duration_ms": round(elapsed * 1000, 3), **self.details,
-        })
+        if log.isEnabledFor(level):
+            log.log(level, "%s %s", self.verb, self.outcome, extra={"fields": {
+                "verb": self.verb, "pod": self.pod, "nodes": self.nodes, "outcome": self.outcome,
+                "status": status, "duration_ms": round(elapsed * 1000, 3), **self.details,
+            }})
