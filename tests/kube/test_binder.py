@@ -16,19 +16,9 @@ from extender.state.cluster import ClusterState
 from extender.state.informer import LiveState
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
-from tests.kube.kube_helpers import eventually
+from tests.kube.kube_helpers import eventually, truth
 
 pytestmark = pytest.mark.anyio
-
-
-def _state_from(server: FakeApiServer) -> ClusterState:
-    """A state as the informers would have built it (without running them)."""
-    state = ClusterState()
-    for node in server.items("Node"):
-        state.apply_node(k8s.convert(node, k8s.Node))
-    for pod in server.items("Pod"):
-        state.apply_pod(k8s.convert(pod, k8s.Pod))
-    return state
 
 
 def _setup(server: FakeApiServer, pods: int = 1) -> list[str]:
@@ -40,7 +30,7 @@ def _setup(server: FakeApiServer, pods: int = 1) -> list[str]:
 async def test_bind_success_assumes_the_pod_at_once(apiserver: FakeApiServer,
                                                     kube_config: ClusterConfig) -> None:
     (uid,) = _setup(apiserver)
-    state = _state_from(apiserver)
+    state = truth(apiserver)
     async with KubeClient(kube_config) as client:
         binder = ApiBinder(client, state)
         await binder.bind("default", "p0", uid, "n1")
@@ -77,7 +67,7 @@ async def test_retries_after_500_and_429(apiserver: FakeApiServer, kube_config: 
     apiserver.inject(Fault("status", method="POST", status=429))
     retried = []
     async with KubeClient(kube_config) as client:
-        binder = ApiBinder(client, _state_from(apiserver), on_retry=lambda: retried.append(1))
+        binder = ApiBinder(client, truth(apiserver), on_retry=lambda: retried.append(1))
         await binder.bind("default", "p0", uid, "n1")
     assert binder.retries == 3 == len(retried)
     assert apiserver.bindings == [("default", "p0", uid, "n1")]
@@ -89,7 +79,7 @@ async def test_lost_response_then_retry_is_success_without_double_binding(
     apiserver.inject(Fault("lose_response", method="POST"))
     outcomes = []
     async with KubeClient(kube_config) as client:
-        binder = ApiBinder(client, _state_from(apiserver), on_outcome=outcomes.append)
+        binder = ApiBinder(client, truth(apiserver), on_outcome=outcomes.append)
         await binder.bind("default", "p0", uid, "n1")
         # kube-scheduler timed out on our first reply and asks again: still success.
         await binder.bind("default", "p0", uid, "n1")
@@ -105,7 +95,7 @@ async def test_hung_server_is_abandoned_and_retried_within_the_deadline(
     (uid,) = _setup(apiserver)
     apiserver.inject(Fault("hang", method="POST", hang_seconds=10))
     async with KubeClient(kube_config) as client:
-        binder = ApiBinder(client, _state_from(apiserver), deadline=2.0, attempt_timeout=0.3)
+        binder = ApiBinder(client, truth(apiserver), deadline=2.0, attempt_timeout=0.3)
         started = time.monotonic()
         await binder.bind("default", "p0", uid, "n1")
     assert time.monotonic() - started < 2.0
@@ -117,7 +107,7 @@ async def test_persistent_failure_gives_up_at_the_deadline(apiserver: FakeApiSer
     (uid,) = _setup(apiserver)
     apiserver.inject(Fault("status", method="POST", status=503, times=10_000))
     async with KubeClient(kube_config) as client:
-        binder = ApiBinder(client, _state_from(apiserver), deadline=0.5)
+        binder = ApiBinder(client, truth(apiserver), deadline=0.5)
         started = time.monotonic()
         with pytest.raises(BindError, match=r"gave up after 0.5s: 503") as info:
             await binder.bind("default", "p0", uid, "n1")
@@ -180,7 +170,7 @@ async def test_bound_elsewhere_is_an_error(apiserver: FakeApiServer, kube_config
 async def test_concurrent_binds_of_different_pods(apiserver: FakeApiServer,
                                                   kube_config: ClusterConfig) -> None:
     uids = _setup(apiserver, pods=30)
-    state = _state_from(apiserver)
+    state = truth(apiserver)
     apiserver.inject(Fault("status", method="POST", status=500, times=5))
     async with KubeClient(kube_config) as client:
         binder = ApiBinder(client, state)
@@ -198,7 +188,7 @@ async def test_concurrent_binds_of_the_same_pod_share_one_call(apiserver: FakeAp
     (uid,) = _setup(apiserver)
     apiserver.inject(Fault("status", method="POST", status=500))  # make the first one linger
     async with KubeClient(kube_config) as client:
-        binder = ApiBinder(client, _state_from(apiserver))
+        binder = ApiBinder(client, truth(apiserver))
         await asyncio.gather(*(binder.bind("default", "p0", uid, "n1") for _ in range(3)))
     posts = [r for r in apiserver.requests if r.method == "POST"]
     assert [r.status for r in posts] == [500, 201]
