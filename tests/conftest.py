@@ -33,6 +33,19 @@ FIXTURE_CASES = [
 ]
 
 
+def scheduler_verb_paths(config_file: str) -> dict[str, str]:
+    """verb name -> URL path, built from a shipped KubeSchedulerConfiguration exactly as
+    kube-scheduler builds it: `strings.TrimRight(urlPrefix, "/") + "/" + verb`."""
+    from urllib.parse import urlsplit
+
+    import yaml
+
+    extender = yaml.safe_load((ROOT / "config" / config_file).read_text())["extenders"][0]
+    prefix = urlsplit(extender["urlPrefix"].rstrip("/")).path
+    return {key.removesuffix("Verb"): f"{prefix}/{extender[key]}"
+            for key in ("filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb")}
+
+
 def fixture_bytes(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 

@@ -12,7 +12,14 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.conftest import FIXTURE_CASES, FIXTURES, ROOT, fixture_bytes, fixture_json
+from tests.conftest import (
+    FIXTURE_CASES,
+    FIXTURES,
+    ROOT,
+    fixture_bytes,
+    fixture_json,
+    scheduler_verb_paths,
+)
 
 
 def free_port() -> int:
@@ -110,3 +117,20 @@ def test_help_documents_every_serve_flag():
     for flag in ("--host", "--port", "--policy", "--snapshot", "--kubeconfig", "--in-cluster",
                  "--max-body-bytes", "--log-level", "--tls-cert-file", "--tls-client-ca-file"):
         assert flag in out
+
+
+def test_scheduler_config_reaches_every_verb(server):
+    """The paths kube-scheduler would call with config/scheduler-config.yaml are served."""
+    paths = scheduler_verb_paths("scheduler-config.yaml")
+    assert set(paths) == {"filter", "prioritize", "preempt", "bind"}
+    # The module's server has bound the fixture pod by now, so compare shapes, not scores.
+    for verb, request_file, expected_file in FIXTURE_CASES:
+        reply = httpx.post(f"{server}{paths[verb]}", content=fixture_bytes(request_file))
+        expected = fixture_json(expected_file)
+        assert reply.status_code == 200
+        body = reply.json()
+        assert type(body) is type(expected)
+        if isinstance(expected, dict):
+            assert set(body) == set(expected) and body.get("Error", "") == ""
+        else:
+            assert [entry["Host"] for entry in body] == [entry["Host"] for entry in expected]

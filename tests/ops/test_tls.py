@@ -28,6 +28,7 @@ from extender.ops.tls import (
     server_ssl_context,
     uvicorn_ssl_options,
 )
+from tests.conftest import FIXTURE_CASES, fixture_bytes, scheduler_verb_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -298,11 +299,6 @@ def test_unreadable_files_are_an_os_error(tmp_path: Path) -> None:
                              tmp_path / "bad.crt", tmp_path / "bad.crt")
 
 
-_SERVE = ("import argparse, sys; from extender import serve; "
-          "p = argparse.ArgumentParser(); serve.add_arguments(p); "
-          "sys.exit(serve.run(p.parse_args(sys.argv[1:])))")
-
-
 def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
     """`serve --tls-*` end to end on the default demo state, certificate rotation included."""
     secret: SecretDir = pki["secret"]
@@ -310,7 +306,7 @@ def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-c", _SERVE, "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "extender", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert-file", str(secret.path("tls.crt")), "--tls-key-file",
          str(secret.path("tls.key")), "--tls-client-ca-file", str(secret.path("client-ca.crt"))],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -326,6 +322,19 @@ def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
                 assert time.monotonic() < deadline, "serve did not start listening"
                 time.sleep(0.1)
         assert (status, der) == (200, _der(pki["server"]))
+        # kube-scheduler configured from config/scheduler-config-tls.yaml reaches every verb.
+        paths = scheduler_verb_paths("scheduler-config-tls.yaml")
+        for verb, request_file, _ in FIXTURE_CASES:
+            conn = http.client.HTTPSConnection(
+                "127.0.0.1", port, context=_client_context(pki["ca"], client), timeout=5)
+            try:
+                conn.request("POST", paths[verb], body=fixture_bytes(request_file),
+                             headers={"Content-Type": "application/json"})
+                response = conn.getresponse()
+                assert response.status == 200, (verb, response.read())
+                assert response.read()
+            finally:
+                conn.close()
         with pytest.raises(OSError):
             _get(port, _client_context(pki["ca"]))
         renewed = pki["ca"].issue_cert("127.0.0.1")
