@@ -86,7 +86,10 @@ def test_serve_live_filters_and_binds(cluster: tuple[FakeApiServer, Path], exten
 
     # Not synced yet: /readyz is 503 and filter answers a clear Error, not a guess.
     ready = extender.get("/readyz")
-    assert ready.status_code == 503 and "not synced yet (waiting for pods" in ready.text
+    assert ready.status_code == 503 and "not synced yet (waiting for" in ready.text
+    # Pods are held back by the fake server, so they are still awaited whatever else synced.
+    waiting_for = ready.text.split("waiting for ", 1)[1]
+    assert "pods" in waiting_for
     early = extender.post("/filter", content=filter_body).json()
     assert early["Error"].startswith("extender is not ready: cluster state not synced yet")
     _until(lambda: extender.get("/readyz").status_code == 200, 20, "/readyz 200")
