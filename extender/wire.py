@@ -92,7 +92,6 @@ _decoders = {
     for kind in (ExtenderArgs, ExtenderPreemptionArgs, ExtenderBindingArgs, ExtenderFilterResult,
                  ExtenderPreemptionResult, ExtenderBindingResult)
 }
-_host_priorities = msgspec.json.Decoder(list[HostPriority])
 _node_decoder = msgspec.json.Decoder(k8s.Node)
 _encoder = msgspec.json.Encoder()
 
@@ -102,10 +101,6 @@ DecodeError = msgspec.DecodeError  # ValidationError is a subclass
 def decode(body: bytes, kind: type) -> msgspec.Struct:
     """Decode a request or reply body into one of the types above."""
     return _decoders[kind].decode(body)
-
-
-def decode_host_priorities(body: bytes) -> list[HostPriority]:
-    return _host_priorities.decode(body)
 
 
 def decode_node(raw: msgspec.Raw | bytes) -> k8s.Node:

@@ -33,10 +33,6 @@ class Candidates:
     raw: dict[str, msgspec.Raw] | None = None
     rejected: dict[str, Status] = field(default_factory=dict)
 
-    @property
-    def nodes_form(self) -> bool:
-        return self.raw is not None
-
 
 def from_names(names: list[str], state: ClusterState) -> Candidates:
     found = list(map(state.nodes.get, names))

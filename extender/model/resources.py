@@ -10,7 +10,7 @@ Quantities before calling `Value()` / `MilliValue()`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
 
@@ -276,10 +276,3 @@ def pod_scoring_non_zero_requests(spec: k8s.PodSpec) -> tuple[int, int]:
     container.
     """
     return _cpu_memory(_aggregate(spec, _DEFAULTS_NANOS))
-
-
-def sum_resources(items: Iterable[Resources]) -> Resources:
-    total = Resources()
-    for item in items:
-        total.add(item)
-    return total

@@ -43,9 +43,6 @@ class VirtualClock:
             raise ValueError(f"virtual clock cannot go back from {self._now} to {t}")
         self._now = t
 
-    def advance_by(self, delta: int) -> None:
-        self.advance_to(self._now + delta)
-
     def __repr__(self) -> str:
         return f"VirtualClock({to_seconds(self._now)}s)"
 
@@ -112,9 +109,6 @@ class Timeline:
         while shots and (shots[0].cancelled or shots[0].done):
             heapq.heappop(shots)
         return shots[0].time if shots else None
-
-    def has_one_shots(self) -> bool:
-        return self.next_time(include_periodic=False) is not None
 
     def run_until(self, t: int) -> int:
         """Fire every callback due at or before `t`, then leave the clock at `t`.

@@ -450,12 +450,6 @@ class PriorityQueue:
         """The pool, sorted by namespace/name."""
         return [i.pod for i in self._pool_sorted()]
 
-    def pending_pods(self) -> list[Pod]:
-        return self.active_pods() + self.backoff_pods() + self.unschedulable_pods()
-
-    def pending_infos(self) -> list[QueuedPodInfo]:
-        return self._active.ordered() + self._backoff.ordered() + self._pool_sorted()
-
     def unschedulable_infos(self) -> list[QueuedPodInfo]:
         """The pool's bookkeeping, in no particular order."""
         return list(self._unschedulable.values())

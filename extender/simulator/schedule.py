@@ -61,29 +61,6 @@ class Placement:
     error: str = ""  # an Error (not a FitError), e.g. a failed filter extender
 
 
-class SchedulingContext:
-    """The engine's ClusterContext, with nominations read from the queue's nominator."""
-
-    def __init__(self, base: ClusterContext, nominator: Nominator) -> None:
-        self._base = base
-        self._nominator = nominator
-
-    def node_count(self) -> int:
-        return self._base.node_count()
-
-    def image_node_count(self, image: str) -> int:
-        return self._base.image_node_count(image)
-
-    def nominated_pods(self, node_name: str) -> Sequence[PodView]:
-        return self._nominator.nominated_pods_for_node(node_name)
-
-    def pdb_list(self) -> Sequence[Any]:
-        return self._base.pdb_list()
-
-    def priority_class(self, name: str) -> Any:
-        return self._base.priority_class(name)
-
-
 class Algorithm:
     """The stateful part of scheduling (`nextStartNodeIndex`, the seeded RNG)."""
 
