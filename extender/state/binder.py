@@ -21,6 +21,9 @@ from extender.state.cluster import ClusterState
 
 log = logging.getLogger(__name__)
 
+#: The shortest window worth starting a retry in: less cannot carry an API round trip.
+_MIN_ATTEMPT = 0.05
+
 #: Outcome labels for `extender_bind_total{outcome}`.
 OUTCOMES = ("bound", "already_bound", "bound_elsewhere", "uid_mismatch", "not_found",
             "rejected", "timeout", "node_not_found")
@@ -207,8 +210,13 @@ class ApiBinder:
                 if exc.code != 429 and exc.code < 500:
                     raise BindError(f"{what}: {exc.message or exc}", "rejected") from None
                 last = f"{exc.code} {exc.reason}: {exc.message}".strip()
-            # Transient: back off (full jitter) within what is left of the deadline.
-            pause = min(random.uniform(delay / 2, delay), max(0.0, until - loop.time()))
+            left = until - loop.time()
+            if left < _MIN_ATTEMPT:
+                # No time for a useful retry: report the real failure, not a timeout made up
+                # by an attempt that had no time to get an answer.
+                raise BindError(f"{what}: gave up after {self.deadline:g}s: {last}", "timeout")
+            # Transient: back off (full jitter), leaving the next attempt at least _MIN_ATTEMPT.
+            pause = min(random.uniform(delay / 2, delay), left - _MIN_ATTEMPT)
             delay = min(self.backoff_max, delay * 2)
             self.retries += 1
             if self.on_retry is not None:
