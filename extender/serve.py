@@ -15,7 +15,7 @@ from extender.engine.profile import Profile, build_profile
 from extender.kube.client import KubeClient
 from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
 from extender.state.binder import ApiBinder, SnapshotBinder
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 from extender.state.informer import LiveState
 from extender.state.snapshot import SnapshotError, load_snapshot
 

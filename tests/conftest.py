@@ -14,7 +14,7 @@ from extender.api.runtime import Runtime
 from extender.engine.policy import load_policy
 from extender.engine.profile import Profile, build_profile
 from extender.state.binder import SnapshotBinder
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 from extender.state.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent

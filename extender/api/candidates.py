@@ -18,7 +18,7 @@ from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 UNKNOWN_NODE = "node(s) were not found in the extender's cluster state"
 INVALID_NODE = "node object is invalid: {}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from extender.engine.profile import Profile
 from extender.state.binder import Binder
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 DEFAULT_MAX_BODY = 128 * 1024 * 1024
 

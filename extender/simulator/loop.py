@@ -44,7 +44,7 @@ from extender.simulator.queue import (
 )
 from extender.simulator.schedule import Algorithm, Placement
 from extender.simulator.workload import Arrival, SimEvent, Workload
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 PENDING = "Pending"
 SCHEDULED = "Scheduled"

@@ -17,7 +17,7 @@ from typing import Protocol
 from extender.kube.client import ApiError, KubeClient, KubeError, TransportError
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 log = logging.getLogger(__name__)
 

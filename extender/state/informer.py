@@ -27,7 +27,7 @@ from typing import Any
 from extender.kube.client import ApiError, GoneError, KubeClient, KubeError, WatchEvent
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import yaml
 
 from extender.model import k8s
 from extender.model.quantity import QuantityError
-from extender.state.cluster import Clock, ClusterState
+from extender.engine.cluster import Clock, ClusterState
 
 _KINDS = {
     "Node": k8s.Node,

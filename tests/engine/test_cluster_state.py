@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 
 def node(name: str, cpu: str = "4", pods: str = "110") -> k8s.Node:

@@ -15,7 +15,7 @@ from extender.engine.profile import Profile, build_profile
 from extender.model import k8s
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.pod import PodView
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -15,7 +15,7 @@ from extender.engine.runner import extender_scores, run_scores
 from extender.model import k8s
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 from extender.state.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

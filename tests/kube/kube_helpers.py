@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from extender.model import k8s
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 from tests.kube.fake_apiserver import FakeApiServer
 
 

@@ -13,7 +13,7 @@ from extender.kube.client import KubeClient
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.state.cluster import ClusterState
+from extender.engine.cluster import ClusterState
 from extender.state.informer import LiveState
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
