@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from extender.engine.podindex import PodIndex
 from extender.model import k8s
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.node import NodeView
@@ -18,6 +20,8 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 Clock = Callable[[], float]
+T = TypeVar("T")
+_MISSING = object()
 
 #: How long a remembered pending pod (seen in a filter/prioritize request) is kept.
 _PENDING_MEMORY = 4096
@@ -50,7 +54,16 @@ class ClusterState:
         self.nominated: dict[str, dict[str, PodView]] = {}
         self.assumed: dict[str, Assumption] = {}
         self._recent_pending: dict[str, PodView] = {}
+        self.namespaces: dict[str, Mapping[str, str]] = {}  # name -> labels
+        self.services: dict[tuple[str, str], Mapping[str, str]] = {}  # -> spec.selector
+        #: (kind, namespace, name) -> spec.selector of ReplicaSets, StatefulSets and
+        #: ReplicationControllers (a LabelSelector, or a label map for the latter).
+        self.controllers: dict[tuple[str, str, str], object] = {}
+        self.pod_index = PodIndex()
         self.generation = 0
+        #: Bumped on every node add, update or delete: memos over the node set check it.
+        self.node_generation = 0
+        self._node_memo: dict[object, object] = {}
         self.last_change = clock()
 
     # ---- nodes -------------------------------------------------------------------------
@@ -62,9 +75,11 @@ class ClusterState:
             info = current.with_node(view)
         else:
             info = NodeInfo(view, list(self._orphans.pop(view.name, {}).values()))
+            for pod in info.pods.values():
+                self.pod_index.add(pod, view.name)
         self._count_images(view, 1)
         self.nodes[view.name] = info
-        self._touch()
+        self._node_changed()
         return info
 
     def delete_node(self, name: str) -> None:
@@ -74,7 +89,9 @@ class ClusterState:
         self._count_images(info.node, -1)
         if info.pods:
             self._orphans[name] = dict(info.pods)
-        self._touch()
+            for pod in info.pods.values():
+                self.pod_index.remove(pod, name)
+        self._node_changed()
 
     def _count_images(self, view: NodeView, sign: int) -> None:
         counts = self.image_nodes
@@ -116,6 +133,7 @@ class ClusterState:
             self._orphans.setdefault(view.node_name, {})[view.uid] = view
         else:
             info.add_pod(view)
+            self.pod_index.add(view, view.node_name)
 
     def _forget(self, uid: str) -> None:
         view = self.pods.pop(uid, None)
@@ -126,8 +144,8 @@ class ClusterState:
             del self._uid_by_key[(view.namespace, view.name)]
         if view.node_name:
             info = self.nodes.get(view.node_name)
-            if info is not None:
-                info.remove_pod(view)
+            if info is not None and info.remove_pod(view):
+                self.pod_index.remove(view, view.node_name)
             orphans = self._orphans.get(view.node_name)
             if orphans is not None:
                 orphans.pop(uid, None)
@@ -212,6 +230,73 @@ class ClusterState:
         if self.priority_classes.pop(name, None) is not None:
             self._touch()
 
+    # ---- namespaces and the owners of pods (PodTopologySpread's default selectors) ---------
+    def apply_namespace(self, ns: k8s.Namespace) -> None:
+        self.namespaces[ns.metadata.name] = ns.metadata.labels or {}
+        self._touch()
+
+    def delete_namespace(self, name: str) -> None:
+        if self.namespaces.pop(name, None) is not None:
+            self._touch()
+
+    def apply_service(self, svc: k8s.Service) -> None:
+        self.services[(svc.metadata.namespace, svc.metadata.name)] = svc.spec.selector or {}
+        self._touch()
+
+    def delete_service(self, namespace: str, name: str) -> None:
+        if self.services.pop((namespace, name), None) is not None:
+            self._touch()
+
+    def apply_controller(self, obj: k8s.ReplicaSet | k8s.StatefulSet | k8s.ReplicationController) -> None:
+        kind = type(obj).__name__
+        self.controllers[(kind, obj.metadata.namespace, obj.metadata.name)] = obj.spec.selector
+        self._touch()
+
+    def delete_controller(self, kind: str, namespace: str, name: str) -> None:
+        if self.controllers.pop((kind, namespace, name), None) is not None:
+            self._touch()
+
+    def apply(self, kind: str, obj: object) -> None:
+        """Add or update an object of one of `k8s.KINDS`."""
+        if kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+            self.apply_controller(obj)  # type: ignore[arg-type]
+            return
+        {"Node": self.apply_node, "Pod": self.apply_pod, "PodDisruptionBudget": self.apply_pdb,
+         "PriorityClass": self.apply_priority_class, "Namespace": self.apply_namespace,
+         "Service": self.apply_service}[kind](obj)  # type: ignore[operator]
+
+    def delete(self, kind: str, namespace: str, name: str) -> None:
+        """Delete an object of one of the kinds `apply` takes (pods: by namespace and name)."""
+        if kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+            self.delete_controller(kind, namespace, name)
+        elif kind == "Node":
+            self.delete_node(name)
+        elif kind == "Pod":
+            self.delete_pod(namespace, name)
+        elif kind == "PodDisruptionBudget":
+            self.delete_pdb(namespace, name)
+        elif kind == "PriorityClass":
+            self.delete_priority_class(name)
+        elif kind == "Namespace":
+            self.delete_namespace(name)
+        elif kind == "Service":
+            self.delete_service(namespace, name)
+        else:
+            raise KeyError(kind)
+
+    def replace(self, kind: str, objects: Iterable[object]) -> None:
+        """Make the objects of a namespace/service/controller kind exactly `objects` (relist)."""
+        if kind == "Namespace":
+            self.namespaces.clear()
+        elif kind == "Service":
+            self.services.clear()
+        else:
+            for key in [k for k in self.controllers if k[0] == kind]:
+                del self.controllers[key]
+        for obj in objects:
+            self.apply(kind, obj)
+        self._touch()
+
     # ---- relist ------------------------------------------------------------------------
     def replace_nodes(self, nodes: Iterable[k8s.Node]) -> None:
         """Make the node set exactly `nodes` (after a relist)."""
@@ -258,6 +343,29 @@ class ClusterState:
 
     def priority_class(self, name: str) -> PriorityClassView | None:
         return self.priority_classes.get(name)
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        return self.namespaces.get(name)
+
+    def services_in(self, namespace: str) -> list[Mapping[str, str]]:
+        return [sel for (ns, _), sel in self.services.items() if ns == namespace]
+
+    def controller_selector(self, kind: str, namespace: str, name: str) -> object | None:
+        return self.controllers.get((kind, namespace, name))
+
+    def node_memo(self, key: object, compute: Callable[[], T]) -> T:
+        """`compute()`, remembered until the node set or any node changes."""
+        found = self._node_memo.get(key, _MISSING)
+        if found is _MISSING:
+            if len(self._node_memo) > 1024:
+                self._node_memo.clear()
+            found = self._node_memo[key] = compute()
+        return found  # type: ignore[return-value]
+
+    def _node_changed(self) -> None:
+        self.node_generation += 1
+        self._node_memo.clear()
+        self._touch()
 
     def _touch(self) -> None:
         self.generation += 1

@@ -17,6 +17,14 @@ class _Base(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     pass
 
 
+class OwnerReference(_Base):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+
+
 class ObjectMeta(_Base):
     name: str = ""
     namespace: str = ""
@@ -26,6 +34,7 @@ class ObjectMeta(_Base):
     annotations: dict[str, str] | None = None
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
+    owner_references: list[OwnerReference] | None = None
 
 
 class ResourceRequirements(_Base):
@@ -76,13 +85,58 @@ class PreferredSchedulingTerm(_Base):
     preference: NodeSelectorTerm | None = None
 
 
+class LabelSelectorRequirement(_Base):
+    key: str = ""
+    operator: str = ""
+    values: list[str] | None = None
+
+
+class LabelSelector(_Base):
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = None
+
+
 class NodeAffinity(_Base):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
 
 
+class PodAffinityTerm(_Base):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] | None = None
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] | None = None
+    mismatch_label_keys: list[str] | None = None
+
+
+class WeightedPodAffinityTerm(_Base):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = msgspec.field(default_factory=PodAffinityTerm)
+
+
+class PodAffinity(_Base):
+    """Also the shape of `podAntiAffinity`."""
+
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+
+
 class Affinity(_Base):
     node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class TopologySpreadConstraint(_Base):
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] | None = None
 
 
 class PodSpec(_Base):
@@ -98,6 +152,7 @@ class PodSpec(_Base):
     priority: int | None = None
     priority_class_name: str = ""
     preemption_policy: str | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
 
 
 class PodCondition(_Base):
@@ -148,17 +203,6 @@ class Node(_Base):
     status: NodeStatus = msgspec.field(default_factory=NodeStatus)
 
 
-class LabelSelectorRequirement(_Base):
-    key: str = ""
-    operator: str = ""
-    values: list[str] | None = None
-
-
-class LabelSelector(_Base):
-    match_labels: dict[str, str] | None = None
-    match_expressions: list[LabelSelectorRequirement] | None = None
-
-
 class PodDisruptionBudgetSpec(_Base):
     selector: LabelSelector | None = None
 
@@ -179,6 +223,58 @@ class PriorityClass(_Base):
     value: int = 0
     global_default: bool = False
     preemption_policy: str | None = None
+
+
+class Namespace(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+
+
+class ServiceSpec(_Base):
+    selector: dict[str, str] | None = None
+
+
+class Service(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ServiceSpec = msgspec.field(default_factory=ServiceSpec)
+
+
+class SelectorSpec(_Base):
+    """The part of a ReplicaSet's or StatefulSet's spec the scheduler reads."""
+
+    selector: LabelSelector | None = None
+
+
+class ReplicaSet(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: SelectorSpec = msgspec.field(default_factory=SelectorSpec)
+
+
+class StatefulSet(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: SelectorSpec = msgspec.field(default_factory=SelectorSpec)
+
+
+class ReplicationControllerSpec(_Base):
+    selector: dict[str, str] | None = None
+
+
+class ReplicationController(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ReplicationControllerSpec = msgspec.field(default_factory=ReplicationControllerSpec)
+
+
+#: The kinds the cluster state keeps, by `kind`.
+KINDS: dict[str, type] = {
+    "Node": Node,
+    "Pod": Pod,
+    "PodDisruptionBudget": PodDisruptionBudget,
+    "PriorityClass": PriorityClass,
+    "Namespace": Namespace,
+    "Service": Service,
+    "ReplicaSet": ReplicaSet,
+    "StatefulSet": StatefulSet,
+    "ReplicationController": ReplicationController,
+}
 
 
 _converters: dict[type, msgspec.json.Decoder] = {}

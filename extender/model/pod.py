@@ -8,6 +8,7 @@ from sys import intern
 import msgspec
 
 from extender.model import k8s
+from extender.model.podaffinity import PodAffinityTerms
 from extender.model.resources import (
     Resources,
     pod_non_zero_requests,
@@ -103,7 +104,7 @@ class PodView:
         "non_zero_memory", "host_ports", "tolerations", "node_selector", "required_affinity",
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
-        "preferred_affinity_key",
+        "preferred_affinity_key", "affinity_terms", "spread_constraints", "controller_ref",
     )
 
     uid: str
@@ -138,6 +139,9 @@ class PodView:
     placement_key: bytes  # what node-only filters read of the pod, as one hashable value
     affinity_node_names: frozenset[str] | None  # NodeAffinity PreFilter's node-name restriction
     preferred_affinity_key: bytes  # the preferred node-affinity terms, as one hashable value
+    affinity_terms: PodAffinityTerms | None  # pod (anti-)affinity, kept for bound pods too
+    spread_constraints: tuple[k8s.TopologySpreadConstraint, ...]
+    controller_ref: tuple[str, str] | None  # (kind, name) of the controlling owner
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
@@ -179,7 +183,12 @@ class PodView:
         self.images = tuple(intern(c.image) for c in containers)
         self.num_containers = len(containers)
         self.scheduler_name = intern(spec.scheduler_name)
+        # Existing pods' terms matter too (anti-affinity symmetry, preferred terms), so even
+        # slim views keep them; few pods have any.
+        self.affinity_terms = PodAffinityTerms.of(self.namespace, spec) if spec.affinity else None
         if slim:
+            self.spread_constraints = ()
+            self.controller_ref = None
             self.tolerations = ()
             self.node_selector = None
             self.required_affinity = None
@@ -189,6 +198,9 @@ class PodView:
             self.preferred_affinity_key = b""
             self.affinity_node_names = None
             return self
+        self.spread_constraints = tuple(spec.topology_spread_constraints or ())
+        self.controller_ref = next(((o.kind, o.name) for o in meta.owner_references or ()
+                                    if o.controller), None)
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
         )

@@ -157,3 +157,74 @@ class LabelSelectorMatcher:
         if not self.valid or not labels:
             return False
         return all(p(labels) for p in self.predicates)
+
+
+Requirement = tuple[str, str, tuple[str, ...]]  # (key, operator, values)
+
+
+class Selector:
+    """apimachinery's `labels.Selector` from `LabelSelectorAsSelector`: a nil selector matches
+    nothing, an empty one everything. `key` names the requirements (equal keys, equal answers),
+    so callers can memoise matches per selector."""
+
+    __slots__ = ("requirements", "predicates", "nothing", "key")
+
+    def __init__(self, requirements: Sequence[Requirement], nothing: bool = False) -> None:
+        unique = tuple(sorted(set(requirements)))
+        self.requirements = unique
+        self.predicates = tuple(_requirement(k, op, values) for k, op, values in unique)
+        self.nothing = nothing
+        self.key: tuple = ("<nothing>",) if nothing else unique
+
+    @property
+    def empty(self) -> bool:
+        """No requirement at all: matches every label set (`Selector.Empty()`)."""
+        return not self.nothing and not self.requirements
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        if self.nothing:
+            return False
+        labels = labels or {}
+        for predicate in self.predicates:
+            if not predicate(labels):
+                return False
+        return True
+
+    def and_(self, other: Selector) -> Selector:
+        if self.nothing or other.nothing:
+            return NOTHING
+        return Selector((*self.requirements, *other.requirements))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Selector) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Selector{self.key!r}"
+
+
+NOTHING = Selector((), nothing=True)
+EVERYTHING = Selector(())
+
+
+def label_selector(selector: k8s.LabelSelector | None) -> Selector:
+    """`metav1.LabelSelectorAsSelector`; raises InvalidSelector for an invalid requirement."""
+    if selector is None:
+        return NOTHING
+    requirements: list[Requirement] = []
+    for key, value in (selector.match_labels or {}).items():
+        requirements.append((key, "In", (value,)))
+    for req in selector.match_expressions or ():
+        if req.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise InvalidSelector(f"{req.operator!r} is not a valid label selector operator")
+        requirements.append((req.key, req.operator, tuple(req.values or ())))
+    if not requirements:
+        return EVERYTHING
+    return Selector(requirements)
+
+
+def selector_from_set(labels: Mapping[str, str]) -> Selector:
+    """`labels.SelectorFromSet`: equality on every key (empty set: everything)."""
+    return Selector([(key, "In", (value,)) for key, value in labels.items()])

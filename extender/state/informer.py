@@ -54,7 +54,15 @@ PDBS = ResourceSpec("poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudget
 PRIORITY_CLASSES = ResourceSpec(
     "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", k8s.PriorityClass
 )
-ALL_RESOURCES = (NODES, PODS, PDBS, PRIORITY_CLASSES)
+NAMESPACES = ResourceSpec("namespaces", "/api/v1/namespaces", k8s.Namespace)
+SERVICES = ResourceSpec("services", "/api/v1/services", k8s.Service)
+REPLICA_SETS = ResourceSpec("replicasets", "/apis/apps/v1/replicasets", k8s.ReplicaSet)
+STATEFUL_SETS = ResourceSpec("statefulsets", "/apis/apps/v1/statefulsets", k8s.StatefulSet)
+REPLICATION_CONTROLLERS = ResourceSpec(
+    "replicationcontrollers", "/api/v1/replicationcontrollers", k8s.ReplicationController
+)
+ALL_RESOURCES = (NODES, PODS, PDBS, PRIORITY_CLASSES, NAMESPACES, SERVICES, REPLICA_SETS,
+                 STATEFUL_SETS, REPLICATION_CONTROLLERS)
 
 
 # ---- how each resource is applied to the state ------------------------------------------
@@ -145,9 +153,31 @@ class _PriorityClassSink(_Sink):
         self._items = []
 
 
+class _KindSink(_Sink):
+    """Namespaces, Services and pod controllers: `ClusterState.apply/delete/replace` by kind."""
+
+    kind = ""
+
+    def apply(self, obj: Any) -> None:
+        self.state.apply(self.kind, obj)
+
+    def delete(self, obj: Any) -> None:
+        self.state.delete(self.kind, obj.metadata.namespace, obj.metadata.name)
+
+    def end_relist(self) -> None:
+        self.state.replace(self.kind, self._items)
+        self._items = []
+
+
+def _kind_sink(kind: type) -> type[_Sink]:
+    return type(f"_{kind.__name__}Sink", (_KindSink,), {"kind": kind.__name__})
+
+
 _SINKS: dict[type, type[_Sink]] = {
     k8s.Node: _NodeSink, k8s.Pod: _PodSink,
     k8s.PodDisruptionBudget: _PdbSink, k8s.PriorityClass: _PriorityClassSink,
+    **{kind: _kind_sink(kind) for kind in (k8s.Namespace, k8s.Service, k8s.ReplicaSet,
+                                           k8s.StatefulSet, k8s.ReplicationController)},
 }
 
 

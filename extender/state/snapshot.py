@@ -17,12 +17,7 @@ from extender.model import k8s
 from extender.model.quantity import QuantityError
 from extender.engine.cluster import Clock, ClusterState
 
-_KINDS = {
-    "Node": k8s.Node,
-    "Pod": k8s.Pod,
-    "PodDisruptionBudget": k8s.PodDisruptionBudget,
-    "PriorityClass": k8s.PriorityClass,
-}
+_KINDS = k8s.KINDS
 
 
 class SnapshotError(ValueError):
@@ -127,13 +122,11 @@ def _typed(obj: msgspec.Raw | dict[str, Any], kind: str, where: str) -> Any:
 def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
     """Load every supported object of the file into `state`; returns counts per kind."""
     counts = dict.fromkeys(_KINDS, 0)
-    apply = {"Node": state.apply_node, "Pod": state.apply_pod,
-             "PodDisruptionBudget": state.apply_pdb, "PriorityClass": state.apply_priority_class}
     documents = _raw_documents(Path(path))
     # Each object is typed and applied in turn, so at most one decoded object is alive.
     for kind, typed in _typed_objects(documents, str(path)):
         try:
-            apply[kind](typed)
+            state.apply(kind, typed)
         except QuantityError as exc:
             raise SnapshotError(f"{path}: {kind} {typed.metadata.name!r}: {exc}") from None
         counts[kind] += 1

@@ -62,6 +62,11 @@ RESOURCES = {
         Resource("pods", "Pod", "v1", "/api/v1", True),
         Resource("poddisruptionbudgets", "PodDisruptionBudget", "policy/v1", "/apis/policy/v1", True),
         Resource("priorityclasses", "PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1", False),
+        Resource("namespaces", "Namespace", "v1", "/api/v1", False),
+        Resource("services", "Service", "v1", "/api/v1", True),
+        Resource("replicationcontrollers", "ReplicationController", "v1", "/api/v1", True),
+        Resource("replicasets", "ReplicaSet", "apps/v1", "/apis/apps/v1", True),
+        Resource("statefulsets", "StatefulSet", "apps/v1", "/apis/apps/v1", True),
     )
 }
 KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
@@ -77,6 +82,11 @@ _SELECTABLE = {
     "nodes": {"metadata.name", "spec.unschedulable"},
     "poddisruptionbudgets": {"metadata.name", "metadata.namespace"},
     "priorityclasses": {"metadata.name"},
+    "namespaces": {"metadata.name"},
+    "services": {"metadata.name", "metadata.namespace"},
+    "replicationcontrollers": {"metadata.name", "metadata.namespace"},
+    "replicasets": {"metadata.name", "metadata.namespace"},
+    "statefulsets": {"metadata.name", "metadata.namespace"},
 }
 
 

@@ -61,7 +61,9 @@ async def test_sync_lists_everything_in_pages(apiserver: FakeApiServer, kube_con
         assert state.pod_by_key("default", "done") is None  # terminal: not kept
         assert state.pod_by_key("default", "pending-1") is not None
         assert live.counters.relists == {"nodes": 1, "pods": 1, "poddisruptionbudgets": 1,
-                                         "priorityclasses": 1}
+                                         "priorityclasses": 1, "namespaces": 1, "services": 1,
+                                         "replicasets": 1, "statefulsets": 1,
+                                         "replicationcontrollers": 1}
     pages = [r for r in apiserver.requests if r.path == "/api/v1/pods" and "watch" not in r.query]
     assert len(pages) == 2 and pages[1].query.get("continue")  # 3 live pods, limit 2
 
@@ -114,16 +116,16 @@ async def test_watch_cut_rewatches_from_the_last_version(apiserver: FakeApiServe
     seed(apiserver)
     async with live_state(kube_config) as live:
         assert await live.wait_synced(5)
-        await eventually(lambda: apiserver.active_watches() == 4, what="watches open")
+        await eventually(lambda: apiserver.active_watches() == 9, what="watches open")
         # Every watch fails for a while; changes happen meanwhile.
-        apiserver.inject(Fault("drop", watch=True, times=8))
-        assert apiserver.drop_watches() == 4
+        apiserver.inject(Fault("drop", watch=True, times=18))
+        assert apiserver.drop_watches() == 9
         apiserver.put(ko.pod("late", node_name="n3", cpu="3"))
         apiserver.delete("Pod", "data", "db-1")
         apiserver.update("Node", "", "n1", lambda n: n["metadata"]["labels"].update(zone="b"))
         await eventually(lambda: converged(live.state, apiserver), what="convergence after cut")
-        await eventually(lambda: apiserver.active_watches() == 4, what="watches back")
-        assert sum(live.counters.restarts.values()) >= 4
+        await eventually(lambda: apiserver.active_watches() == 9, what="watches back")
+        assert sum(live.counters.restarts.values()) >= 9
         assert set(live.counters.relists.values()) == {1}  # the history still had our version
         assert live.state.nodes["n3"].requested.milli_cpu == 3000
 

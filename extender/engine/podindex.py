@@ -1,0 +1,106 @@
+"""Bound pods grouped by namespace and label set, kept current by the cluster state.
+
+Cross-node plugins (PodTopologySpread, InterPodAffinity) count the pods a selector matches per
+node or topology domain. Pods of one workload share a namespace and a label set, so a selector
+is matched once per group (memoised until the namespace gains or loses a group), and counting
+sums the groups' per-node counters: a request never scans every pod.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+
+from extender.model.pod import PodView
+from extender.model.selectors import Selector
+
+
+class PodGroup:
+    """The bound pods of one namespace with one label set and termination state."""
+
+    __slots__ = ("namespace", "labels", "terminating", "nodes")
+
+    def __init__(self, namespace: str, labels: Mapping[str, str], terminating: bool) -> None:
+        self.namespace = namespace
+        self.labels = labels
+        self.terminating = terminating
+        self.nodes: Counter[str] = Counter()  # node name -> pods of the group there
+
+    def __repr__(self) -> str:
+        return f"PodGroup({self.namespace}, {dict(self.labels)}, terminating={self.terminating})"
+
+
+class PodIndex:
+    """Counts of bound pods by (namespace, labels, terminating) per node, and the bound pods
+    that carry pod (anti-)affinity terms."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, dict[tuple, PodGroup]] = {}
+        self._generation: Counter[str] = Counter()
+        self._matches: dict[tuple, tuple[int, list[PodGroup]]] = {}
+        #: uid -> (pod, node name) for bound pods with any pod (anti-)affinity term.
+        self.with_affinity: dict[str, tuple[PodView, str]] = {}
+        #: node name -> number of its pods with required anti-affinity terms.
+        self.required_anti_by_node: Counter[str] = Counter()
+
+    def add(self, pod: PodView, node: str) -> None:
+        key = (tuple(pod.labels.items()), pod.terminating)
+        groups = self._groups.setdefault(pod.namespace, {})
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = PodGroup(pod.namespace, pod.labels, pod.terminating)
+            self._generation[pod.namespace] += 1
+        group.nodes[node] += 1
+        terms = pod.affinity_terms
+        if terms is not None and not terms.error:
+            self.with_affinity[pod.uid] = (pod, node)
+            if terms.required_anti:
+                self.required_anti_by_node[node] += 1
+
+    def remove(self, pod: PodView, node: str) -> None:
+        groups = self._groups.get(pod.namespace)
+        key = (tuple(pod.labels.items()), pod.terminating)
+        group = groups.get(key) if groups else None
+        if group is None or group.nodes[node] <= 0:
+            return
+        group.nodes[node] -= 1
+        if group.nodes[node] == 0:
+            del group.nodes[node]
+            if not group.nodes:
+                del groups[key]  # type: ignore[union-attr]
+                self._generation[pod.namespace] += 1
+        if self.with_affinity.pop(pod.uid, None) is not None:
+            terms = pod.affinity_terms
+            if terms is not None and terms.required_anti:
+                self.required_anti_by_node[node] -= 1
+                if self.required_anti_by_node[node] <= 0:
+                    del self.required_anti_by_node[node]
+
+    def namespaces(self) -> Iterator[str]:
+        return iter(self._groups)
+
+    def groups(self, namespace: str) -> Iterator[PodGroup]:
+        return iter(self._groups.get(namespace, {}).values())
+
+    def matching(self, namespace: str, selector: Selector) -> list[PodGroup]:
+        """The namespace's groups (terminating ones included) whose labels `selector` matches."""
+        memo_key = (namespace, selector.key)
+        generation = self._generation[namespace]
+        found = self._matches.get(memo_key)
+        if found is not None and found[0] == generation:
+            return found[1]
+        groups = [g for g in self.groups(namespace) if selector.matches(g.labels)]
+        if len(self._matches) > 4096:
+            self._matches.clear()
+        self._matches[memo_key] = (generation, groups)
+        return groups
+
+    def count_by_node(self, namespace: str, selector: Selector,
+                      include_terminating: bool) -> Counter[str]:
+        """node name -> bound pods of `namespace` that `selector` matches."""
+        counts: Counter[str] = Counter()
+        for group in self.matching(namespace, selector):
+            if group.terminating and not include_terminating:
+                continue
+            counts.update(group.nodes)
+        return counts
