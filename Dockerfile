@@ -4,7 +4,10 @@
 # stage 2 copies only that virtualenv onto a fresh slim Python, so no source tree, build
 # backend or compiler reaches the final image.
 
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# Pinned by digest (the multi-arch index of python:3.11-slim-bookworm, Python 3.11.16, as
+# recorded by docker-library/repo-info): a rebuild gets the same base. To move to a newer
+# patch release: `docker buildx imagetools inspect python:3.11-slim-bookworm` and copy the digest.
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:0bee7276f83efd4a1ee05bbbf4281d95ed28e079220a9457f25a93e3f1e3c31b
 
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
@@ -36,9 +39,13 @@ WORKDIR /app
 COPY config/policy.yaml config/policy.yaml
 COPY config/examples/cluster.json config/examples/cluster.json
 USER 10001:10001
-EXPOSE 8888
-# For `docker run`; Kubernetes ignores it and uses the Deployment's probes.
+# 8888: the scheduler verbs (plain HTTP, or TLS / mutual TLS with --tls-*); 8081: /healthz and
+# /readyz over plain HTTP only (--health-port), so probes need no client certificate.
+EXPOSE 8888 8081
+# For `docker run`; Kubernetes ignores it and uses the Deployment's probes. It probes the plain
+# health port, so it works whether 8888 serves HTTP, TLS or mutual TLS: keep --health-port 8081
+# when you pass your own arguments.
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8888/healthz', timeout=2)"]
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8081/healthz', timeout=2)"]
 ENTRYPOINT ["extender"]
-CMD ["serve", "--host", "0.0.0.0"]
+CMD ["serve", "--host", "0.0.0.0", "--health-port", "8081"]

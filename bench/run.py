@@ -277,6 +277,8 @@ def start_server(opts: Options, snapshot: Path, workdir: Path, cpu: int | None, 
     cmd = [sys.executable, "-m", opts.server_module, "serve", "--host", HOST, "--port", str(port),
            "--snapshot", str(snapshot), "--policy", str(opts.policy), "--floor-endpoint",
            *opts.extra_server_args]
+    if "nodes" in opts.forms and opts.server_module == "extender":
+        cmd.append("--nodes-form")  # whole Node objects: the larger default body limit
     log = workdir / f"server-{tag}.log"
 
     def pin() -> None:

@@ -5,17 +5,31 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import sys
 from pathlib import Path
 
 from extender.api import metrics
 from extender.api.app import create_app
-from extender.api.runtime import DEFAULT_MAX_BODY, Runtime
+from extender.api.offload import DEFAULT_OFFLOAD_BYTES, Offloader
+from extender.api.protocol import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    ConnectionLimits,
+    guarded_protocol,
+)
+from extender.api.runtime import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_BODY_NODES_FORM,
+    DEFAULT_MAX_CANDIDATES,
+    Runtime,
+)
+from extender.engine.cluster import ClusterState
 from extender.engine.policy import ExtenderPolicy, PolicyError, load_policy, parse_policy
 from extender.engine.profile import Profile, build_profile
 from extender.kube.client import KubeClient
 from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
 from extender.state.binder import ApiBinder, SnapshotBinder
-from extender.engine.cluster import ClusterState
 from extender.state.informer import LiveState
 from extender.state.snapshot import SnapshotError, load_snapshot
 
@@ -56,8 +70,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     live.add_argument("--assume-ttl", type=float, default=30.0,
                       help="seconds a bound pod is counted on its node before the watch must "
                            "confirm it (default: 30)")
-    parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY,
-                        help=f"largest request body accepted (default: {DEFAULT_MAX_BODY})")
+    limits = parser.add_argument_group("limits (what one client or one request may cost)")
+    limits.add_argument("--nodes-form", action="store_true",
+                        help="kube-scheduler sends whole Node objects (nodeCacheCapable: false): "
+                             f"the default body limit becomes {DEFAULT_MAX_BODY_NODES_FORM} bytes")
+    limits.add_argument("--max-body-bytes", type=int, default=None,
+                        help=f"largest request body accepted (default: {DEFAULT_MAX_BODY}, "
+                             f"or {DEFAULT_MAX_BODY_NODES_FORM} with --nodes-form)")
+    limits.add_argument("--max-candidates", type=int, default=DEFAULT_MAX_CANDIDATES,
+                        help="most candidate nodes in one filter, prioritize or preempt request "
+                             f"(default: {DEFAULT_MAX_CANDIDATES})")
+    limits.add_argument("--offload-bytes", type=int, default=DEFAULT_OFFLOAD_BYTES,
+                        help="bodies larger than this are decoded and worked on in a worker "
+                             "thread, one at a time, so the event loop keeps answering "
+                             f"(default: {DEFAULT_OFFLOAD_BYTES})")
+    limits.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT,
+                        help="seconds a request body may take to arrive "
+                             f"(default: {DEFAULT_BODY_TIMEOUT:g})")
+    limits.add_argument("--header-timeout", type=float, default=DEFAULT_HEADER_TIMEOUT,
+                        help="seconds a request head may take to arrive; slower connections "
+                             f"are closed (default: {DEFAULT_HEADER_TIMEOUT:g})")
+    limits.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
+                        help="open connections beyond this are refused at once "
+                             f"(default: {DEFAULT_MAX_CONNECTIONS})")
+    parser.add_argument("--health-port", type=int, default=None,
+                        help="also serve /healthz and /readyz over plain HTTP on this port (for "
+                             "probes under mutual TLS; never the scheduler verbs)")
+    parser.add_argument("--health-host", default=None,
+                        help="address of --health-port (default: the same as --host)")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"], help="log level (default: info)")
     parser.add_argument("--floor-endpoint", action="store_true",
@@ -100,12 +140,30 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
         runtime = Runtime(profile, state,
                           SnapshotBinder(state, args.assume_ttl, on_outcome=count_bind),
                           source=f"snapshot {snapshot}")
-    runtime.max_body = args.max_body_bytes
+    configure_limits(runtime, args)
     log.info("extender configured", extra={
         "policy": policy_source, "source": runtime.source, "nodes": len(runtime.state.nodes),
         "pods": len(runtime.state.pods), "filters": list(profile.filter_names),
         "scorers": [p.name for p, _ in profile.scorers]})
     return runtime
+
+
+def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
+    """Body, candidate and off-loop limits from the command line."""
+    for flag in ("max_candidates", "offload_bytes", "max_connections"):
+        if getattr(args, flag) < 1:
+            raise StartupError(f"--{flag.replace('_', '-')} must be at least 1")
+    default = DEFAULT_MAX_BODY_NODES_FORM if args.nodes_form else DEFAULT_MAX_BODY
+    runtime.max_body = args.max_body_bytes if args.max_body_bytes is not None else default
+    runtime.max_candidates = args.max_candidates
+    runtime.body_timeout = args.body_timeout
+    runtime.offload = Offloader(args.offload_bytes)
+    if args.health_port is not None:
+        from extender.api.healthport import HealthListener
+
+        listener = HealthListener(runtime, args.health_host or args.host, args.health_port)
+        runtime.startup.append(listener.start)
+        runtime.shutdown.append(listener.stop)
 
 
 def count_bind(outcome: str) -> None:
@@ -131,6 +189,7 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
     live = LiveState(client, state, freeze_gc=True, owns_client=True)
     live.counters.on_event = lambda resource, kind: metrics.INFORMER_EVENTS.labels(resource, kind).inc()
     live.counters.on_synced = lambda resource: metrics.INFORMER_SYNCED.labels(resource).set(1)
+    live.counters.on_stale = lambda resource: metrics.INFORMER_STALE_EVENTS.labels(resource).inc()
     for name in live.informers:
         metrics.INFORMER_SYNCED.labels(name).set(0)
     binder = ApiBinder(client, state, deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
@@ -155,6 +214,10 @@ def tune_gc() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    # While a large request runs in the worker thread, the event loop waits for the GIL at most
+    # this long before the worker must hand it over (CPython's default is 5 ms): probes and
+    # small requests stay quick; nothing changes when only one thread runs.
+    sys.setswitchinterval(0.001)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,9 +230,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"extender: {exc}", flush=True)
         return 2
     app = create_app(runtime, floor_endpoint=args.floor_endpoint)
-    config = uvicorn.Config(app, host=args.host, port=args.port, loop="uvloop", http="httptools",
-                            access_log=False, log_config=None, lifespan="on",
-                            timeout_keep_alive=75)
+    limits = ConnectionLimits(header_timeout=args.header_timeout,
+                              max_connections=args.max_connections)
+    config = uvicorn.Config(app, host=args.host, port=args.port, loop="uvloop",
+                            http=guarded_protocol(limits), access_log=False, log_config=None,
+                            lifespan="on", timeout_keep_alive=75)
     server = uvicorn.Server(config)
     if args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file:
         from extender.ops.tls import configure_server_tls

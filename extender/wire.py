@@ -55,8 +55,19 @@ class MetaVictims(_Wire):
     NumPDBViolations: int = 0
 
 
+class VictimMeta(_Wire):
+    uid: str = ""
+
+
+class VictimPod(_Wire):
+    """A proposed victim in `NodeNameToVictims` form: only its UID is read (the state holds
+    the pod); the rest of each whole Pod object is skipped, not built."""
+
+    metadata: VictimMeta = msgspec.field(default_factory=VictimMeta)
+
+
 class Victims(_Wire):
-    Pods: list[k8s.Pod] | None = None
+    Pods: list[VictimPod] | None = None
     NumPDBViolations: int = 0
 
 

@@ -30,14 +30,17 @@ def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> FastAPI:
         finally:
             for stop in runtime.shutdown:
                 await stop()
+            runtime.offload.close()
 
     app = FastAPI(title="kube-scheduler extender", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None)
     app.state.runtime = runtime
     for verb, module in VERBS.items():
         # Raw routes: FastAPI's body parsing and response encoding cost too much at 5000 nodes.
+        # bind is small and awaits the API server: it always runs on the loop.
         app.add_route(f"/{verb}", verb_route(verb, module.handle, module.error_reply,
-                                             needs_ready=verb != "bind"), methods=["POST"])
+                                             needs_ready=verb != "bind", offload=verb != "bind"),
+                      methods=["POST"])
     app.add_route("/healthz", health.healthz, methods=["GET"])
     app.add_route("/readyz", health.readyz, methods=["GET"])
     app.add_route("/version", health.version, methods=["GET"])

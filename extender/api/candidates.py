@@ -11,14 +11,14 @@ from extender import wire
 from extender.api.body import BadRequest
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, pod_view
+from extender.api.verb import decode, limit_candidates, pod_view
+from extender.engine.cluster import ClusterState
 from extender.engine.framework import Status, unresolvable, unschedulable
 from extender.model import k8s
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
-from extender.engine.cluster import ClusterState
 
 UNKNOWN_NODE = "node(s) were not found in the extender's cluster state"
 INVALID_NODE = "node object is invalid: {}"
@@ -115,11 +115,19 @@ def scheduling_request(runtime: Runtime, body: bytes,
     args = decode(body, wire.ExtenderArgs)
     pod = pod_view(args.Pod)
     record.pod = pod.key
+    limit_candidates(_count(args), runtime)
     candidates = resolve(args, runtime.state)
     record.nodes = len(candidates.names)
     # A later bind of this pod needs its requests; the scheduler's bind call does not carry them.
-    runtime.state.remember_pending(pod)
+    # (On the loop thread: a large request runs here in the worker, see api.offload.)
+    runtime.offload.call_on_loop(runtime.state.remember_pending, pod)
     return pod, candidates
+
+
+def _count(args: wire.ExtenderArgs) -> int:
+    if args.NodeNames is not None:
+        return len(args.NodeNames)
+    return len(args.Nodes.items or ()) if args.Nodes is not None else 0
 
 
 def resolve(args: wire.ExtenderArgs, state: ClusterState) -> Candidates:

@@ -7,6 +7,7 @@ from starlette.responses import JSONResponse, Response
 
 from extender import __version__
 from extender.api import metrics
+from extender.api.caches import cache_sizes
 from extender.api.runtime import Runtime
 
 
@@ -36,6 +37,10 @@ async def metrics_route(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     metrics.STATE_NODES.set(len(runtime.state.nodes))
     metrics.STATE_PODS.set(len(runtime.state.pods))
+    for name, size in cache_sizes(runtime).items():
+        metrics.CACHE_ENTRIES.labels(name).set(size)
+    metrics.LARGE_REQUESTS.labels("running").set(runtime.offload.running)
+    metrics.LARGE_REQUESTS.labels("waiting").set(runtime.offload.waiting)
     payload, content_type = metrics.exposition()
     return Response(payload, media_type=content_type)
 

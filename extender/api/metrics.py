@@ -23,6 +23,23 @@ INFORMER_EVENTS = Counter("extender_informer_events_total", "Watch events applie
                           ["resource", "type"])
 STATE_NODES = Gauge("extender_state_nodes", "Nodes in the extender's cluster state.")
 STATE_PODS = Gauge("extender_state_pods", "Pods in the extender's cluster state.")
+INFORMER_STALE_EVENTS = Counter(
+    "extender_informer_stale_events_total",
+    "Watch events ignored because their resourceVersion was not newer than the informer's.",
+    ["resource"])
+CACHE_ENTRIES = Gauge("extender_cache_entries",
+                      "Entries in each bounded cache or table (see docs/operations.md).", ["cache"])
+CONNECTIONS_REFUSED = Counter("extender_connections_refused_total",
+                              "Connections closed at once because the cap was reached.",
+                              ["listener"])
+REQUEST_HEADS_REFUSED = Counter(
+    "extender_request_heads_refused_total",
+    "Connections closed because a request head was too slow (timeout) or too large.", ["reason"])
+OPEN_CONNECTIONS = Gauge("extender_open_connections", "Open HTTP connections, by listener.",
+                         ["listener"])
+LARGE_REQUESTS = Gauge("extender_large_requests",
+                       "Large requests running off the event loop or waiting for their turn.",
+                       ["state"])
 
 
 def exposition() -> tuple[bytes, str]:

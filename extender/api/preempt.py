@@ -15,7 +15,7 @@ from extender.api import metrics
 from extender.api.body import BadRequest, error_response, json_response
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, pod_view
+from extender.api.verb import decode, limit_candidates, pod_view
 from extender.engine.preemption import SelectorMatches, process_preemption
 
 error_reply = error_response
@@ -40,6 +40,7 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     pod = pod_view(args.Pod)
     record.pod = pod.key
     proposed = proposals(args)
+    limit_candidates(len(proposed), runtime)
     record.nodes = len(proposed)
     outcome = process_preemption(runtime.profile, pod, proposed, runtime.state, runtime.wall_clock(),
                                  selector_matches=_selector_matches)

@@ -10,8 +10,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from extender import wire
-from extender.api.body import BadRequest, read_body
+from extender.api.body import BadRequest, check_utf8, declared_length, read_body
 from extender.api.observe import RequestRecord
+from extender.api.offload import Busy
 from extender.api.runtime import Runtime
 from extender.engine.framework import EngineError
 from extender.model import k8s
@@ -34,15 +35,46 @@ def pod_view(pod: k8s.Pod | None) -> PodView:
 
 
 def decode(body: bytes, kind: type) -> msgspec.Struct:
+    """The body as `kind`; any failure to decode it is a 400 with a readable message."""
+    check_utf8(body)
     try:
         return wire.decode(body, kind)
     except msgspec.DecodeError as exc:
         raise BadRequest(wire.describe_decode_error(exc)) from None
+    except RecursionError:
+        raise BadRequest("malformed JSON: nested too deeply") from None
+    except (ValueError, OverflowError, MemoryError) as exc:  # UnicodeDecodeError is a ValueError
+        raise BadRequest(f"malformed JSON: {type(exc).__name__}: {exc}"[:500]) from None
+
+
+def limit_candidates(count: int, runtime: Runtime) -> None:
+    """Refuse a request with more candidate nodes than `runtime.max_candidates`."""
+    if count > runtime.max_candidates:
+        raise BadRequest(f"{count} candidate nodes exceed the limit of {runtime.max_candidates} "
+                         "per request (serve --max-candidates)", 413)
+
+
+async def _answer(request: Request, runtime: Runtime, handler: Handler, record: RequestRecord,
+                  offload: bool) -> Response:
+    """Read the body and run the handler: on the loop for a small body, in the worker thread
+    (holding the one large-request slot, with the state held still) for a large one."""
+    size = declared_length(request, runtime.max_body)
+    if not (offload and runtime.offload.is_large(size)):
+        return await handler(runtime, await read_body(request, runtime.max_body,
+                                                      runtime.body_timeout), record)
+    async with runtime.offload.slot():
+        body = await read_body(request, runtime.max_body, runtime.body_timeout)
+        record.details["offloaded"] = True
+        return await runtime.offload.run(runtime.gate, handler(runtime, body, record))
 
 
 def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
-               needs_ready: bool = True) -> Callable[[Request], Awaitable[Response]]:
-    """Wrap a handler with body limits, readiness, error replies, logging and metrics."""
+               needs_ready: bool = True, offload: bool = True,
+               ) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap a handler with body limits, readiness, error replies, logging and metrics.
+
+    With `offload`, a large body is decoded and worked on off the event loop (`api.offload`);
+    the handler must then only mutate the state through `runtime.offload.call_on_loop`."""
 
     async def route(request: Request) -> Response:
         runtime: Runtime = request.app.state.runtime
@@ -55,13 +87,19 @@ def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
                     record.outcome = "not_ready"
                     response = error_reply(f"extender is not ready: {why}", 503)
                     return response
-            body = await read_body(request, runtime.max_body)
-            response = await handler(runtime, body, record)
+            response = await _answer(request, runtime, handler, record, offload)
             return response
         except BadRequest as exc:
             record.outcome = "bad_request"
             record.details["error"] = exc.message
             response = error_reply(exc.message, exc.status)
+            if exc.close:
+                response.headers["Connection"] = "close"
+            return response
+        except Busy as exc:
+            record.outcome = "busy"
+            response = error_reply(f"extender is {exc}", 503)
+            response.headers["Retry-After"] = "1"
             return response
         except EngineError as exc:
             record.outcome = "error"

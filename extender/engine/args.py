@@ -6,6 +6,26 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+Version = tuple[int, int]
+#: The newest kube-scheduler release the engine follows.
+NEWEST_VERSION: Version = (1, 37)
+OLDEST_VERSION: Version = (1, 25)
+
+
+def parse_version(text: str | None) -> Version:
+    """"1.30" or "v1.30" (a patch part is ignored); None: the newest release."""
+    if text is None:
+        return NEWEST_VERSION
+    parts = text.removeprefix("v").split(".")
+    try:
+        version = (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        raise ValueError(f"kubernetesVersion {text!r} is not of the form 1.N") from None
+    if not OLDEST_VERSION <= version <= NEWEST_VERSION:
+        raise ValueError(f"kubernetesVersion {text!r} is outside the supported "
+                         f"{OLDEST_VERSION[0]}.{OLDEST_VERSION[1]}..{NEWEST_VERSION[0]}.{NEWEST_VERSION[1]}")
+    return version
+
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
@@ -93,3 +113,79 @@ class DefaultPreemptionArgs(_Args):
 
 class NoArgs(_Args):
     """Plugins that take no arguments accept only an empty `args`."""
+
+
+def _qualified_key(key: str) -> str:
+    from extender.model.names import is_qualified_name
+
+    if not is_qualified_name(key):
+        raise ValueError(f"topologyKey {key!r} is not a valid label key (a qualified name)")
+    return key
+
+
+class NodeAffinityArgs(_Args):
+    """`addedAffinity`: a NodeAffinity every pod must also satisfy (required terms) and is
+    scored by (preferred terms), on top of its own."""
+
+    added_affinity: dict | None = Field(default=None, alias="addedAffinity")
+
+    @field_validator("added_affinity")
+    @classmethod
+    def _shape(cls, value: dict | None) -> dict | None:
+        if value is None:
+            return None
+        import msgspec
+
+        from extender.model import k8s
+        from extender.model.selectors import InvalidSelector, NodeTermMatcher
+
+        try:
+            affinity = k8s.convert(value, k8s.NodeAffinity)
+        except msgspec.ValidationError as exc:
+            raise ValueError(f"not a NodeAffinity: {exc}") from None
+        required = affinity.required_during_scheduling_ignored_during_execution
+        terms = [*(required.node_selector_terms or () if required else ()),
+                 *(p.preference for p in affinity.preferred_during_scheduling_ignored_during_execution or ()
+                   if p.preference is not None)]
+        for term in terms:
+            try:
+                NodeTermMatcher(term)
+            except InvalidSelector as exc:
+                raise ValueError(f"invalid node selector term: {exc}") from None
+        return value
+
+
+class DefaultSpreadConstraint(_Args):
+    max_skew: int = Field(ge=1, alias="maxSkew")
+    topology_key: str = Field(min_length=1, alias="topologyKey")
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(alias="whenUnsatisfiable")
+    min_domains: int | None = Field(default=None, ge=1, alias="minDomains")
+    node_affinity_policy: Literal["Honor", "Ignore"] | None = Field(default=None, alias="nodeAffinityPolicy")
+    node_taints_policy: Literal["Honor", "Ignore"] | None = Field(default=None, alias="nodeTaintsPolicy")
+
+    _key = field_validator("topology_key")(classmethod(lambda cls, v: _qualified_key(v)))
+
+
+class PodTopologySpreadArgs(_Args):
+    default_constraints: list[DefaultSpreadConstraint] = Field(default_factory=list,
+                                                              alias="defaultConstraints")
+    defaulting_type: Literal["System", "List"] = Field(default="System", alias="defaultingType")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PodTopologySpreadArgs:
+        if self.defaulting_type == "System" and self.default_constraints:
+            raise ValueError("defaultConstraints must be empty when defaultingType is System")
+        seen = set()
+        for c in self.default_constraints:
+            pair = (c.topology_key, c.when_unsatisfiable)
+            if pair in seen:
+                raise ValueError(f"defaultConstraints: duplicate constraint for topologyKey "
+                                 f"{c.topology_key!r} and whenUnsatisfiable {c.when_unsatisfiable!r}")
+            seen.add(pair)
+        return self
+
+
+class InterPodAffinityArgs(_Args):
+    hard_pod_affinity_weight: int = Field(default=1, ge=0, le=100, alias="hardPodAffinityWeight")
+    ignore_preferred_terms_of_existing_pods: bool = Field(
+        default=False, alias="ignorePreferredTermsOfExistingPods")

@@ -55,7 +55,7 @@ class ClusterState:
         self.assumed: dict[str, Assumption] = {}
         self._recent_pending: dict[str, PodView] = {}
         self.namespaces: dict[str, Mapping[str, str]] = {}  # name -> labels
-        self.services: dict[tuple[str, str], Mapping[str, str]] = {}  # -> spec.selector
+        self.services: dict[tuple[str, str], Mapping[str, str] | None] = {}  # -> spec.selector
         #: (kind, namespace, name) -> spec.selector of ReplicaSets, StatefulSets and
         #: ReplicationControllers (a LabelSelector, or a label map for the latter).
         self.controllers: dict[tuple[str, str, str], object] = {}
@@ -158,6 +158,15 @@ class ClusterState:
                 if not nominated:
                     del self.nominated[view.nominated_node_name]
 
+    def replace_view(self, view: PodView) -> None:
+        """Put a changed view of a known bound pod in place of the old one (what an update
+        event does, for callers that build the view themselves: the simulator)."""
+        self._forget(view.uid)
+        self.pods[view.uid] = view
+        self._uid_by_key[(view.namespace, view.name)] = view.uid
+        self._place(view)
+        self._touch()
+
     def pod_by_key(self, namespace: str, name: str) -> PodView | None:
         uid = self._uid_by_key.get((namespace, name))
         return self.pods.get(uid) if uid else None
@@ -240,7 +249,7 @@ class ClusterState:
             self._touch()
 
     def apply_service(self, svc: k8s.Service) -> None:
-        self.services[(svc.metadata.namespace, svc.metadata.name)] = svc.spec.selector or {}
+        self.services[(svc.metadata.namespace, svc.metadata.name)] = svc.spec.selector
         self._touch()
 
     def delete_service(self, namespace: str, name: str) -> None:
@@ -348,7 +357,8 @@ class ClusterState:
         return self.namespaces.get(name)
 
     def services_in(self, namespace: str) -> list[Mapping[str, str]]:
-        return [sel for (ns, _), sel in self.services.items() if ns == namespace]
+        """The selectors of the namespace's Services that have one."""
+        return [sel for (ns, _), sel in self.services.items() if ns == namespace and sel is not None]
 
     def controller_selector(self, kind: str, namespace: str, name: str) -> object | None:
         return self.controllers.get((kind, namespace, name))

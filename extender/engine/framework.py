@@ -1,18 +1,27 @@
-"""Plugin shapes and statuses, after kube-scheduler's framework.
+"""Plugin shapes and statuses, after kube-scheduler's framework (`framework/interface.go`).
 
-A filter plugin is prepared once per pod (the PreFilter step: matchers, caches, request
-vectors) and returns a per-node check, or None to skip itself for that pod. A score plugin
-maps every candidate node to a raw score and normalises over the candidates (map/reduce),
-returning 0..100 per node, or None to skip itself (PreScore Skip).
+Filter plugins come in two shapes:
+
+* node-local (`prepare(pod)`): PreFilter is a pure function of the pod (matchers, request
+  vectors) returning a per-node check, or None to skip the plugin for that pod;
+* cross-node (`pre_filter(state, pod, ctx)`): PreFilter sees the whole cluster and returns a
+  `FilterState` (its per-node check over data computed for all nodes, with the AddPod/RemovePod
+  extensions preemption and nominated pods call on a cloned `CycleState`), a Status that
+  rejects the pod on every node, or None (Skip).
+
+A score plugin runs PreScore, Score and NormalizeScore in one call over the candidates
+(`score(state, pod, nodes, ctx)`), returning 0..100 per node, or None to skip (PreScore Skip).
+A PostFilter plugin (`post_filter(...)`) decides what to do when no node fits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from extender.engine.podindex import PodIndex
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -85,28 +94,106 @@ class BatchCheck:
             statuses[node.node.name] = status
 
 
-class ClusterContext(Protocol):
-    """Cluster-wide facts some plugins need beyond the candidate nodes."""
+T = TypeVar("T")
 
+
+class ClusterContext(Protocol):
+    """The cluster beyond the candidate nodes (`engine.cluster.ClusterState` is one)."""
+
+    @property
+    def nodes(self) -> Mapping[str, NodeInfo]: ...
+    @property
+    def pod_index(self) -> PodIndex: ...
+    @property
+    def namespaces(self) -> Mapping[str, Mapping[str, str]]: ...
     def node_count(self) -> int: ...
     def image_node_count(self, image: str) -> int: ...
     def nominated_pods(self, node_name: str) -> Sequence[PodView]: ...
     def pdb_list(self) -> Sequence[PdbView]: ...
     def priority_class(self, name: str) -> PriorityClassView | None: ...
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None: ...
+    def services_in(self, namespace: str) -> list[Mapping[str, str]]: ...
+    def controller_selector(self, kind: str, namespace: str, name: str) -> object | None: ...
+    def node_memo(self, key: object, compute: Callable[[], T]) -> T: ...
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+class CycleState:
+    """Data plugins keep for one pod's scheduling cycle, by key (kube-scheduler's CycleState).
+
+    Cloned for each node a preemption dry run examines and for the nominated-pods pass, so
+    AddPod/RemovePod on the copy leave the cycle's own data untouched."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+
+    def write(self, key: str, data: Any) -> None:
+        self._data[key] = data
+
+    def read(self, key: str) -> Any:
+        return self._data.get(key)
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        copy._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        return copy
+
+
+class FilterState(BatchCheck):
+    """A cross-node plugin's PreFilter result: the per-node check (`__call__`, `filter_many`)
+    over data computed for the whole cluster, and the PreFilter extensions."""
+
+    def clone(self) -> FilterState:
+        raise NotImplementedError
+
+    def add_pod(self, pod: PodView, node: NodeInfo) -> None:
+        """`AddPod`: count `pod`, as if placed on `node` (a nominated pod, a reprieved victim)."""
+
+    def remove_pod(self, pod: PodView, node: NodeInfo) -> None:
+        """`RemovePod`: stop counting `pod` on `node` (a preemption victim)."""
 
 
 class FilterPlugin(Protocol):
+    """Node-local: `prepare(pod)` returns the per-node check, or None to pass every node."""
+
     name: str
 
-    def prepare(self, pod: PodView) -> NodeCheck | None:
-        """Pre-compute what the pod needs; None means the plugin passes every node."""
+    def prepare(self, pod: PodView) -> NodeCheck | None: ...
+
+
+class CrossNodeFilterPlugin(Protocol):
+    name: str
+
+    def pre_filter(self, state: CycleState, pod: PodView,
+                   ctx: ClusterContext) -> FilterState | Status | None:
+        """A `FilterState`; a Status rejecting the pod on every node; or None (Skip)."""
 
 
 class ScorePlugin(Protocol):
     name: str
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int] | None:
-        """Normalised 0..100 scores in the order of `nodes`; None to skip this pod."""
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        """PreScore, Score and NormalizeScore: 0..100 in the order of `nodes`; None to skip."""
+
+
+if TYPE_CHECKING:
+    from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult
+    from extender.engine.profile import Profile
+
+
+class PostFilterPlugin(Protocol):
+    name: str
+
+    def post_filter(self, profile: Profile, pod: PodView, statuses: Mapping[str, Status],
+                    ctx: ClusterContext, now: float, rng: Any, *,
+                    call_extenders: ExtenderStep | None = None) -> PreemptionResult:
+        """What to do when no node fits (preemption): see `engine.preemption.preempt`."""
 
 
 class EngineError(Exception):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 API_VERSION = "scheduler-extender/v1"
 KIND = "ExtenderPolicy"
@@ -47,6 +47,17 @@ class ExtenderPolicy(_Model):
     kind: Literal["ExtenderPolicy"]
     plugins: Plugins = Field(default_factory=Plugins)
     plugin_config: list[PluginConfig] = Field(default_factory=list, alias="pluginConfig")
+    #: The kube-scheduler release whose reason wordings to follow ("1.30"); default the newest.
+    kubernetes_version: str | None = Field(default=None, alias="kubernetesVersion")
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        if value is not None:
+            from extender.engine.args import parse_version
+
+            parse_version(value)
+        return value
 
 
 class PolicyError(ValueError):

@@ -9,32 +9,32 @@ from typing import Any
 from pydantic import ValidationError
 
 from extender.engine import registry
-from extender.engine.framework import FilterPlugin, ScorePlugin
+from extender.engine.args import parse_version
+from extender.engine.framework import FilterPlugin, PostFilterPlugin, ScorePlugin
 from extender.engine.policy import ExtenderPolicy, PluginSet
-
-
-@dataclass(frozen=True)
-class PostFilter:
-    name: str
-    args: Any
 
 
 @dataclass(frozen=True)
 class Profile:
     filters: tuple[FilterPlugin, ...]
     scorers: tuple[tuple[ScorePlugin, int], ...]
-    post_filter: PostFilter | None
+    post_filter: PostFilterPlugin | None
     policy: ExtenderPolicy
 
     @property
     def filter_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.filters)
 
+    def node_only(self, plugin: FilterPlugin) -> bool:
+        """Whether the plugin's verdict may be memoised per node view (its record says so)."""
+        record = registry.PLUGINS.get(plugin.name)
+        return record is not None and record.filter_memo is registry.FilterMemo.NODE_VIEW
+
 
 def _effective(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int | None]]:
-    """(name, weight) in order. An omitted phase runs kube-scheduler's defaults; `enabled` is the
-    complete list (a `disabled` beside it, as copied from a profile, changes nothing); `disabled`
-    alone removes plugins (`"*"`: all) from the defaults."""
+    """(name, weight) in order. An omitted phase runs kube-scheduler's defaults; `enabled`, when
+    given, is the complete list (`[]`: no plugin; a `disabled` beside it, as copied from a
+    profile, changes nothing); `disabled` alone removes plugins (`"*"`: all) from the defaults."""
     defaults: tuple[Any, ...] = {
         "filter": tuple((n, None) for n in registry.DEFAULT_FILTERS),
         "score": registry.DEFAULT_SCORES,
@@ -42,7 +42,7 @@ def _effective(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int 
     }[point]
     if plugin_set is None:
         return list(defaults)
-    if plugin_set.enabled:
+    if plugin_set.enabled or "enabled" in plugin_set.model_fields_set:
         return [(p.name, p.weight) for p in plugin_set.enabled]
     disabled = {p.name for p in plugin_set.disabled}
     if "*" in disabled:
@@ -85,7 +85,7 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
         if config.name in seen:
             problems.append(f"pluginConfig[{i}].name: duplicate configuration for {config.name!r}")
         seen.add(config.name)
-        spec = next((t[config.name] for t in registry.EXTENSION_POINTS.values() if config.name in t), None)
+        spec = registry.PLUGINS.get(config.name)
         if spec is None:
             problems.append(f"pluginConfig[{i}].name: unknown plugin {config.name!r}")
             continue
@@ -96,24 +96,21 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
     return problems
 
 
-def _args_for(policy: ExtenderPolicy, name: str, table: dict[str, registry.PluginSpec]) -> Any:
+def _args_for(policy: ExtenderPolicy, name: str) -> Any:
     raw = next((c.args for c in policy.plugin_config if c.name == name), {})
-    return table[name].args_model.model_validate(raw)
+    return registry.PLUGINS[name].args_model.model_validate(raw)
 
 
 def build_profile(policy: ExtenderPolicy) -> Profile:
     """Instantiate the policy's plugins in order. The policy must come from `parse_policy`."""
-    filters = tuple(
-        registry.FILTERS[name].factory(_args_for(policy, name, registry.FILTERS))
-        for name, _ in _effective("filter", policy.plugins.filter)
-    )
-    scorers = tuple(
-        (registry.SCORES[name].factory(_args_for(policy, name, registry.SCORES)), weight or 1)
-        for name, weight in _effective("score", policy.plugins.score)
-    )
+    version = parse_version(policy.kubernetes_version)
+
+    def make(point: str, name: str) -> Any:
+        return registry.factory(point, name)(_args_for(policy, name), version)
+
+    filters = tuple(make("filter", name) for name, _ in _effective("filter", policy.plugins.filter))
+    scorers = tuple((make("score", name), weight or 1)
+                    for name, weight in _effective("score", policy.plugins.score))
     post = _effective("postFilter", policy.plugins.post_filter)
-    post_filter = None
-    if post:
-        name = post[0][0]
-        post_filter = PostFilter(name, _args_for(policy, name, registry.POST_FILTERS))
+    post_filter = make("postFilter", post[0][0]) if post else None
     return Profile(filters, scorers, post_filter, policy)

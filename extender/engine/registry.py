@@ -1,61 +1,130 @@
-"""Which plugins exist, at which extension point, and which arguments they take."""
+"""Every plugin the engine knows, one record each: the one place a plugin is registered.
+
+A record owns the plugin's name, its arguments model, a factory per extension point, the
+cluster events that can make a pod it rejected schedulable again (the simulator's queue reads
+them) and what its filter verdict may be memoised on. The profile builder, `check-config`,
+the policy validation and the simulator derive what they need from these records.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from extender.engine import args
+from extender.engine.events import NODE, POD, ActionType, ClusterEvent
 from extender.engine.filters.node_affinity import NodeAffinity
 from extender.engine.filters.node_name import NodeName
 from extender.engine.filters.node_ports import NodePorts
 from extender.engine.filters.node_resources_fit import NodeResourcesFit
 from extender.engine.filters.node_unschedulable import NodeUnschedulable
 from extender.engine.filters.taint_toleration import TaintToleration
+from extender.engine.plugins import inter_pod_affinity, pod_topology_spread
+from extender.engine.preemption.plugins import DefaultPreemption, PreemptionToleration
 from extender.engine.scores import balanced_allocation, image_locality, node_affinity, pod_state
 from extender.engine.scores import node_resources_fit as fit_score
 from extender.engine.scores import taint_toleration as taint_score
 
+_A = ActionType
+
+
+class FilterMemo(Enum):
+    """What a filter's verdict on a node may be memoised on."""
+
+    NONE = "none"  # per request only
+    #: Only the node's view and the pod's `placement_key`: kept in `NodeView.memo` across
+    #: requests (a node change replaces its view, so entries never go stale).
+    NODE_VIEW = "node-view"
+
+
+#: Builds the plugin from its validated arguments and the Kubernetes release it follows
+#: (reason wordings that changed between releases).
+Factory = Callable[[Any, args.Version], Any]
+
 
 @dataclass(frozen=True)
-class PluginSpec:
-    """A plugin's arguments model and its factory (which receives the validated args)."""
+class PluginRecord:
+    name: str
+    args_model: type[args._Args] = args.NoArgs
+    filter: Factory | None = None
+    score: Factory | None = None
+    post_filter: Factory | None = None
+    #: `EventsToRegister`: what can make a pod this plugin rejected schedulable again.
+    events: tuple[ClusterEvent, ...] = ()
+    filter_memo: FilterMemo = FilterMemo.NONE
 
-    args_model: type[args._Args]
-    factory: Callable[[Any], Any]
+    @property
+    def extension_points(self) -> tuple[str, ...]:
+        return tuple(point for point, factory in (("filter", self.filter), ("score", self.score),
+                                                  ("postFilter", self.post_filter)) if factory)
 
 
-FILTERS: dict[str, PluginSpec] = {
-    "NodeUnschedulable": PluginSpec(args.NoArgs, lambda a: NodeUnschedulable()),
-    "NodeName": PluginSpec(args.NoArgs, lambda a: NodeName()),
-    "TaintToleration": PluginSpec(args.NoArgs, lambda a: TaintToleration()),
-    "NodeAffinity": PluginSpec(args.NoArgs, lambda a: NodeAffinity()),
-    "NodePorts": PluginSpec(args.NoArgs, lambda a: NodePorts()),
-    "NodeResourcesFit": PluginSpec(args.NodeResourcesFitArgs, NodeResourcesFit),
-}
+_NODE_ADD_OR_LABEL = ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_LABEL)
 
-SCORES: dict[str, PluginSpec] = {
-    "NodeResourcesFit": PluginSpec(args.NodeResourcesFitArgs, fit_score.NodeResourcesFit),
-    "NodeResourcesBalancedAllocation": PluginSpec(
-        args.NodeResourcesBalancedAllocationArgs, balanced_allocation.NodeResourcesBalancedAllocation),
-    "ImageLocality": PluginSpec(args.NoArgs, image_locality.ImageLocality),
-    "TaintToleration": PluginSpec(args.NoArgs, taint_score.TaintToleration),
-    "NodeAffinity": PluginSpec(args.NoArgs, node_affinity.NodeAffinity),
-    "PodState": PluginSpec(args.NoArgs, pod_state.PodState),
-}
+RECORDS = (
+    PluginRecord("NodeUnschedulable", filter=lambda a, v: NodeUnschedulable(),
+                 events=(ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_TAINT),),
+                 filter_memo=FilterMemo.NODE_VIEW),
+    PluginRecord("NodeName", filter=lambda a, v: NodeName(), events=(ClusterEvent(NODE, _A.ADD),),
+                 filter_memo=FilterMemo.NODE_VIEW),
+    PluginRecord("TaintToleration", filter=lambda a, v: TaintToleration(v),
+                 score=lambda a, v: taint_score.TaintToleration(),
+                 events=(ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_TAINT),),
+                 filter_memo=FilterMemo.NODE_VIEW),
+    PluginRecord("NodeAffinity", args.NodeAffinityArgs, filter=lambda a, v: NodeAffinity(a),
+                 score=lambda a, v: node_affinity.NodeAffinity(a), events=(_NODE_ADD_OR_LABEL,),
+                 filter_memo=FilterMemo.NODE_VIEW),
+    PluginRecord("NodePorts", filter=lambda a, v: NodePorts(),
+                 events=(ClusterEvent(POD, _A.DELETE), ClusterEvent(NODE, _A.ADD))),
+    PluginRecord("NodeResourcesFit", args.NodeResourcesFitArgs, filter=lambda a, v: NodeResourcesFit(a),
+                 score=lambda a, v: fit_score.NodeResourcesFit(a),
+                 events=(ClusterEvent(POD, _A.DELETE),
+                         ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_ALLOCATABLE))),
+    PluginRecord("PodTopologySpread", args.PodTopologySpreadArgs,
+                 filter=lambda a, v: pod_topology_spread.PodTopologySpread(a),
+                 score=lambda a, v: pod_topology_spread.PodTopologySpread(a),
+                 events=(ClusterEvent(POD, _A.ALL),
+                         ClusterEvent(NODE, _A.ADD | _A.DELETE | _A.UPDATE_NODE_LABEL))),
+    PluginRecord("InterPodAffinity", args.InterPodAffinityArgs,
+                 filter=lambda a, v: inter_pod_affinity.InterPodAffinity(a),
+                 score=lambda a, v: inter_pod_affinity.InterPodAffinity(a),
+                 events=(ClusterEvent(POD, _A.ALL), _NODE_ADD_OR_LABEL)),
+    # Score-only plugins never reject a pod, so they register no event.
+    PluginRecord("NodeResourcesBalancedAllocation", args.NodeResourcesBalancedAllocationArgs,
+                 score=lambda a, v: balanced_allocation.NodeResourcesBalancedAllocation(a)),
+    PluginRecord("ImageLocality", score=lambda a, v: image_locality.ImageLocality()),
+    PluginRecord("PodState", score=lambda a, v: pod_state.PodState()),
+    PluginRecord("DefaultPreemption", args.DefaultPreemptionArgs,
+                 post_filter=lambda a, v: DefaultPreemption(a)),
+    PluginRecord("PreemptionToleration", args.DefaultPreemptionArgs,
+                 post_filter=lambda a, v: PreemptionToleration(a)),
+)
 
-POST_FILTERS: dict[str, PluginSpec] = {
-    "DefaultPreemption": PluginSpec(args.DefaultPreemptionArgs, lambda a: a),
-    "PreemptionToleration": PluginSpec(args.DefaultPreemptionArgs, lambda a: a),
-}
+PLUGINS: dict[str, PluginRecord] = {record.name: record for record in RECORDS}
+
+
+def _point(point: str) -> dict[str, PluginRecord]:
+    return {r.name: r for r in RECORDS if point in r.extension_points}
+
+
+FILTERS = _point("filter")
+SCORES = _point("score")
+POST_FILTERS = _point("postFilter")
+EXTENSION_POINTS = {"filter": FILTERS, "score": SCORES, "postFilter": POST_FILTERS}
 
 #: kube-scheduler's default plugins (v1 MultiPoint), restricted to those implemented here.
 DEFAULT_FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                   "NodePorts", "NodeResourcesFit")
-DEFAULT_SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+                   "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
+DEFAULT_SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("PodTopologySpread", 2),
+                  ("InterPodAffinity", 2), ("NodeResourcesFit", 1),
                   ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1))
 DEFAULT_POST_FILTERS = ("DefaultPreemption",)
 
-EXTENSION_POINTS = {"filter": FILTERS, "score": SCORES, "postFilter": POST_FILTERS}
 
+def factory(point: str, name: str) -> Factory:
+    record = PLUGINS[name]
+    made = {"filter": record.filter, "score": record.score, "postFilter": record.post_filter}[point]
+    assert made is not None, f"{name} has no {point} extension point"
+    return made

@@ -11,26 +11,32 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from extender.engine.framework import (
     MAX_NODE_SCORE,
     ClusterContext,
+    CycleState,
     EngineError,
     NodeCheck,
     Status,
 )
-from extender.engine.profile import Profile
 from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 log = logging.getLogger(__name__)
 
+if TYPE_CHECKING:
+    from extender.engine.profile import Profile
+
 
 @dataclass(slots=True)
 class FilterResult:
     passed: list[NodeInfo]
     statuses: dict[str, Status] = field(default_factory=dict)
+    #: A PreFilter status that rejected the pod on every node (also in `statuses`).
+    rejection: Status | None = None
 
 
 @dataclass(slots=True)
@@ -38,34 +44,119 @@ class _Prepared:
     label: str  # "<plugin>" or "<plugin>/PreFilter"
     node_only: bool
     check: NodeCheck
+    stateful: bool = False  # a FilterState kept in the cycle state under `label`
 
 
-def _prepared(profile: Profile, pod: PodView) -> list[_Prepared]:
-    """PreFilter restrictions first (they act before any Filter), then the filters in order."""
-    prepared = []
-    for phase in ("pre_filter", "prepare"):
-        for plugin in profile.filters:
-            method = getattr(plugin, phase, None)
-            if method is None:
-                continue
-            try:
-                check = method(pod)
-            except Exception as exc:  # a plugin bug must not take the request down with a trace
-                raise EngineError(f"filter plugin {plugin.name} failed to prepare: {exc}") from exc
-            if check is not None:
-                label = plugin.name if phase == "prepare" else f"{plugin.name}/PreFilter"
-                prepared.append(_Prepared(label, getattr(plugin, "node_only", False), check))
-    return prepared
+class FilterPass:
+    """One pod's filters after PreFilter, for one scheduling cycle.
+
+    `checks` are the per-node checks in the order they run (PreFilter node-name restrictions
+    first, as kube-scheduler applies a PreFilterResult before any Filter); `rejection` is a
+    PreFilter status that rejects the pod everywhere. `clone`, `add_pod` and `remove_pod` give
+    preemption and the nominated-pods pass their own copy of the cycle state, as
+    `SelectVictimsOnNode` and `RunFilterPluginsWithNominatedPods` do."""
+
+    __slots__ = ("pod", "state", "entries", "rejection", "_extensions")
+
+    def __init__(self, pod: PodView, state: CycleState, entries: list[_Prepared],
+                 rejection: Status | None = None) -> None:
+        self.pod = pod
+        self.state = state
+        self.entries = entries
+        self.rejection = rejection
+        self._extensions = [e for e in entries if e.stateful]
+
+    @property
+    def checks(self) -> list[NodeCheck]:
+        if self.rejection is not None:
+            rejection = self.rejection
+            return [lambda node: rejection]
+        return [entry.check for entry in self.entries]
+
+    @property
+    def has_extensions(self) -> bool:
+        return bool(self._extensions)
+
+    def node_fits(self, node: NodeInfo) -> Status | None:
+        return node_fits(self.checks, node)
+
+    def clone(self) -> FilterPass:
+        """A copy whose cross-node plugin data can change without touching this one."""
+        if not self._extensions:
+            return self
+        state = self.state.clone()
+        entries = [_Prepared(e.label, e.node_only, state.read(e.label), True) if e.stateful else e
+                   for e in self.entries]
+        return FilterPass(self.pod, state, entries, self.rejection)
+
+    def add_pod(self, pod: PodView, node: NodeInfo) -> None:
+        """`RunPreFilterExtensionAddPod` (call it after adding `pod` to `node`)."""
+        for entry in self._extensions:
+            entry.check.add_pod(pod, node)  # type: ignore[attr-defined]
+
+    def remove_pod(self, pod: PodView, node: NodeInfo) -> None:
+        """`RunPreFilterExtensionRemovePod` (call it after removing `pod` from `node`)."""
+        for entry in self._extensions:
+            entry.check.remove_pod(pod, node)  # type: ignore[attr-defined]
 
 
-def prepare_filters(profile: Profile, pod: PodView) -> list[NodeCheck]:
-    """The pod's per-node checks, skipping plugins that pass every node for this pod."""
-    return [entry.check for entry in _prepared(profile, pod)]
+def _context(ctx: ClusterContext | None) -> ClusterContext:
+    if ctx is not None:
+        return ctx
+    from extender.engine.cluster import ClusterState  # an empty cluster: nothing to count
+
+    return ClusterState()
 
 
-def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
+def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None = None,
+                    state: CycleState | None = None) -> FilterPass:
+    """PreFilter for every filter plugin: node-name restrictions first, then the per-node
+    checks in the profile's order, skipping plugins that pass every node for this pod.
+    `ctx` is the cluster cross-node plugins read (None: an empty cluster)."""
+    state = state if state is not None else CycleState()
+    entries: list[_Prepared] = []
+    rejection: Status | None = None
+    for plugin in profile.filters:
+        restrict = getattr(plugin, "restrict", None)
+        if restrict is None:
+            continue
+        check = _call(plugin, restrict, pod)
+        if check is not None:
+            entries.append(_Prepared(f"{plugin.name}/PreFilter", profile.node_only(plugin), check))
+    for plugin in profile.filters:
+        pre_filter = getattr(plugin, "pre_filter", None)
+        if pre_filter is not None:
+            result = _call(plugin, pre_filter, state, pod, _context(ctx))
+            if isinstance(result, Status):
+                if rejection is None:  # the first rejecting PreFilter's status is the pod's
+                    rejection = result
+            elif result is not None:
+                state.write(plugin.name, result)
+                entries.append(_Prepared(plugin.name, False, result, True))
+            continue
+        check = _call(plugin, plugin.prepare, pod)
+        if check is not None:
+            # A memoised verdict's key names the plugin and what configures it.
+            label = getattr(plugin, "memo_label", plugin.name)
+            entries.append(_Prepared(label, profile.node_only(plugin), check))
+    return FilterPass(pod, state, entries, rejection)
+
+
+def _call(plugin: object, method, *args):  # type: ignore[no-untyped-def]
+    try:
+        return method(*args)
+    except EngineError:
+        raise
+    except Exception as exc:  # a plugin bug must not take the request down with a trace
+        name = getattr(plugin, "name", type(plugin).__name__)
+        raise EngineError(f"filter plugin {name} failed in PreFilter: {exc}") from exc
+
+
+def run_checks(checks: Sequence[NodeCheck] | FilterPass, nodes: Sequence[NodeInfo],
                statuses: dict[str, Status]) -> list[NodeInfo]:
     """Apply prepared checks in order; record the first failure per node in `statuses`."""
+    if isinstance(checks, FilterPass):
+        checks = checks.checks
     survivors = list(nodes)
     for check in checks:
         many = getattr(check, "filter_many", None)
@@ -86,16 +177,24 @@ def run_checks(checks: Sequence[NodeCheck], nodes: Sequence[NodeInfo],
     return survivors
 
 
-def run_filters(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo]) -> FilterResult:
+def run_filters(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
+                ctx: ClusterContext | None = None,
+                prepared: FilterPass | None = None) -> FilterResult:
     """Filter `nodes` for `pod`, recording the first failing plugin's status per node."""
     result = FilterResult([], {})
     try:
-        prepared = _prepared(profile, pod)
-        count = _node_only_count(prepared)
-        checks = [entry.check for entry in prepared]
+        if prepared is None:
+            prepared = prepare_filters(profile, pod, ctx)
+        if prepared.rejection is not None:
+            rejection = result.rejection = prepared.rejection
+            result.statuses = {node.node.name: rejection for node in nodes}
+            return result
+        entries = prepared.entries
+        count = _node_only_count(entries)
+        checks = [entry.check for entry in entries]
         if count and pod.placement_key:
             # The key names exactly the checks memoised: which plugins skip depends on the pod.
-            labels = tuple(entry.label for entry in prepared[:count])
+            labels = tuple(entry.label for entry in entries[:count])
             key = signature("filters", labels, pod.placement_key)
             nodes = _memoised_checks(checks[:count], key, nodes, result.statuses)
             checks = checks[count:]
@@ -137,8 +236,10 @@ def _memoised_checks(checks: Sequence[NodeCheck], key: Signature, nodes: Sequenc
 _MISSING = object()
 
 
-def node_fits(checks: Sequence[NodeCheck], node: NodeInfo) -> Status | None:
+def node_fits(checks: Sequence[NodeCheck] | FilterPass, node: NodeInfo) -> Status | None:
     """The first failing status of prepared checks on one node, or None when it fits."""
+    if isinstance(checks, FilterPass):
+        checks = checks.checks
     for check in checks:
         status = check(node)
         if status is not None:
@@ -154,13 +255,14 @@ class PluginScores:
 
 
 def run_scores(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
-               ctx: ClusterContext) -> list[PluginScores]:
+               ctx: ClusterContext, state: CycleState | None = None) -> list[PluginScores]:
     """Each enabled scorer's normalised 0..100 scores. A scorer that skips or fails is left out
     (logged), so one faulty scorer never fails the request."""
     results = []
+    state = state if state is not None else CycleState()
     for plugin, weight in profile.scorers:
         try:
-            scores = plugin.score(pod, nodes, ctx)
+            scores = plugin.score(state, pod, nodes, ctx)
         except Exception:
             log.exception("score plugin %s failed for pod %s/%s; it contributes nothing",
                           plugin.name, pod.namespace, pod.name)

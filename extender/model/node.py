@@ -106,13 +106,23 @@ class NodeView:
         return self
 
     def remember(self, key: Signature, value: object) -> object:
-        """Store a memo entry (bounded: the oldest half goes when full); returns `value`."""
+        """Store a memo entry (bounded: the oldest half goes when full); returns `value`.
+
+        Safe when a large request in the worker thread and a small one on the loop fill the
+        same memo: each step is one dict operation, and an entry another thread evicted first
+        is simply gone (every entry is a pure function of its key)."""
         memo = self.memo
         if len(memo) >= _MEMO_LIMIT:
             for old in list(memo)[: _MEMO_LIMIT // 2]:
-                del memo[old]
+                memo.pop(old, None)
         memo[key] = value
         return value
 
     def __repr__(self) -> str:
         return f"NodeView({self.name!r})"
+
+
+def interned_sizes() -> dict[str, int]:
+    """Entries in the intern tables (exported as metrics): each is cleared when it passes
+    65 536 entries."""
+    return {"pod_signatures": len(_signatures), "taint_sets": len(_interned_taints)}

@@ -62,7 +62,7 @@ def _host_ports(spec: k8s.PodSpec) -> tuple[HostPort, ...]:
     return tuple(ports)
 
 
-def _preferred_terms(affinity: k8s.NodeAffinity | None) -> tuple[tuple[int, NodeTermMatcher], ...]:
+def preferred_terms(affinity: k8s.NodeAffinity | None) -> tuple[tuple[int, NodeTermMatcher], ...]:
     if affinity is None:
         return ()
     terms = []
@@ -141,7 +141,7 @@ class PodView:
     preferred_affinity_key: bytes  # the preferred node-affinity terms, as one hashable value
     affinity_terms: PodAffinityTerms | None  # pod (anti-)affinity, kept for bound pods too
     spread_constraints: tuple[k8s.TopologySpreadConstraint, ...]
-    controller_ref: tuple[str, str] | None  # (kind, name) of the controlling owner
+    controller_ref: tuple[str, str, str] | None  # (apiVersion, kind, name) of the controller
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
@@ -199,8 +199,8 @@ class PodView:
             self.affinity_node_names = None
             return self
         self.spread_constraints = tuple(spec.topology_spread_constraints or ())
-        self.controller_ref = next(((o.kind, o.name) for o in meta.owner_references or ()
-                                    if o.controller), None)
+        self.controller_ref = next(((o.api_version, o.kind, o.name)
+                                    for o in meta.owner_references or () if o.controller), None)
         self.tolerations = tuple(
             Toleration(t.key, t.operator, t.value, t.effect) for t in spec.tolerations or ()
         )
@@ -209,7 +209,7 @@ class PodView:
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
         self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
         self.affinity_node_names = _affinity_node_names(required)
-        self.preferred_affinity = _preferred_terms(node_affinity)
+        self.preferred_affinity = preferred_terms(node_affinity)
         # Equal keys mean equal preferred terms, so equal NodeAffinity sums on any node view.
         self.preferred_affinity_key = _placement_encoder.encode(
             node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else None)
@@ -245,3 +245,8 @@ class PodView:
     def __repr__(self) -> str:
         return f"PodView({self.key}, uid={self.uid!r}, priority={self.priority}, node={self.node_name!r})"
 
+
+def shared_sizes() -> dict[str, int]:
+    """Entries in the tables of shared label maps and request vectors (exported as metrics);
+    each is cleared when it reaches `_SHARED_LIMIT` (100 000) entries."""
+    return {"shared_labels": len(_labels_table), "shared_requests": len(_resources_table)}

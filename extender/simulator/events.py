@@ -1,110 +1,63 @@
-"""Cluster events that move pods out of the unschedulable pool, and who listens to them.
+"""Which plugins listen to which cluster events (legacy, queueing-hints-disabled mode).
 
-Mirrors kube-scheduler's `framework.ClusterEvent` / `ActionType` and the events the queue
-receives from the scheduler's informer handlers (`internal/queue/events.go`). In the legacy
-(queueing-hints disabled) mode a pod in the pool is moved by an event iff one of the plugins
-that rejected it registered a matching event in `EventsToRegister`; `PLUGIN_EVENTS` is that
-registration for the in-tree plugins this project implements.
+A pod in the unschedulable pool is moved by an event iff one of the plugins that rejected it
+registered a matching event; the registrations live in each plugin's record
+(`engine.registry`). The event types themselves are `engine.events`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from enum import IntFlag
+from collections.abc import Iterable
 
-POD = "Pod"
-NODE = "Node"
-WILDCARD = "*"
+from extender.engine import registry
+from extender.engine.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    NODE,
+    NODE_ADD,
+    NODE_ALLOCATABLE_CHANGE,
+    NODE_CONDITION_CHANGE,
+    NODE_LABEL_CHANGE,
+    NODE_SPEC_UNSCHEDULABLE_CHANGE,
+    NODE_TAINT_CHANGE,
+    POD,
+    UNSCHEDULABLE_TIMEOUT,
+    WILDCARD,
+    WILDCARD_EVENT,
+    ActionType,
+    ClusterEvent,
+)
 
-
-class ActionType(IntFlag):
-    """framework.ActionType: a bit mask; node updates are split by what changed."""
-
-    ADD = 1
-    DELETE = 2
-    UPDATE_NODE_ALLOCATABLE = 4
-    UPDATE_NODE_LABEL = 8
-    UPDATE_NODE_TAINT = 16
-    UPDATE_NODE_CONDITION = 32
-    UPDATE_NODE_ANNOTATION = 64
-    ALL = 127
-    UPDATE = 124  # every UpdateNode* bit
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterEvent:
-    resource: str
-    action: ActionType
-    label: str = ""
-
-    def is_wildcard(self) -> bool:
-        return self.resource == WILDCARD and self.action == ActionType.ALL
-
-    def match(self, event: ClusterEvent) -> bool:
-        """`ClusterEvent.Match`: does this registration cover `event`?"""
-        return self.is_wildcard() or (
-            self.resource in (WILDCARD, event.resource) and bool(self.action & event.action)
-        )
-
-
-# Events the scheduler's informer handlers hand to the queue (labels as upstream).
-NODE_ADD = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
-# spec.unschedulable is reported as a taint-type update, as upstream does.
-NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT,
-                                              "NodeSpecUnschedulableChange")
-NODE_ALLOCATABLE_CHANGE = ClusterEvent(NODE, ActionType.UPDATE_NODE_ALLOCATABLE,
-                                       "NodeAllocatableChange")
-NODE_LABEL_CHANGE = ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
-NODE_TAINT_CHANGE = ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
-NODE_CONDITION_CHANGE = ClusterEvent(NODE, ActionType.UPDATE_NODE_CONDITION,
-                                     "NodeConditionChange")
-ASSIGNED_POD_ADD = ClusterEvent(POD, ActionType.ADD, "AssignedPodAdd")
-ASSIGNED_POD_UPDATE = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
-ASSIGNED_POD_DELETE = ClusterEvent(POD, ActionType.DELETE, "AssignedPodDelete")
-# Raised by flushUnschedulablePodsLeftover; a wildcard, so it moves every pod it is given.
-UNSCHEDULABLE_TIMEOUT = ClusterEvent(WILDCARD, ActionType.ALL, "UnschedulableTimeout")
-# Used by tests and by callers that want kube-scheduler's "move everything" behaviour.
-WILDCARD_EVENT = ClusterEvent(WILDCARD, ActionType.ALL, "WildCard")
-
-_A = ActionType
-
-# EventsToRegister of the in-tree plugins (the releases whose legacy mode the queue follows).
-# Preemption needs no entry: the preemptor was rejected by NodeResourcesFit/NodePorts, which
-# listen to AssignedPodDelete, so deleting its victims moves it.
-PLUGIN_EVENTS: Mapping[str, tuple[ClusterEvent, ...]] = {
-    "NodeResourcesFit": (
-        ClusterEvent(POD, _A.DELETE),
-        ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_ALLOCATABLE),
-    ),
-    "TaintToleration": (ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_TAINT),),
-    "NodeAffinity": (ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_LABEL),),
-    "NodeUnschedulable": (ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_TAINT),),
-    "NodePorts": (ClusterEvent(POD, _A.DELETE), ClusterEvent(NODE, _A.ADD)),
-    "NodeName": (ClusterEvent(NODE, _A.ADD),),
-    "InterPodAffinity": (
-        ClusterEvent(POD, _A.ALL),
-        ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_LABEL),
-    ),
-    "PodTopologySpread": (
-        ClusterEvent(POD, _A.ALL),
-        ClusterEvent(NODE, _A.ADD | _A.DELETE | _A.UPDATE_NODE_LABEL),
-    ),
-    # Score-only plugins never reject a pod, so they register nothing.
-    "NodeResourcesBalancedAllocation": (),
-    "ImageLocality": (),
-    "PrioritySort": (),
-    "DefaultPreemption": (),
-    "DefaultBinder": (),
-}
+__all__ = [  # the queue's vocabulary, from the engine, and who listens to what
+    "ASSIGNED_POD_ADD", "ASSIGNED_POD_DELETE", "ASSIGNED_POD_UPDATE", "NODE", "NODE_ADD",
+    "NODE_ALLOCATABLE_CHANGE", "NODE_CONDITION_CHANGE", "NODE_LABEL_CHANGE",
+    "NODE_SPEC_UNSCHEDULABLE_CHANGE", "NODE_TAINT_CHANGE", "POD", "UNSCHEDULABLE_TIMEOUT",
+    "WILDCARD", "WILDCARD_EVENT", "ActionType", "ClusterEvent", "all_plugins", "interest_map",
+    "node_update_events", "plugin_events",
+]
 
 _ANY = (WILDCARD_EVENT,)
+
+
+#: Plugins of the simulator's own profile that no policy names.
+_FRAMEWORK_EVENTS: dict[str, tuple[ClusterEvent, ...]] = {
+    "PrioritySort": (), "DefaultBinder": (),
+}
 
 
 def plugin_events(plugin: str) -> tuple[ClusterEvent, ...]:
     """Registrations of `plugin`. A plugin we do not know is treated as upstream treats a plugin
     without EnqueueExtensions: interested in every event."""
-    return PLUGIN_EVENTS.get(plugin, _ANY)
+    record = registry.PLUGINS.get(plugin)
+    if record is not None:
+        return record.events
+    return _FRAMEWORK_EVENTS.get(plugin, _ANY)
+
+
+def all_plugins() -> list[str]:
+    """Every plugin the queue may meet: the registry's and the framework's own."""
+    return [*registry.PLUGINS, *_FRAMEWORK_EVENTS]
 
 
 def interest_map(plugins: Iterable[str]) -> dict[str, tuple[ClusterEvent, ...]]:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from extender.engine.framework import ClusterContext, Code
-from extender.engine.preemption.evaluator import ABSENT, MESSAGE_PREFIX, NO_CANDIDATE, preempt
+from extender.engine.framework import ClusterContext, Code, T
+from extender.engine.podindex import PodIndex
+from extender.engine.preemption.evaluator import ABSENT, NO_CANDIDATE
 from extender.engine.preemption.evaluator import fit_error_message as _histogram_message
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.victims import Victims
@@ -179,6 +180,27 @@ class SimContext:
 
     def priority_class(self, name: str) -> Any:
         return self._sim.state.priority_class(name)
+
+    # The cross-node plugins' reads come from the simulated cluster's state as they are.
+    @property
+    def pod_index(self) -> PodIndex:
+        return self._sim.state.pod_index
+
+    @property
+    def namespaces(self) -> Mapping[str, Mapping[str, str]]:
+        return self._sim.state.namespaces
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        return self._sim.state.namespace_labels(name)
+
+    def services_in(self, namespace: str) -> list[Mapping[str, str]]:
+        return self._sim.state.services_in(namespace)
+
+    def controller_selector(self, kind: str, namespace: str, name: str) -> object | None:
+        return self._sim.state.controller_selector(kind, namespace, name)
+
+    def node_memo(self, key: object, compute: Callable[[], T]) -> T:
+        return self._sim.state.node_memo(key, compute)
 
 
 @dataclass
@@ -529,27 +551,25 @@ class Simulation:
         if current is None:
             return
         terminating = pod_with(current, terminating=True, preempted_by_scheduler=True)
-        self.state.pods[victim.uid] = terminating
-        info = self.state.nodes.get(current.node_name)
-        if info is not None:
-            info.add_pod(terminating)  # replaces the same uid
+        self.state.replace_view(terminating)
         self.queue.assigned_pod_updated(current, terminating)
 
     # -- preemption -----------------------------------------------------------------------------
 
     def _post_filter(self, pod: PodView, placement: Placement, pod_raw: Mapping[str, Any]) -> _PostFilter:
-        if self.profile.post_filter is None:
+        plugin = self.profile.post_filter
+        if plugin is None:
             return _PostFilter()
         now = self._epoch_now()
-        result = preempt(self.profile, pod, placement.diagnosis.statuses, self.ctx,  # type: ignore[arg-type]
-                         now, self.rng)
+        result = plugin.post_filter(self.profile, pod, placement.diagnosis.statuses, self.ctx,
+                                    now, self.rng)
         if result.status.code != Code.SUCCESS:
             return _PostFilter(result.status.message, "" if result.clear_nomination else None)
         node, victims = result.node_name, result.victims
         if any(e.preempt_verb and e.is_interested(pod) for e in self.config.extenders):
             chosen = self._extender_preemption(pod, result.candidates, pod_raw, now)
             if isinstance(chosen, str):
-                return _PostFilter(MESSAGE_PREFIX + chosen)
+                return _PostFilter(plugin.message_prefix + chosen)
             node, victims = chosen
         assert victims is not None
         return _PostFilter("", node, node, victims.pods)

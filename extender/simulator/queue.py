@@ -28,9 +28,9 @@ from extender.simulator.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     ASSIGNED_POD_UPDATE,
-    PLUGIN_EVENTS,
     UNSCHEDULABLE_TIMEOUT,
     ClusterEvent,
+    all_plugins,
     interest_map,
     plugin_events,
 )
@@ -177,7 +177,7 @@ class PriorityQueue:
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable_pods = pod_max_in_unschedulable_pods
         # Enabled plugins decide which cluster events are of interest at all.
-        self._interest = interest_map(PLUGIN_EVENTS if plugins is None else plugins)
+        self._interest = interest_map(all_plugins() if plugins is None else plugins)
         self.nominator = nominator if nominator is not None else Nominator()
         self._active = _KeyedHeap(lambda i: (-i.pod.priority, i.timestamp, i.seq))
         self._backoff = _KeyedHeap(lambda i: (self.backoff_expiry(i), i.seq))

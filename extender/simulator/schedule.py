@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.framework import ClusterContext, Code, CycleState, Status
 from extender.engine.preemption.victims import fits_with_nominated
 from extender.engine.profile import Profile
-from extender.engine.runner import prepare_filters, run_checks, run_scores, score_totals
+from extender.engine.runner import FilterPass, prepare_filters, run_checks, run_scores, score_totals
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.simulator.extenders import EXTENDER_PLUGIN, ExtenderError, HttpExtender
@@ -77,7 +77,7 @@ class Algorithm:
     def has_scoring(self) -> bool:
         return bool(self.profile.scorers) or any(e.prioritize_verb for e in self.extenders)
 
-    def _filter(self, checks: Sequence[NodeCheck], pod: PodView, nodes: Sequence[NodeInfo],
+    def _filter(self, filters: FilterPass, pod: PodView, nodes: Sequence[NodeInfo],
                 nominator: Nominator, diagnosis: Diagnosis, want: int) -> tuple[list[NodeInfo], int]:
         """Feasible nodes (at most `want`, in search order) and how many nodes were processed.
 
@@ -90,7 +90,7 @@ class Algorithm:
         start = self.next_start_node_index % n
         rotated = [*nodes[start:], *nodes[:start]] if start else list(nodes)
         statuses: dict[str, Status] = {}
-        feasible = run_checks(checks, rotated, statuses)
+        feasible = run_checks(filters.checks, rotated, statuses)
         nominated_by_node = nominator.by_node
         if nominated_by_node:
             # Only nodes with nominated pods need the two-pass check; re-judge just those.
@@ -99,7 +99,7 @@ class Algorithm:
                 node = by_name.get(name)
                 if node is None:
                     continue
-                status = fits_with_nominated(checks, pod, node, nominated)
+                status = fits_with_nominated(filters, pod, node, nominated)
                 if status is None:
                     statuses.pop(name, None)
                 else:
@@ -153,15 +153,24 @@ class Algorithm:
 
     def find_nodes_that_fit(self, pod: PodView, nodes: Sequence[NodeInfo], nominator: Nominator,
                             pod_raw: Mapping[str, Any] | None = None,
-                            node_raw: Mapping[str, Any] | None = None) -> tuple[list[NodeInfo], Diagnosis]:
+                            node_raw: Mapping[str, Any] | None = None, *,
+                            ctx: ClusterContext | None = None,
+                            state: CycleState | None = None) -> tuple[list[NodeInfo], Diagnosis]:
+        """`findNodesThatFitPod`; `ctx` is the cluster cross-node plugins count (None: an empty
+        one), `state` the cycle's state (None: a new one)."""
         diagnosis = Diagnosis()
-        checks = prepare_filters(self.profile, pod)
+        filters = prepare_filters(self.profile, pod, ctx, state)
+        if filters.rejection is not None:
+            # A PreFilter rejection: every node gets its status (no filter runs).
+            for node in nodes:
+                diagnosis.record(node.node.name, filters.rejection)
+            return [], diagnosis
         raw = pod_raw or {}
         if pod.nominated_node_name:
             # The node preemption made room on is likely the only fit: try it first.
             nominated = next((n for n in nodes if n.name == pod.nominated_node_name), None)
             if nominated is not None:
-                feasible, _ = self._filter(checks, pod, [nominated], nominator, diagnosis, 1)
+                feasible, _ = self._filter(filters, pod, [nominated], nominator, diagnosis, 1)
                 if feasible and self.extenders:
                     feasible = self._run_extenders(pod, raw, feasible, diagnosis, node_raw)
                 if feasible:
@@ -169,7 +178,7 @@ class Algorithm:
         want = num_feasible_nodes_to_find(self.percentage, len(nodes))
         if not self.has_scoring() and not any(e.filter_verb for e in self.extenders):
             want = 1
-        feasible, processed = self._filter(checks, pod, nodes, nominator, diagnosis, want)
+        feasible, processed = self._filter(filters, pod, nodes, nominator, diagnosis, want)
         if nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(nodes)
         if self.extenders and feasible:
@@ -179,11 +188,11 @@ class Algorithm:
     # -- scoring and selection ------------------------------------------------------------------
 
     def prioritize(self, pod: PodView, feasible: Sequence[NodeInfo], ctx: ClusterContext,
-                   pod_raw: Mapping[str, Any] | None = None,
+                   state: CycleState, pod_raw: Mapping[str, Any] | None = None,
                    node_raw: Mapping[str, Any] | None = None) -> list[int]:
         if not self.profile.scorers and not any(e.prioritize_verb for e in self.extenders):
             return [1] * len(feasible)
-        totals = score_totals(run_scores(self.profile, pod, feasible, ctx), len(feasible))
+        totals = score_totals(run_scores(self.profile, pod, feasible, ctx, state), len(feasible))
         for ext in self.extenders:
             if not ext.prioritize_verb or not ext.is_interested(pod):
                 continue
@@ -212,14 +221,16 @@ class Algorithm:
     def schedule(self, pod: PodView, nodes: Sequence[NodeInfo], nominator: Nominator,
                  ctx: ClusterContext, pod_raw: Mapping[str, Any] | None = None,
                  node_raw: Mapping[str, Any] | None = None) -> Placement:
+        state = CycleState()
         try:
-            feasible, diagnosis = self.find_nodes_that_fit(pod, nodes, nominator, pod_raw, node_raw)
+            feasible, diagnosis = self.find_nodes_that_fit(pod, nodes, nominator, pod_raw,
+                                                           node_raw, ctx=ctx, state=state)
         except ExtenderError as exc:
             return Placement([], Diagnosis(), error=str(exc))
         placement = Placement(feasible, diagnosis)
         if len(feasible) == 1:
             placement.node = feasible[0]
         elif feasible:
-            placement.totals = self.prioritize(pod, feasible, ctx, pod_raw, node_raw)
+            placement.totals = self.prioritize(pod, feasible, ctx, state, pod_raw, node_raw)
             placement.node = self.select_host(feasible, placement.totals)
         return placement

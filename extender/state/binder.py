@@ -14,19 +14,25 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from extender.engine.cluster import ClusterState
 from extender.kube.client import ApiError, KubeClient, KubeError, TransportError
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.engine.cluster import ClusterState
+from extender.state.gate import gate_for
 
 log = logging.getLogger(__name__)
 
 #: The shortest window worth starting a retry in: less cannot carry an API round trip.
 _MIN_ATTEMPT = 0.05
 
-#: Outcome labels for `extender_bind_total{outcome}`.
-OUTCOMES = ("bound", "already_bound", "bound_elsewhere", "uid_mismatch", "not_found",
-            "rejected", "timeout", "node_not_found")
+#: Time kept back from the retries to read the pod once more when they all failed (at most a
+#: quarter of the deadline): a binding applied by the server whose reply was lost is success.
+_READBACK = 0.5
+
+#: Outcome labels for `extender_bind_total{outcome}`. `confirmed`: every attempt failed in
+#: transit, but the pod read back afterwards is bound to the node (a lost reply).
+OUTCOMES = ("bound", "already_bound", "confirmed", "bound_elsewhere", "uid_mismatch",
+            "not_found", "rejected", "timeout", "node_not_found")
 
 
 class BindError(Exception):
@@ -44,6 +50,12 @@ class Binder(Protocol):
 
 
 def _assume(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: float) -> None:
+    """Count the pod on the node now, or, while a large request reads the state in the worker
+    thread, as soon as it is done (`StateGate`)."""
+    gate_for(state).call(_assume_now, state, view, uid, node, ttl)
+
+
+def _assume_now(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: float) -> None:
     current = state.pods.get(uid)
     if current is not None and current.node_name:
         # The watch (or an earlier bind) already placed it; assuming again would put an
@@ -110,7 +122,10 @@ class ApiBinder:
       was recreated) or another reason is an error.
     - 404 → error. Other 4xx → error with the server's message.
     - 429, 5xx, connection errors and per-attempt timeouts → retried with exponential backoff
-      and jitter until `deadline` (keep it below kube-scheduler's `httpTimeout`, default 5 s).
+      and jitter until `deadline` (keep it below kube-scheduler's `httpTimeout`, default 5 s),
+      less a short reserve: when every attempt failed that way, the pod is read back within
+      the reserve, and bound to the requested node (same UID) is success (`confirmed`), since
+      the server may have applied an attempt whose reply was lost.
 
     Concurrent binds are safe; a second bind of the same pod while one is in flight waits
     for the first one's result instead of racing it.
@@ -142,6 +157,11 @@ class ApiBinder:
         self.retries = 0
         self.outcomes: Counter[str] = Counter()
         self._inflight: dict[tuple[str, str], asyncio.Future[None]] = {}
+
+    @property
+    def in_flight(self) -> int:
+        """Binds being performed now (bounded by the concurrent requests)."""
+        return len(self._inflight)
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         key = (uid, node)
@@ -175,17 +195,37 @@ class ApiBinder:
     async def _bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         loop = asyncio.get_running_loop()
         until = loop.time() + self.deadline
+        reserve = min(_READBACK, self.deadline / 4)
         pod_name = f"{namespace}/{name}"
+        read: k8s.Pod | None = None
         try:
             outcome = await self._retrying(
-                until, lambda t: self._attempt(namespace, name, uid, node, t), f"bind {pod_name}"
-            )
+                until - reserve, lambda t: self._attempt(namespace, name, uid, node, t),
+                f"bind {pod_name}")
         except BindError as exc:
-            self._outcome(exc.outcome)
-            log.info("bind %s to %s failed: %s", pod_name, node, exc)
-            raise
+            if exc.outcome == "timeout":
+                read = await self._read_back(namespace, name, until)
+            if read is None or read.metadata.uid != uid or read.spec.node_name != node:
+                self._outcome(exc.outcome)
+                log.info("bind %s to %s failed: %s", pod_name, node, exc)
+                raise
+            outcome = "confirmed"
+            log.info("bind %s to %s: every reply was lost, but the pod is bound to it", pod_name,
+                     node)
         self._outcome(outcome)
-        await self._assume_bound(namespace, name, uid, node, until)
+        await self._assume_bound(namespace, name, uid, node, until, read)
+
+    async def _read_back(self, namespace: str, name: str, until: float) -> k8s.Pod | None:
+        """The pod as the server has it now, if it answers before `until`."""
+        remaining = until - asyncio.get_running_loop().time()
+        if remaining < _MIN_ATTEMPT:
+            return None
+        try:
+            async with asyncio.timeout(remaining):
+                return await self._read_pod(namespace, name, remaining)
+        except (KubeError, TimeoutError) as exc:
+            log.info("bind %s/%s: could not read the pod back: %s", namespace, name, exc)
+            return None
 
     async def _retrying(
         self, until: float, attempt: Callable[[float], Awaitable[str]], what: str
@@ -261,9 +301,12 @@ class ApiBinder:
                 return None
             raise
 
-    async def _assume_bound(self, namespace: str, name: str, uid: str, node: str, until: float) -> None:
+    async def _assume_bound(self, namespace: str, name: str, uid: str, node: str, until: float,
+                            read: k8s.Pod | None = None) -> None:
         view = self.state.pending_pod(uid)
         current = self.state.pods.get(uid)
+        if view is None and read is not None:
+            view = PodView.from_k8s(read)
         if view is None and not (current is not None and current.node_name):
             # Not seen by the informer yet (or evicted from the pending memory): read it.
             remaining = until - asyncio.get_running_loop().time()

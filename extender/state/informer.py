@@ -6,6 +6,14 @@ dropped connection re-watches from the last version seen, with backoff; a clean 
 stream (the server's `timeoutSeconds`) re-watches at once. No periodic resync: a healthy
 watch delivers every change.
 
+Order: a watch event (or bookmark) whose resourceVersion is not newer than the informer's is
+a duplicate or a late delivery and is ignored, so the informer's version never moves back and
+an older object never replaces a newer one (every stored object's version is at most the
+informer's). A relist replaces everything, the version included.
+
+State changes go through the state's `StateGate`: applied at once, or, while a large request
+reads the state in the worker thread, queued and applied in order right after it.
+
 `LiveState` runs the four informers and the assumption expiry as tasks on the server's
 event loop, and answers readiness: synced once, and not stale past a bound.
 """
@@ -24,10 +32,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from extender.engine.cluster import ClusterState
 from extender.kube.client import ApiError, GoneError, KubeClient, KubeError, WatchEvent
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
-from extender.engine.cluster import ClusterState
+from extender.state.gate import gate_for
 
 log = logging.getLogger(__name__)
 
@@ -217,14 +226,21 @@ class Counters:
         self.relists: Counter[str] = Counter()
         self.restarts: Counter[str] = Counter()  # after a failure (not clean ends)
         self.errors: Counter[str] = Counter()
+        self.stale: Counter[str] = Counter()  # events ignored as not newer (per resource)
         self.expired_assumptions = 0
         self.on_event: Callable[[str, str], None] | None = None
         self.on_synced: Callable[[str], None] | None = None
+        self.on_stale: Callable[[str], None] | None = None
 
     def event(self, resource: str, kind: str) -> None:
         self.events[(resource, kind)] += 1
         if self.on_event is not None:
             self.on_event(resource, kind)
+
+    def stale_event(self, resource: str) -> None:
+        self.stale[resource] += 1
+        if self.on_stale is not None:
+            self.on_stale(resource)
 
 
 # ---- informer ---------------------------------------------------------------------------
@@ -252,6 +268,7 @@ class Informer:
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
         self.clock = clock
+        self.gate = gate_for(state)
         self.resource_version = ""
         self.synced = False
         self.connected = False
@@ -306,7 +323,7 @@ class Informer:
     async def relist(self) -> None:
         """Page through the whole collection and make the state's set equal to it."""
         self.counters.relists[self.spec.name] += 1
-        self.sink.begin_relist()
+        self.gate.call(self.sink.begin_relist)
         token, rv = "", ""
         while True:
             page = await self.client.list(
@@ -314,11 +331,11 @@ class Informer:
                 field_selector=self.spec.field_selector,
             )
             rv = rv or page.resource_version  # every page carries the first page's version
-            self.sink.relist_page(page.items or ())
+            self.gate.call(self.sink.relist_page, page.items or ())
             token = page.continue_token
             if not token:
                 break
-        self.sink.end_relist()
+        self.gate.call(self.sink.end_relist)
         self.resource_version = rv
         self.last_ok = self.clock()
         self.last_error = ""
@@ -352,18 +369,38 @@ class Informer:
             self.connected = False
 
     def handle(self, event: WatchEvent) -> None:
-        """Apply one watch event. Bookmarks only advance the version."""
+        """Apply one watch event. Bookmarks only advance the version; an event not newer than
+        the informer's version is ignored (and counted as stale, bookmarks aside)."""
         kind = event.type
+        self.last_ok = self.clock()
+        version = event.resource_version
+        if version and not is_newer(version, self.resource_version):
+            if kind != "BOOKMARK":
+                self.counters.stale_event(self.spec.name)
+                log.info("%s: ignored a %s event at resourceVersion %s, not newer than %s",
+                         self.spec.name, kind, version, self.resource_version)
+            return
         self.counters.event(self.spec.name, kind)
         if kind in ("ADDED", "MODIFIED"):
-            _guarded(self.sink.apply, event.object)
+            self.gate.call(_guarded, self.sink.apply, event.object)
         elif kind == "DELETED":
-            _guarded(self.sink.delete, event.object)
+            self.gate.call(_guarded, self.sink.delete, event.object)
         elif kind != "BOOKMARK":
             log.warning("%s: unknown watch event type %r", self.spec.name, kind)
-        if event.resource_version:
-            self.resource_version = event.resource_version
-        self.last_ok = self.clock()
+        if version:
+            self.resource_version = version
+
+
+def is_newer(version: str, than: str) -> bool:
+    """Whether resourceVersion `version` comes after `than` ("" comes before everything).
+
+    Versions are opaque to clients by contract, but every API server serves etcd revisions,
+    decimal integers that only grow; versions that are not can only be told equal or not."""
+    if not than:
+        return True
+    if version.isdigit() and than.isdigit():
+        return int(version) > int(than)
+    return version != than
 
 
 # ---- the live state ---------------------------------------------------------------------
@@ -465,10 +502,13 @@ class LiveState:
     async def _expire_loop(self) -> None:
         while True:
             await asyncio.sleep(self.expire_interval)
-            for pod in self.state.expire_assumptions():
-                self.counters.expired_assumptions += 1
-                log.warning("assumed pod %s on node %s was not confirmed by the watch; dropped",
-                            pod.key, pod.node_name)
+            gate_for(self.state).call(self._expire)
+
+    def _expire(self) -> None:
+        for pod in self.state.expire_assumptions():
+            self.counters.expired_assumptions += 1
+            log.warning("assumed pod %s on node %s was not confirmed by the watch; dropped",
+                        pod.key, pod.node_name)
 
     async def _freeze_after_sync(self) -> None:
         # The initial sync builds most long-lived objects; moving them out of the collected

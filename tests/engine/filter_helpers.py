@@ -136,12 +136,14 @@ def name_field(operator: str, *values: str) -> dict[str, Any]:
 
 
 def profile(order: Sequence[str] = DEFAULT_ORDER, *,
-            fit_args: dict[str, Any] | None = None) -> Profile:
+            fit_args: dict[str, Any] | None = None, kubernetes_version: str | None = None) -> Profile:
     policy: dict[str, Any] = {
         "apiVersion": "scheduler-extender/v1",
         "kind": "ExtenderPolicy",
         "plugins": {"filter": {"enabled": [{"name": n} for n in order]}},
     }
+    if kubernetes_version is not None:
+        policy["kubernetesVersion"] = kubernetes_version
     if fit_args is not None:
         policy["pluginConfig"] = [{"name": "NodeResourcesFit", "args": fit_args}]
     return build_profile(parse_policy(policy))

@@ -16,6 +16,7 @@ from extender import wire
 from extender.engine.framework import Code, Status
 from extender.engine.policy import load_policy
 from extender.engine.profile import build_profile
+from extender.engine.filters.taint_toleration import REASON as TAINT_REASON
 from extender.engine.runner import prepare_filters, run_filters
 from extender.model.pod import PodView
 from extender.state.snapshot import load_snapshot
@@ -100,8 +101,7 @@ def test_node_unschedulable_reads_the_flag_not_the_taint_list():
     # The cordon taint alone is TaintToleration's business; the flag alone is enough here.
     tainted_only = node("t", taints=[taint(CORDON_KEY)])
     assert judge("NodeUnschedulable", pod(), tainted_only) is None
-    assert judge("TaintToleration", pod(), tainted_only) == (
-        UNRESOLVABLE, "node(s) had untolerated taint {node.kubernetes.io/unschedulable: }")
+    assert judge("TaintToleration", pod(), tainted_only) == (UNRESOLVABLE, TAINT_REASON)
     flag_only = node("f", unschedulable=True)
     assert judge("NodeUnschedulable", pod(), flag_only) == (UNRESOLVABLE, UNSCHEDULABLE_REASON)
 
@@ -144,15 +144,23 @@ def test_prefer_no_schedule_is_ignored_by_the_filter():
 
 
 @pytest.mark.parametrize("effect", ["NoSchedule", "NoExecute"])
-def test_untolerated_taint_rejects_with_its_key_and_value(effect):
+def test_untolerated_taint_rejects_with_the_newest_reason(effect):
     info = node(taints=[taint("dedicated", "gpu", effect)])
-    assert judge("TaintToleration", pod(), info) == (
+    assert judge("TaintToleration", pod(), info) == (UNRESOLVABLE, TAINT_REASON)
+
+
+@pytest.mark.parametrize("effect", ["NoSchedule", "NoExecute"])
+def test_untolerated_taint_rejects_with_its_key_and_value_before_1_34(effect):
+    info = node(taints=[taint("dedicated", "gpu", effect)])
+    assert judge("TaintToleration", pod(), info, kubernetes_version="1.33") == (
         UNRESOLVABLE, "node(s) had untolerated taint {dedicated: gpu}")
+    assert judge("TaintToleration", pod(), info, kubernetes_version="1.34") == (
+        UNRESOLVABLE, TAINT_REASON)
 
 
 def test_empty_taint_value_renders_as_key_colon_space():
     info = node(taints=[taint("node-role.kubernetes.io/control-plane")])
-    assert judge("TaintToleration", pod(), info) == (
+    assert judge("TaintToleration", pod(), info, kubernetes_version="v1.30") == (
         UNRESOLVABLE, "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }")
 
 
@@ -160,11 +168,12 @@ def test_first_untolerated_taint_in_node_order_is_reported():
     taints = [taint("a", "1"), taint("b", "2", "PreferNoSchedule"), taint("c", "3", "NoExecute"),
               taint("d", "4")]
     tolerant_of_a = pod(tolerations=[toleration("a", "Equal", "1")])
-    assert judge("TaintToleration", tolerant_of_a, node(taints=taints)) == (
+    old = {"kubernetes_version": "1.33"}
+    assert judge("TaintToleration", tolerant_of_a, node(taints=taints), **old) == (
         UNRESOLVABLE, "node(s) had untolerated taint {c: 3}")
-    assert judge("TaintToleration", tolerant_of_a, node(taints=taints[::-1])) == (
+    assert judge("TaintToleration", tolerant_of_a, node(taints=taints[::-1]), **old) == (
         UNRESOLVABLE, "node(s) had untolerated taint {d: 4}")
-    assert judge("TaintToleration", pod(), node(taints=taints)) == (
+    assert judge("TaintToleration", pod(), node(taints=taints), **old) == (
         UNRESOLVABLE, "node(s) had untolerated taint {a: 1}")
 
 
@@ -217,8 +226,7 @@ def test_toleration_matching_rules(tol, hard_taint, tolerated):
     if tolerated:
         assert verdict is None
     else:
-        assert verdict == (UNRESOLVABLE, f"node(s) had untolerated taint "
-                                         f"{{{hard_taint['key']}: {hard_taint['value']}}}")
+        assert verdict == (UNRESOLVABLE, TAINT_REASON)
 
 
 @pytest.mark.parametrize(("tol", "hard_taint"), [
@@ -228,15 +236,14 @@ def test_toleration_matching_rules(tol, hard_taint, tolerated):
 ], ids=["underscore-taint", "int64-overflow", "underscore-toleration"])
 def test_toleration_numeric_values_parse_like_go(tol, hard_taint):
     verdict = judge("TaintToleration", pod(tolerations=[tol]), node(taints=[hard_taint]))
-    assert verdict == (UNRESOLVABLE, f"node(s) had untolerated taint "
-                                     f"{{{hard_taint['key']}: {hard_taint['value']}}}")
+    assert verdict == (UNRESOLVABLE, TAINT_REASON)
 
 
 # ---- NodeAffinity (A.6) ----------------------------------------------------------------------
 
 
 def test_pod_without_selector_or_affinity_skips_node_affinity():
-    assert prepare_filters(profile(["NodeAffinity"]), pod()) == []
+    assert prepare_filters(profile(["NodeAffinity"]), pod()).checks == []
     assert judge("NodeAffinity", pod(), node(labels={})) is None
 
 
@@ -550,7 +557,7 @@ def test_one_conflicting_port_among_several_rejects():
 def test_container_ports_without_host_port_are_ignored():
     no_host = {"containerPort": 80}
     incoming = pod(containers=[container(ports=[no_host])])
-    assert prepare_filters(profile(["NodePorts"]), incoming) == []
+    assert prepare_filters(profile(["NodePorts"]), incoming).checks == []
     assert judge("NodePorts", incoming, node_using(port(80))) is None
     assert judge("NodePorts", ports_pod(port(80)), node_using(no_host)) is None
 
@@ -562,7 +569,7 @@ def test_sidecar_init_container_ports_of_the_incoming_pod_count():
     assert judge("NodePorts", sidecar, node_using(port(9000))) == (UNSCHEDULABLE, PORTS_REASON)
     regular = pod(containers=[container()],
                   init_containers=[container(ports=[port(9000)], name="setup")])
-    assert prepare_filters(profile(["NodePorts"]), regular) == []
+    assert prepare_filters(profile(["NodePorts"]), regular).checks == []
     assert judge("NodePorts", regular, node_using(port(9000))) is None
 
 
@@ -795,7 +802,7 @@ def test_first_failure_wins_in_policy_order():
     assert statuses == {
         "cordoned-short": (UNRESOLVABLE, "NodeUnschedulable", UNSCHEDULABLE_REASON),
         "tainted-mismatch": (UNRESOLVABLE, "TaintToleration",
-                             "node(s) had untolerated taint {dedicated: db}"),
+                             TAINT_REASON),
         "mismatch-port-short": (UNRESOLVABLE, "NodeAffinity", AFFINITY_REASON),
         "port-short": (UNSCHEDULABLE, "NodePorts", PORTS_REASON),
         "short": (UNSCHEDULABLE, "NodeResourcesFit", "Insufficient cpu"),
@@ -865,7 +872,7 @@ def test_filter_names_fixture_through_run_filters():
         "NodeNames": ["worker-a1", "worker-a2"],  # 1.5 and 3.5 cpu free
         "FailedNodes": {"worker-b2": "Insufficient cpu"},  # 2 cpu, 1.9 used
         "FailedAndUnresolvableNodes": {
-            "gpu-b1": "node(s) had untolerated taint {nvidia.com/gpu: present}",
+            "gpu-b1": TAINT_REASON,
             "cordoned-c1": UNSCHEDULABLE_REASON,  # also zone c and tainted: the first filter wins
             "tiny-c2": AFFINITY_REASON,  # zone c; its 2/2 pods would also be Too many pods
         },

@@ -40,7 +40,7 @@ from tests.engine.test_preemption_helpers import (
 
 NOW = T0
 CPU = unschedulable("NodeResourcesFit", "Insufficient cpu")
-TAINT = unresolvable("TaintToleration", "node(s) had untolerated taint {a: b}")
+TAINT = unresolvable("TaintToleration", "node(s) had untolerated taint(s)")
 
 
 # ---- PodEligibleToPreemptOthers -----------------------------------------------------------

@@ -10,7 +10,9 @@ from extender.engine.framework import Code, unschedulable
 from extender.engine.preemption import (
     MINIMUM_PREEMPTABLE_PRIORITY,
     TOLERATION_SECONDS,
+    DefaultPreemption,
     DropReason,
+    PreemptionToleration,
     TolerationPolicy,
     Victims,
     exempted_from_preemption,
@@ -18,7 +20,6 @@ from extender.engine.preemption import (
     process_preemption,
     select_victims_on_node,
     toleration_policy,
-    victim_predicate,
 )
 from extender.engine.runner import prepare_filters
 from tests.engine.test_preemption_helpers import (
@@ -143,7 +144,7 @@ def toleration_cluster():
 def test_exempt_pods_are_never_victims():
     state = toleration_cluster()
     me = view(pod("me", priority=1000, cpu="2"))
-    can = victim_predicate(me, "PreemptionToleration", state, NOW)
+    can = PreemptionToleration().can_preempt(me, state, NOW)
     checks = prepare_filters(profile("PreemptionToleration"), me)
     result = select_victims_on_node(checks, me, state.nodes["n1"], state.pdb_list(), (), NOW,
                                     can_preempt=can)
@@ -153,7 +154,7 @@ def test_exempt_pods_are_never_victims():
     big = view(pod("big", priority=1000, cpu="3"))
     result = select_victims_on_node(prepare_filters(profile("PreemptionToleration"), big), big,
                                     state.nodes["n1"], state.pdb_list(), (), NOW,
-                                    can_preempt=victim_predicate(big, "PreemptionToleration", state, NOW))
+                                    can_preempt=PreemptionToleration().can_preempt(big, state, NOW))
     assert result.code == Code.UNSCHEDULABLE
     assert result.reasons == ("Insufficient cpu",)
 
@@ -163,7 +164,7 @@ def test_default_preemption_ignores_the_annotations():
     big = view(pod("big", priority=1000, cpu="3"))
     result = select_victims_on_node(prepare_filters(profile(), big), big, state.nodes["n1"],
                                     state.pdb_list(), (), NOW,
-                                    can_preempt=victim_predicate(big, "DefaultPreemption", state, NOW))
+                                    can_preempt=DefaultPreemption().can_preempt(big, state, NOW))
     # Equal priority and start time: the node's order decides.
     assert [p.name for p in result.pods] == ["guarded", "plain"]
 
@@ -173,7 +174,7 @@ def test_toleration_expires():
     me = view(pod("me", priority=1000, cpu="4"))
     checks = prepare_filters(profile("PreemptionToleration"), me)
     for now, expected in ((T0, None), (T0 + 3000, ["young"])):
-        can = victim_predicate(me, "PreemptionToleration", state, now)
+        can = PreemptionToleration().can_preempt(me, state, now)
         result = select_victims_on_node(checks, me, state.nodes["n2"], (), (), now, can_preempt=can)
         if expected is None:
             assert result.reasons == ("No preemption victims found for incoming pod",)

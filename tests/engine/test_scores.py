@@ -10,10 +10,15 @@ import pytest
 
 from extender.engine import registry
 from extender.engine.args import (
+    NEWEST_VERSION,
+    InterPodAffinityArgs,
     NoArgs,
+    NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
+    PodTopologySpreadArgs,
 )
+from extender.engine.framework import CycleState
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.engine.registry import SCORES as REGISTRY
@@ -129,7 +134,7 @@ def balanced(*names: str) -> NodeResourcesBalancedAllocation:
 
 
 def scores(plugin: Any, pod: PodView, nodes: Sequence[NodeInfo], ctx: Ctx | None = None) -> Any:
-    return plugin.score(pod, nodes, ctx or Ctx(nodes))
+    return plugin.score(CycleState(), pod, nodes, ctx or Ctx(nodes))
 
 
 # The B.9 setting: allocatable 4000m / 8Gi, 1000m / 2Gi already requested, pod 500m / 1Gi.
@@ -407,13 +412,15 @@ def test_registry_entries_and_args():
     assert {name: spec.args_model for name, spec in REGISTRY.items()} == {
         "NodeResourcesFit": NodeResourcesFitArgs,
         "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
-        "ImageLocality": NoArgs, "TaintToleration": NoArgs, "NodeAffinity": NoArgs,
-        "PodState": NoArgs,
+        "ImageLocality": NoArgs, "TaintToleration": NoArgs, "NodeAffinity": NodeAffinityArgs,
+        "PodState": NoArgs, "PodTopologySpread": PodTopologySpreadArgs,
+        "InterPodAffinity": InterPodAffinityArgs,
     }
     for name, spec in REGISTRY.items():
-        plugin = spec.factory(spec.args_model.model_validate({}))
+        plugin = registry.factory("score", name)(spec.args_model.model_validate({}),
+                                                 NEWEST_VERSION)
         assert plugin.name == name
-        assert registry.SCORES[name] is spec
+        assert registry.PLUGINS[name] is spec
 
 
 def test_rtcr_needs_a_shape():

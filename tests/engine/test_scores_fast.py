@@ -21,7 +21,7 @@ from extender import wire
 from extender.api.candidates import Candidates
 from extender.api.prioritize import host_priorities
 from extender.engine.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
-from extender.engine.framework import unschedulable
+from extender.engine.framework import CycleState, unschedulable
 from extender.engine.runner import PluginScores, extender_scores, score_totals
 from extender.engine.scores.balanced_allocation import NodeResourcesBalancedAllocation
 from extender.engine.scores.image_locality import (
@@ -98,20 +98,20 @@ def test_memoised_scorers_match_the_reference_cold_and_warm(cluster, others, dat
     # Score the pods in a random order, twice: later rounds read memos other pods left.
     order = data.draw(st.lists(st.sampled_from(incoming), min_size=1, max_size=8))
     for p in [*incoming, *order]:
-        assert NodeAffinity().score(p, infos, ctx) == reference_node_affinity(p, infos)
-        assert TaintToleration().score(p, infos, ctx) == reference_taint_toleration(p, infos)
-        assert ImageLocality().score(p, infos, ctx) == reference_image_locality(p, infos, ctx)
+        assert NodeAffinity().score(CycleState(), p, infos, ctx) == reference_node_affinity(p, infos)
+        assert TaintToleration().score(CycleState(), p, infos, ctx) == reference_taint_toleration(p, infos)
+        assert ImageLocality().score(CycleState(), p, infos, ctx) == reference_image_locality(p, infos, ctx)
 
 
 @settings(max_examples=60, deadline=None)
 @given(clusters(), st.integers(0, 20))
 def test_image_locality_follows_the_cluster_wide_counts_with_a_warm_memo(cluster, extra):
     pod, infos, ctx = cluster
-    ImageLocality().score(pod, infos, ctx)  # warm the memos
+    ImageLocality().score(CycleState(), pod, infos, ctx)  # warm the memos
     ctx.total += extra  # the cluster grows: the shares change, the memoised sizes do not
     for name in ctx.images:
         ctx.images[name] += extra // 2
-    assert ImageLocality().score(pod, infos, ctx) == reference_image_locality(pod, infos, ctx)
+    assert ImageLocality().score(CycleState(), pod, infos, ctx) == reference_image_locality(pod, infos, ctx)
 
 
 # ---- fused resource passes ----------------------------------------------------------------
@@ -131,7 +131,7 @@ def test_fused_fit_matches_the_column_path(cluster, weights, kind):
                                                           {"utilization": 100, "score": 0}]}
     args = NodeResourcesFitArgs.model_validate({"scoringStrategy": strategy})
     fused = NodeResourcesFit(args)
-    assert fused.score(pod, infos, ctx) == column_path(NodeResourcesFit(args)).score(pod, infos, ctx)
+    assert fused.score(CycleState(), pod, infos, ctx) == column_path(NodeResourcesFit(args)).score(CycleState(), pod, infos, ctx)
 
 
 @settings(max_examples=150, deadline=None)
@@ -141,7 +141,7 @@ def test_fused_balanced_allocation_matches_the_column_path(cluster):
     args = NodeResourcesBalancedAllocationArgs()  # cpu and memory
     fused = NodeResourcesBalancedAllocation(args)
     reference = column_path(NodeResourcesBalancedAllocation(args))
-    assert fused.score(pod, infos, ctx) == reference.score(pod, infos, ctx)
+    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)
 
 
 # Small quantities, so that requests often equal or exceed what a node has (the edges of
@@ -177,8 +177,8 @@ def test_fused_fit_matches_the_column_path_on_nodes_with_cpu_and_memory(cluster,
     fused = NodeResourcesFit(args)
     assert fused.score_pair is not None  # weights are 1..100 (0 means 1)
     reference = column_path(NodeResourcesFit(args))
-    assert fused.score(pod, infos, ctx) == reference.score(pod, infos, ctx)
-    assert fused.score(pod, infos, ctx) == reference.score(pod, infos, ctx)  # warm memos
+    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)
+    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)  # warm memos
 
 
 @settings(max_examples=300, deadline=None)
@@ -188,8 +188,8 @@ def test_fused_balanced_allocation_matches_the_column_path_on_nodes_with_cpu_and
     fused = NodeResourcesBalancedAllocation()
     assert fused.cpu_memory
     reference = column_path(NodeResourcesBalancedAllocation())
-    assert fused.score(pod, infos, ctx) == reference.score(pod, infos, ctx)
-    assert fused.score(pod, infos, ctx) == reference.score(pod, infos, ctx)  # warm memos
+    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)
+    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)  # warm memos
 
 
 @settings(max_examples=150, deadline=None)
@@ -204,7 +204,7 @@ def test_fused_passes_follow_the_load_of_nodes_with_memoised_scores(cluster, add
     plugins.append((NodeResourcesBalancedAllocation(),
                     column_path(NodeResourcesBalancedAllocation())))
     for plugin, _ in plugins:
-        plugin.score(pod, infos, ctx)  # warm the memos
+        plugin.score(CycleState(), pod, infos, ctx)  # warm the memos
     changed = list(infos)
     if changed:
         i = data.draw(st.integers(0, len(changed) - 1))
@@ -217,7 +217,7 @@ def test_fused_passes_follow_the_load_of_nodes_with_memoised_scores(cluster, add
         changed[i] = clone
     for plugin, reference in plugins:
         for nodes in (changed, infos, changed):
-            assert plugin.score(pod, nodes, ctx) == reference.score(pod, nodes, ctx)
+            assert plugin.score(CycleState(), pod, nodes, ctx) == reference.score(CycleState(), pod, nodes, ctx)
 
 
 @settings(max_examples=100, deadline=None)
@@ -233,7 +233,7 @@ def test_fused_passes_keep_pods_with_other_requests_apart(cluster, others, data)
                (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation()))]
     for p in [*incoming, *order]:
         for plugin, reference in plugins:
-            assert plugin.score(p, infos, ctx) == reference.score(p, infos, ctx)
+            assert plugin.score(CycleState(), p, infos, ctx) == reference.score(CycleState(), p, infos, ctx)
 
 
 @pytest.mark.parametrize("extra", [{"cpu": "0", "memory": "1Gi"}, {"cpu": "1", "memory": "0"}])
@@ -247,13 +247,13 @@ def test_a_memoised_resource_score_counts_only_at_the_same_load(extra):
                (NodeResourcesFit(most), column_path(NodeResourcesFit(most))),
                (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation()))]
     for plugin, _ in plugins:
-        plugin.score(pod, [node], ctx)  # warm the memos
+        plugin.score(CycleState(), pod, [node], ctx)  # warm the memos
     loaded = node.clone()
     loaded.add_pod(make_pod("extra", [extra]))  # one of cpu and memory changes, not the other
     for plugin, reference in plugins:
-        expected = reference.score(pod, [loaded], ctx)
-        assert expected != reference.score(pod, [node], ctx)
-        assert plugin.score(pod, [loaded], ctx) == expected
+        expected = reference.score(CycleState(), pod, [loaded], ctx)
+        assert expected != reference.score(CycleState(), pod, [node], ctx)
+        assert plugin.score(CycleState(), pod, [loaded], ctx) == expected
 
 
 def test_memoised_resource_scores_of_pods_with_other_requests_stay_apart():
@@ -265,10 +265,10 @@ def test_memoised_resource_scores_of_pods_with_other_requests_stay_apart():
                (NodeResourcesFit(most), column_path(NodeResourcesFit(most))),
                (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation()))]
     for plugin, reference in plugins:
-        expected = [reference.score(make_pod("p", [{"cpu": c, "memory": m}]), [node], ctx)
+        expected = [reference.score(CycleState(), make_pod("p", [{"cpu": c, "memory": m}]), [node], ctx)
                     for c, m in shapes]
         assert expected[0] != expected[1] != expected[2]  # memory, then cpu differs
-        assert [plugin.score(make_pod("p", [{"cpu": c, "memory": m}]), [node], ctx)
+        assert [plugin.score(CycleState(), make_pod("p", [{"cpu": c, "memory": m}]), [node], ctx)
                 for c, m in shapes] == expected
 
 

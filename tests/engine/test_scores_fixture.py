@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from extender.engine.framework import CycleState
 from extender.engine.policy import load_policy
 from extender.engine.profile import Profile, build_profile
 from extender.engine.runner import extender_scores, run_scores
@@ -45,7 +46,7 @@ def test_policy_least_allocated_gives_31_and_71_and_wire_3_and_7(setting):
     assert [n.name for n in nodes] == ["worker-a1", "worker-a2"]
     # The policy's own NodeResourcesFit, built through the registry from its pluginConfig.
     fit = next(plugin for plugin, _ in profile.scorers if plugin.name == "NodeResourcesFit")
-    assert fit.score(pod, nodes, state) == [31, 71]  # (12 + 50) / 2 and (62 + 81) / 2
+    assert fit.score(CycleState(), pod, nodes, state) == [31, 71]  # (12 + 50) / 2 and (62 + 81) / 2
     only_fit = dataclasses.replace(profile, scorers=((fit, 1),))
     results = run_scores(only_fit, pod, nodes, state)
     assert extender_scores(results, len(nodes)) == [3, 7] == expected_wire()

@@ -9,8 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extender.engine.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
-from extender.engine.registry import SCORES as REGISTRY
+from extender.engine.args import (
+    NEWEST_VERSION,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+)
+from extender.engine.framework import CycleState
+from extender.engine.registry import SCORES, factory
 from extender.engine.scores.balanced_allocation import NodeResourcesBalancedAllocation
 from extender.engine.scores.node_resources_fit import NodeResourcesFit, broken_linear
 from extender.model import k8s
@@ -148,6 +153,12 @@ def fit_plugins(draw: st.DrawFn) -> NodeResourcesFit:
     return NodeResourcesFit(NodeResourcesFitArgs.model_validate({"scoringStrategy": strategy}))
 
 
+# The node-local scorers, which this module's light cluster context serves; the cross-node
+# ones (PodTopologySpread, InterPodAffinity) count pods over a real ClusterState in their own tests.
+REGISTRY = {name: record for name, record in SCORES.items()
+            if name not in ("PodTopologySpread", "InterPodAffinity")}
+
+
 @st.composite
 def plugins(draw: st.DrawFn) -> Any:
     choice = draw(st.sampled_from([*REGISTRY, "fit", "balanced"]))
@@ -158,14 +169,14 @@ def plugins(draw: st.DrawFn) -> Any:
         return NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs.model_validate(
             {"resources": [{"name": n, "weight": w} for n, w in names]}))
     spec = REGISTRY[choice]
-    return spec.factory(spec.args_model.model_validate({}))
+    return factory("score", choice)(spec.args_model.model_validate({}), NEWEST_VERSION)
 
 
 @settings(max_examples=150, deadline=None)
 @given(plugins(), clusters())
 def test_every_scorer_returns_ints_in_0_100_per_node(plugin, cluster):
     pod, infos, ctx = cluster
-    result = plugin.score(pod, infos, ctx)
+    result = plugin.score(CycleState(), pod, infos, ctx)
     if result is None:  # PreScore Skip
         assert plugin.name in ("NodeResourcesBalancedAllocation", "NodeAffinity")
         return
@@ -177,9 +188,9 @@ def test_every_scorer_returns_ints_in_0_100_per_node(plugin, cluster):
 @given(plugins(), clusters())
 def test_scoring_is_per_request_and_independent_of_node_order(plugin, cluster):
     pod, infos, ctx = cluster
-    forward = plugin.score(pod, infos, ctx)
-    backward = plugin.score(pod, infos[::-1], ctx)
-    again = plugin.score(pod, infos, ctx)
+    forward = plugin.score(CycleState(), pod, infos, ctx)
+    backward = plugin.score(CycleState(), pod, infos[::-1], ctx)
+    again = plugin.score(CycleState(), pod, infos, ctx)
     assert forward == again  # no state carried between requests
     if forward is not None:
         assert backward == forward[::-1]

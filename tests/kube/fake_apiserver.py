@@ -441,6 +441,16 @@ class FakeApiServer:
             self.compacted_rv = self.rv
             return self.rv
 
+    def deliver_stale(self, obj: dict[str, Any], type_: str = "MODIFIED") -> None:
+        """Send watchers `obj` as it is, older resourceVersion included, after newer events,
+        as a misbehaving proxy or a lagging cache would; the store keeps what it has. (A real
+        API server never does this; the watch-order fault the extender must survive.)"""
+        plural = KIND_TO_PLURAL[obj["kind"]]
+        with self._lock:
+            current = self.objects[plural].get(self._key(obj))
+            self.rv += 1
+            self._record(plural, type_, current, copy.deepcopy(obj))
+
     # ---- faults --------------------------------------------------------------------------
     def inject(self, fault: Fault) -> Fault:
         with self._lock:
@@ -702,7 +712,15 @@ class FakeApiServer:
                 with self._lock:
                     if last < self.compacted_rv:
                         return await gone(last)
-                    pending = [e for e in self.history if e.rv > last and e.resource == res.plural]
+                    # History is in version order: walk back from the newest (a soak keeps
+                    # thousands of events and a dozen watches).
+                    pending = []
+                    for e in reversed(self.history):
+                        if e.rv <= last:
+                            break
+                        if e.resource == res.plural:
+                            pending.append(e)
+                    pending.reverse()
                     last = self.rv
                 for ev in pending:
                     out = _translate(ev, terms, ns)

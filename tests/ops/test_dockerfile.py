@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import shutil
 import subprocess
@@ -64,7 +65,9 @@ def test_multi_stage_build_on_slim_python_311() -> None:
     froms = [args for keyword, args in instructions if keyword == "FROM"]
     assert len(froms) >= 2
     args = dict(a.split("=", 1) for k, a in instructions if k == "ARG" and "=" in a)
-    assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?", args["PYTHON_IMAGE"])
+    # Pinned by digest: the tag says what it is, the digest makes rebuilds reproducible.
+    assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?@sha256:[0-9a-f]{64}",
+                        args["PYTHON_IMAGE"])
     assert "wheel" in " ".join(a for k, a in instructions[:len(instructions) - len(_final_stage())]
                                if k == "RUN")
 
@@ -74,8 +77,8 @@ def test_final_stage_runs_the_installed_package_as_a_numeric_non_root_user() -> 
     users = [args for keyword, args in final if keyword == "USER"]
     assert users and re.fullmatch(r"[1-9]\d*(:[1-9]\d*)?", users[-1])
     assert ("ENTRYPOINT", '["extender"]') in final
-    assert ("CMD", '["serve", "--host", "0.0.0.0"]') in final
-    assert ("EXPOSE", "8888") in final
+    assert ("CMD", '["serve", "--host", "0.0.0.0", "--health-port", "8081"]') in final
+    assert ("EXPOSE", "8888 8081") in final
     copies = [args for keyword, args in final if keyword == "COPY"]
     assert copies and copies[0].startswith("--from="), "the package comes from the build stage"
     # Besides the installed package, only the embedded defaults (data, not source) are copied.
@@ -117,3 +120,18 @@ def test_build_context_holds_what_copy_needs_and_nothing_else() -> None:
     for unwanted in (".git/config", "tests/ops/test_tls.py", "bench/run.py",
                      "extender/__pycache__/cli.cpython-311.pyc", ".venv/bin/python"):
         assert _ignored(unwanted, patterns), unwanted
+
+
+def healthcheck_command() -> list[str]:
+    """The HEALTHCHECK's exec-form command."""
+    (args,) = [a for k, a in _final_stage() if k == "HEALTHCHECK"]
+    return json.loads(args.split(" CMD ", 1)[1])
+
+
+def test_healthcheck_probes_the_plain_health_port_the_command_opens() -> None:
+    command = healthcheck_command()
+    final = _final_stage()
+    (cmd,) = [json.loads(a) for k, a in final if k == "CMD"]
+    port = cmd[cmd.index("--health-port") + 1]
+    assert command[:2] == ["python", "-c"]
+    assert f"http://127.0.0.1:{port}/healthz" in command[2]  # plain HTTP: no TLS, no client cert

@@ -1,4 +1,5 @@
-"""manifests/: schema-valid offline, internally consistent, restricted, and RBAC-complete."""
+"""manifests/ and manifests/sidecar/: schema-valid offline, internally consistent, restricted,
+RBAC-complete, and least privilege for the extender where it has its own ServiceAccount."""
 
 from __future__ import annotations
 
@@ -20,17 +21,30 @@ from . import kustomize
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
+SIDECAR = MANIFESTS / "sidecar"
+VARIANTS = {"separate": MANIFESTS, "sidecar": SIDECAR}
 NAMESPACE = "scheduler-extender"
 # The scheduler image's version, plus the oldest and newest schemas the installed
 # kubernetes-validate bundles (1.25 ... 1.37 for 1.37.0).
 VERSIONS = sorted({"1.34.0", all_versions()[0], all_versions()[-1]}, key=lambda v: tuple(
     int(x) for x in v.split(".")))
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+SCHEDULER_SA, EXTENDER_SA = "extender-scheduler", "scheduler-extender"
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def docs(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    return kustomize.build(VARIANTS[request.param])
 
 
 @pytest.fixture(scope="module")
-def docs() -> list[dict[str, Any]]:
+def separate() -> list[dict[str, Any]]:
     return kustomize.build(MANIFESTS)
+
+
+@pytest.fixture(scope="module")
+def sidecar() -> list[dict[str, Any]]:
+    return kustomize.build(SIDECAR)
 
 
 def _one(docs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
@@ -39,12 +53,19 @@ def _one(docs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict
     return found[0]
 
 
-def _pod(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    return _one(docs, "Deployment")["spec"]["template"]
+def _deployments(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == "Deployment"]
+
+
+def _pod_of(docs: list[dict[str, Any]], container: str) -> dict[str, Any]:
+    """The pod template that runs `container`."""
+    (pod,) = [d["spec"]["template"] for d in _deployments(docs)
+              if any(c["name"] == container for c in d["spec"]["template"]["spec"]["containers"])]
+    return pod
 
 
 def _container(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    (container,) = [c for c in _pod(docs)["spec"]["containers"] if c["name"] == name]
+    (container,) = [c for c in _pod_of(docs, name)["spec"]["containers"] if c["name"] == name]
     return container
 
 
@@ -69,11 +90,14 @@ def _port(container: dict[str, Any], port: int | str) -> int:
     return number
 
 
+def _mounts(docs: list[dict[str, Any]], container: dict[str, Any]) -> list[tuple[dict, dict]]:
+    volumes = {v["name"]: v for v in _pod_of(docs, container["name"])["spec"]["volumes"]}
+    return [(mount, volumes[mount["name"]]) for mount in container.get("volumeMounts", [])]
+
+
 def _mounted_file(docs: list[dict[str, Any]], container: dict[str, Any], path: str) -> str:
     """Content of the ConfigMap key the container sees at `path` (fails if nothing is there)."""
-    volumes = {v["name"]: v for v in _pod(docs)["spec"]["volumes"]}
-    for mount in container.get("volumeMounts", []):
-        volume = volumes[mount["name"]]
+    for mount, volume in _mounts(docs, container):
         if "configMap" not in volume:
             continue
         config_map = _one(docs, "ConfigMap", volume["configMap"]["name"])
@@ -87,6 +111,19 @@ def _mounted_file(docs: list[dict[str, Any]], container: dict[str, Any], path: s
             assert files[path] in config_map["data"], f"{path}: key {files[path]} missing"
             return config_map["data"][files[path]]
     raise AssertionError(f"nothing mounted at {path} in {container['name']}")
+
+
+def _secret_key_at(docs: list[dict[str, Any]], container: dict[str, Any], path: str) -> tuple[str, str]:
+    """(Secret name, key) the container sees at `path`."""
+    for mount, volume in _mounts(docs, container):
+        if "secret" in volume and path.startswith(mount["mountPath"].rstrip("/") + "/"):
+            return volume["secret"]["secretName"], path[len(mount["mountPath"]):].lstrip("/")
+    raise AssertionError(f"no Secret mounted at {path} in {container['name']}")
+
+
+def _scheduler_config(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return yaml.safe_load(_mounted_file(docs, _container(docs, "kube-scheduler"),
+                                        "/etc/kubernetes/scheduler-config.yaml"))
 
 
 # --- schema validation -----------------------------------------------------------------------

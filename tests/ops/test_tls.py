@@ -344,3 +344,39 @@ def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_dockerfile_healthcheck_passes_against_mutual_tls(pki: dict) -> None:
+    """The image's HEALTHCHECK, run as Docker runs it, against `serve` with mutual TLS: it
+    probes the plain health port, so no client certificate is needed; the verbs stay behind
+    mutual TLS."""
+    from tests.ops.test_dockerfile import healthcheck_command
+
+    secret: SecretDir = pki["secret"]
+    ports = []
+    for _ in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    port, health_port = ports
+    process = subprocess.Popen(
+        [sys.executable, "-m", "extender", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--health-port", str(health_port), "--tls-cert-file", str(secret.path("tls.crt")),
+         "--tls-key-file", str(secret.path("tls.key")),
+         "--tls-client-ca-file", str(secret.path("client-ca.crt"))],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    command = [sys.executable if part == "python" else part.replace(":8081/", f":{health_port}/")
+               for part in healthcheck_command()]
+    try:
+        deadline = time.monotonic() + 30
+        while subprocess.run(command, capture_output=True, timeout=10).returncode != 0:
+            assert process.poll() is None, process.stdout.read().decode()  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the HEALTHCHECK never passed"
+            time.sleep(0.2)
+        with pytest.raises(OSError):  # the main port still demands a client certificate
+            _get(port, _client_context(pki["ca"]))
+        client = pki["client_ca"].issue_cert("kube-scheduler")
+        assert _get(port, _client_context(pki["ca"], client))[0] == 200
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -15,7 +15,7 @@ from extender.simulator.clock import SECOND
 from extender.simulator.loop import fit_error
 from extender.simulator.schedule import num_feasible_nodes_to_find
 
-from .helpers import DEFAULTS, at, by_name, node, pod, report_bytes, simulate
+from .helpers import DEFAULTS, LEAST_ALLOCATED_ONLY, at, by_name, node, pod, report_bytes, simulate
 
 INFRA_TAINT = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
 
@@ -50,7 +50,7 @@ def test_hand_computed_placements(tmp_path):
     assert pods["p5"]["status"] == "Pending"
     assert pods["p5"]["attempts"] == 1
     assert pods["p5"]["message"] == (
-        "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, "
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are "
         "available: 2 No preemption victims found for incoming pod, 2 Preemption is not "
         "helpful for scheduling..")
@@ -74,10 +74,15 @@ def test_real_world_failed_scheduling_message(tmp_path):
                pod("a", "2", node_name="w1"), pod("b", "2", node_name="w2")]
     _, report = simulate(tmp_path, cluster, [pod("new", "1")])
     assert by_name(report)["new"]["message"] == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "2 No preemption victims found for incoming pod..")
+    # Clusters before 1.34 name the taint.
+    _, report = simulate(tmp_path, cluster, [pod("new", "1")],
+                         {**LEAST_ALLOCATED_ONLY, "kubernetesVersion": "1.33"})
+    assert by_name(report)["new"]["message"].startswith(
         "0/3 nodes are available: 1 node(s) had untolerated taint "
-        "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. preemption: 0/3 nodes "
-        "are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims "
-        "found for incoming pod..")
+        "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu.")
 
 
 def test_preemption_end_to_end(tmp_path):

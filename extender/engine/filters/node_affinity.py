@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from extender.engine.args import NodeAffinityArgs
 from extender.engine.framework import BatchCheck, NodeCheck, Status, unresolvable
+from extender.model import k8s
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
+from extender.model.selectors import NodeSelectorMatcher
 
 NAME = "NodeAffinity"
 REASON = "node(s) didn't match Pod's node affinity/selector"
+REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 REASON_PREFILTER = f"node(s) didn't satisfy plugin(s) [{NAME}]"
 REASON_CONFLICT = "pod affinity terms conflict"
+
+
+def added_affinity(args: NodeAffinityArgs | None) -> k8s.NodeAffinity | None:
+    """The policy's `addedAffinity`, typed (validated when the policy was parsed)."""
+    if args is None or args.added_affinity is None:
+        return None
+    return k8s.convert(args.added_affinity, k8s.NodeAffinity)
 
 
 def matches(pod: PodView, labels: Mapping[str, str], name: str) -> bool:
@@ -26,10 +37,16 @@ def matches(pod: PodView, labels: Mapping[str, str], name: str) -> bool:
 
 class NodeAffinity:
     name = NAME
-    #: The verdict depends only on the node view and the pod's `placement_key`.
-    node_only = True
 
-    def pre_filter(self, pod: PodView) -> NodeCheck | None:
+    def __init__(self, args: NodeAffinityArgs | None = None) -> None:
+        added = added_affinity(args)
+        required = added.required_during_scheduling_ignored_during_execution if added else None
+        #: `addedAffinity`'s required terms, which every pod must also match.
+        self.enforced = NodeSelectorMatcher(required) if required is not None else None
+        # The enforced terms are part of what a memoised verdict depends on.
+        self.memo_label = NAME if self.enforced is None else f"{NAME}{args.added_affinity!r}"  # type: ignore[union-attr]
+
+    def restrict(self, pod: PodView) -> NodeCheck | None:
         """PreFilter's node-name restriction, judged before any plugin's Filter: nodes outside
         it are rejected as kube-scheduler rejects nodes a PreFilterResult leaves out."""
         allowed = pod.affinity_node_names
@@ -43,9 +60,20 @@ class NodeAffinity:
 
     def prepare(self, pod: PodView) -> NodeCheck | None:
         required = pod.required_affinity
-        if not pod.node_selector and required is None:
+        enforced = self.enforced
+        if not pod.node_selector and required is None and enforced is None:
             return None
         status = unresolvable(NAME, REASON)
+        if enforced is not None:
+            enforced_status = unresolvable(NAME, REASON_ENFORCED)
+
+            def check_enforced(node: NodeInfo) -> Status | None:
+                view = node.node
+                if not enforced.matches(view.labels, view.name):
+                    return enforced_status
+                return None if matches(pod, view.labels, view.name) else status
+
+            return check_enforced
         if required is not None and required.uses_name:
             def check_direct(node: NodeInfo) -> Status | None:
                 view = node.node

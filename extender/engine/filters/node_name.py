@@ -12,8 +12,6 @@ REASON = "node(s) didn't match the requested node name"
 
 class NodeName:
     name = NAME
-    #: The verdict depends only on the node view and the pod's `placement_key`.
-    node_only = True
 
     def prepare(self, pod: PodView) -> NodeCheck | None:
         wanted = pod.node_name

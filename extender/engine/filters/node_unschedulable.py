@@ -31,8 +31,6 @@ class _UnschedulableCheck(BatchCheck):
 
 class NodeUnschedulable:
     name = NAME
-    #: The verdict depends only on the node view and the pod's `placement_key`.
-    node_only = True
 
     def prepare(self, pod: PodView) -> _UnschedulableCheck | None:
         if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):

@@ -15,7 +15,6 @@ from extender.engine.preemption.evaluator import (
     DryRun,
     ExtenderStep,
     PreemptionResult,
-    PreemptionState,
     dry_run_preemption,
     fit_error_message,
     nodes_where_preemption_might_help,
@@ -36,6 +35,7 @@ from extender.engine.preemption.pdb import (
     filter_pods_with_pdb_violation,
 )
 from extender.engine.preemption.pick import pick_one_node_for_preemption
+from extender.engine.preemption.plugins import DefaultPreemption, PreemptionToleration
 from extender.engine.preemption.process import (
     DropReason,
     PreemptionOutcome,
@@ -53,18 +53,17 @@ from extender.engine.preemption.victims import (
     Victims,
     fits_with_nominated,
     select_victims_on_node,
-    victim_predicate,
 )
 
 __all__ = [
     "MINIMUM_PREEMPTABLE_PRIORITY", "NOT_ELIGIBLE_NEVER", "NOT_ELIGIBLE_TERMINATING",
     "NOT_HELPFUL", "NO_VICTIMS", "TOLERATION_SECONDS",
-    "DropReason", "DryRun", "ExtenderStep", "PdbIndex", "PreemptionOutcome", "PreemptionResult",
-    "PreemptionState", "SelectorMatches", "TolerationPolicy", "Victims",
+    "DefaultPreemption", "DropReason", "DryRun", "ExtenderStep", "PdbIndex", "PreemptionOutcome", "PreemptionResult", "PreemptionToleration",
+    "SelectorMatches", "TolerationPolicy", "Victims",
     "by_importance", "count_pdb_violations", "dry_run_preemption", "earliest_start_of_highest",
     "exempted_from_preemption", "filter_pods_with_pdb_violation", "fit_error_message",
     "fits_with_nominated", "importance_key", "more_important_pod",
     "nodes_where_preemption_might_help", "num_candidates", "pick_one_node_for_preemption",
     "pod_eligible_to_preempt_others", "preempt", "process_preemption",
-    "select_victims_on_node", "toleration_policy", "victim_predicate",
+    "select_victims_on_node", "toleration_policy"
 ]

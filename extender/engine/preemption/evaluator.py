@@ -11,22 +11,19 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from extender.engine.args import DefaultPreemptionArgs
-from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.framework import ClusterContext, Code, Status
 from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.pick import pick_one_node_for_preemption
-from extender.engine.preemption.toleration import PLUGIN as TOLERATION
 from extender.engine.preemption.victims import (
     VictimPredicate,
     Victims,
     lower_priority,
     select_victims_on_node,
-    victim_predicate,
 )
-from extender.engine.profile import Profile
-from extender.engine.runner import prepare_filters
+from extender.engine.runner import FilterPass, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -34,18 +31,16 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
-#: DefaultPreemption prefixes its messages; PreemptionToleration returns them bare.
-MESSAGE_PREFIX = "preemption: "
 
 #: Modern kube-scheduler's status for nodes without one (`NewDefaultNodeToStatus`).
 ABSENT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
 
+if TYPE_CHECKING:
+    from extender.engine.profile import Profile
 
-class PreemptionState(ClusterContext, Protocol):
-    """A cluster context that also lists its nodes (`ClusterState` is one)."""
 
-    @property
-    def nodes(self) -> Mapping[str, NodeInfo]: ...
+#: A cluster context (it lists its nodes); kept as a name for callers.
+PreemptionState = ClusterContext
 
 
 def pod_eligible_to_preempt_others(
@@ -105,7 +100,7 @@ class DryRun:
     errors: list[str]
 
 
-def dry_run_preemption(checks: Sequence[NodeCheck], pod: PodView, potential: Sequence[NodeInfo],
+def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[NodeInfo],
                        ctx: ClusterContext, offset: int, wanted: int, now: float,
                        can_preempt: VictimPredicate) -> DryRun:
     """`DryRunPreemption`, sequentially: nodes `potential[(offset + i) % n]` until at least one
@@ -119,7 +114,7 @@ def dry_run_preemption(checks: Sequence[NodeCheck], pod: PodView, potential: Seq
     for i in range(n):
         node_info = potential[(offset + i) % n]
         name = node_info.name
-        result = select_victims_on_node(checks, pod, node_info, pdbs, ctx.nominated_pods(name),
+        result = select_victims_on_node(filters, pod, node_info, pdbs, ctx.nominated_pods(name),
                                         now, can_preempt=can_preempt)
         if isinstance(result, Victims) and result.pods:
             (violating if result.num_pdb_violations else clean)[name] = result
@@ -175,7 +170,7 @@ ExtenderStep = Callable[[Mapping[str, Victims]], Mapping[str, Victims] | Status]
 
 
 def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
-            state: PreemptionState, now: float, rng: random.Random, *,
+            state: ClusterContext, now: float, rng: random.Random, *,
             call_extenders: ExtenderStep | None = None) -> PreemptionResult:
     """Run the profile's PostFilter for `pod` after a failed filter pass.
 
@@ -188,19 +183,19 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
     if post_filter is None:
         return PreemptionResult(Status(Code.UNSCHEDULABLE, ()))
     plugin = post_filter.name
-    prefix = "" if plugin == TOLERATION else MESSAGE_PREFIX
+    prefix = post_filter.message_prefix
 
     def failed(code: Code, message: str, *, clear: bool = False,
                node_statuses: Mapping[str, Status] | None = None) -> PreemptionResult:
         return PreemptionResult(Status(code, (prefix + message,), plugin), clear_nomination=clear,
                                 node_statuses=node_statuses or {})
 
-    can_preempt = victim_predicate(pod, plugin, state, now)
+    can_preempt = post_filter.can_preempt(pod, state, now)
     nominated = pod.nominated_node_name
     eligible, why = pod_eligible_to_preempt_others(
         pod, statuses.get(nominated) if nominated else None,
         state.nodes.get(nominated) if nominated else None,
-        can_preempt=can_preempt, legacy_terminating=plugin == TOLERATION)
+        can_preempt=can_preempt, legacy_terminating=post_filter.legacy_terminating)
     if not eligible:
         return failed(Code.UNSCHEDULABLE, why)
 
@@ -210,9 +205,9 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
     potential = [state.nodes[n] for n in nodes_where_preemption_might_help(state.nodes, statuses)]
     dry = DryRun({}, {}, [])
     if potential:
-        checks = prepare_filters(profile, pod)
+        filters = prepare_filters(profile, pod, state)
         offset = rng.randrange(len(potential))  # Go: rand.Int31n(len(potential))
-        dry = dry_run_preemption(checks, pod, potential, state, offset,
+        dry = dry_run_preemption(filters, pod, potential, state, offset,
                                  num_candidates(len(potential), post_filter.args), now, can_preempt)
     if not dry.candidates:
         if dry.errors:

@@ -25,27 +25,29 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from extender.engine.framework import Code, NodeCheck, Status
-from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, PreemptionState
+from extender.engine.framework import ClusterContext, Code, Status
+from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
+from extender.engine.preemption.plugins import DefaultPreemption
 from extender.engine.preemption.victims import (
     VictimPredicate,
     Victims,
     fits_with_nominated,
     select_victims_on_node,
-    victim_predicate,
 )
-from extender.engine.profile import Profile
-from extender.engine.runner import prepare_filters
+from extender.engine.runner import FilterPass, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PLUGIN = "DefaultPreemption"
 FITS_AS_IS = "the pod fits without evicting any pod"
+
+if TYPE_CHECKING:
+    from extender.engine.profile import Profile
 
 
 class DropReason(StrEnum):
@@ -74,7 +76,7 @@ class PreemptionOutcome:
 
 
 def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
-                       state: PreemptionState, now: float, *,
+                       state: ClusterContext, now: float, *,
                        selector_matches: SelectorMatches | None = None) -> PreemptionOutcome:
     """Vet `proposals` (node name -> proposed victim UIDs) for the preemptor `pod`.
 
@@ -88,9 +90,9 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
         for node in proposals:
             outcome.drop(node, DropReason.PREEMPTOR_NOT_ELIGIBLE, NOT_ELIGIBLE_NEVER)
         return outcome
-    plugin = profile.post_filter.name if profile.post_filter else DEFAULT_PLUGIN
-    checks = prepare_filters(profile, pod)
-    can_preempt = victim_predicate(pod, plugin, state, now)
+    plugin = profile.post_filter or DefaultPreemption()
+    filters = prepare_filters(profile, pod, state)
+    can_preempt = plugin.can_preempt(pod, state, now)
     pdbs = PdbIndex(state.pdb_list(), selector_matches)
 
     for node, uids in proposals.items():
@@ -111,7 +113,7 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
             log.debug("preempt %s on %s: ignoring proposed victims %s (not on the node or not "
                       "preemptable)", pod.key, node, ignored)
 
-        verdict = _vet_node(checks, pod, info, proposed, state.nominated_pods(node), pdbs,
+        verdict = _vet_node(filters, pod, info, proposed, state.nominated_pods(node), pdbs,
                             can_preempt, now)
         if isinstance(verdict, Victims):
             outcome.victims[node] = verdict
@@ -120,14 +122,16 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
     return outcome
 
 
-def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
+def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
               proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: PdbIndex,
               can_preempt: VictimPredicate, now: float) -> Victims | tuple[DropReason, str]:
     """The victims to reply with on one node, or why the node is dropped."""
     work = info.clone()
+    work_filters = filters.clone()
     for victim in proposed:
         work.remove_pod(victim)
-    status = fits_with_nominated(checks, pod, work, nominated)
+        work_filters.remove_pod(victim, work)
+    status = fits_with_nominated(work_filters, pod, work, nominated)
     if status is None:
         if not proposed:
             return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
@@ -135,7 +139,7 @@ def _vet_node(checks: Sequence[NodeCheck], pod: PodView, info: NodeInfo,
         return Victims(tuple(victims), _pdb_violations(victims, info, pdbs, can_preempt, now))
     if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
         return DropReason.UNRESOLVABLE, _describe(status)
-    result = select_victims_on_node(checks, pod, info, pdbs, nominated, now,
+    result = select_victims_on_node(filters, pod, info, pdbs, nominated, now,
                                     can_preempt=can_preempt, pinned={v.uid for v in proposed})
     if isinstance(result, Status):
         return (DropReason.NOT_ENOUGH_VICTIMS,

@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
+from extender.engine.framework import Code, Status
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex, pdb_index
-from extender.engine.preemption.toleration import PLUGIN as TOLERATION
-from extender.engine.preemption.toleration import exempted_from_preemption
-from extender.engine.runner import node_fits
+from extender.engine.runner import FilterPass
 from extender.model.disruption import PdbView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -39,50 +37,36 @@ def lower_priority(preemptor: PodView) -> VictimPredicate:
     return lambda pod: pod.priority < priority
 
 
-def victim_predicate(preemptor: PodView, post_filter: str, ctx: ClusterContext,
-                     now: float) -> VictimPredicate:
-    """Which pods `preemptor` may evict under the policy's PostFilter plugin: lower priority,
-    and under PreemptionToleration not exempted by the victim's PriorityClass."""
-    lower = lower_priority(preemptor)
-    if post_filter != TOLERATION:
-        return lower
-
-    def allowed(pod: PodView) -> bool:
-        if not lower(pod):
-            return False
-        priority_class = ctx.priority_class(pod.priority_class_name) if pod.priority_class_name else None
-        return not exempted_from_preemption(pod, preemptor, priority_class, now)
-
-    return allowed
-
-
 def nominated_ahead(preemptor: PodView, nominated: Sequence[PodView]) -> list[PodView]:
     """The nominated pods whose reservation the preemptor must respect: priority ≥ its own."""
     return [p for p in nominated if p.priority >= preemptor.priority and p.uid != preemptor.uid]
 
 
-def _fits(checks: Sequence[NodeCheck], node_info: NodeInfo, ahead: Sequence[PodView]) -> Status | None:
+def _fits(filters: FilterPass, node_info: NodeInfo, ahead: Sequence[PodView]) -> Status | None:
     if ahead:
-        # Pass 1: as if the nominated pods were already there, so their room stays reserved.
+        # Pass 1: as if the nominated pods were already there, so their room stays reserved
+        # (cross-node plugins count them too, on their own copy of the cycle state).
         reserved = node_info.clone()
+        reserved_filters = filters.clone()
         for pod in ahead:
             reserved.add_pod(pod)
-        status = node_fits(checks, reserved)
+            reserved_filters.add_pod(pod, reserved)
+        status = reserved_filters.node_fits(reserved)
         if status is not None:
             return status
     # Pass 2 (or the only pass): on the node as it is, since a nominated pod may never come.
-    return node_fits(checks, node_info)
+    return filters.node_fits(node_info)
 
 
-def fits_with_nominated(checks: Sequence[NodeCheck], pod: PodView, node_info: NodeInfo,
+def fits_with_nominated(filters: FilterPass, pod: PodView, node_info: NodeInfo,
                         nominated: Sequence[PodView]) -> Status | None:
     """`RunFilterPluginsWithNominatedPods`: the first failing status, or None when `pod` fits
     both with the node's higher-or-equal-priority nominated pods added and without them."""
-    return _fits(checks, node_info, nominated_ahead(pod, nominated))
+    return _fits(filters, node_info, nominated_ahead(pod, nominated))
 
 
 def select_victims_on_node(
-    checks: Sequence[NodeCheck],
+    filters: FilterPass,
     pod: PodView,
     node_info: NodeInfo,
     pdbs: Sequence[PdbView] | PdbIndex,
@@ -94,7 +78,8 @@ def select_victims_on_node(
 ) -> Victims | Status:
     """The victims on `node_info` for `pod`, or the Status saying why the node cannot help.
 
-    `checks` are the policy's prepared filters for `pod`; `pdbs` the cluster's PDBs (a
+    `filters` are the policy's prepared filters for `pod` (this node works on a copy of their
+    cycle state, as each dry-run node does upstream); `pdbs` the cluster's PDBs (a
     `PdbIndex` when called for many nodes); `nominated` the pods nominated to this node;
     `can_preempt` which pods may be evicted (default: lower priority). `pinned` names pods
     that are victims whatever happens (the scheduler's own proposal, when the extender only
@@ -106,10 +91,12 @@ def select_victims_on_node(
     if not potential:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
     work = node_info.clone()
+    filters = filters.clone()
     for victim in potential:
         work.remove_pod(victim)
+        filters.remove_pod(victim, work)
     ahead = nominated_ahead(pod, nominated)
-    status = _fits(checks, work, ahead)
+    status = _fits(filters, work, ahead)
     if status is not None:
         return status
     potential = by_importance(potential, now)
@@ -121,8 +108,10 @@ def select_victims_on_node(
             victims.append(candidate)
             continue
         work.add_pod(candidate)
-        if _fits(checks, work, ahead) is not None:
+        filters.add_pod(candidate, work)
+        if _fits(filters, work, ahead) is not None:
             work.remove_pod(candidate)
+            filters.remove_pod(candidate, work)
             victims.append(candidate)
     # Both groups were walked most important first; merging them needs one more sort.
     victims = by_importance(victims, now)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 
 from extender.engine.args import NodeResourcesBalancedAllocationArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
 from extender.engine.scores.memo import score_key
 from extender.engine.scores.resource_allocation import (
     Column,
@@ -76,7 +76,7 @@ class NodeResourcesBalancedAllocation:
         # The fused pass for cpu and memory (the default; this plugin ignores the weights).
         self.cpu_memory = cpu_memory_weights(self.resources) is not None
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo],
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
         if not any(pod_request(pod, name, use_requested=True) for name, _ in self.resources):
             return None

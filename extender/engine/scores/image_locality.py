@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
 from extender.engine.scores.memo import memoised, score_key
 from extender.model.node import NodeView, normalized_image_name
 from extender.model.nodeinfo import NodeInfo
@@ -53,7 +53,7 @@ class ImageLocality:
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if not pod.images:
             return calculate_priorities([0] * len(nodes), pod.num_containers)
         # Identical images count once per container, hence the multiplicity.

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.args import NodeAffinityArgs
+from extender.engine.filters.node_affinity import added_affinity
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
 from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
-from extender.model.pod import PodView
+from extender.model.pod import PodView, preferred_terms
 from extender.model.selectors import NodeTermMatcher
 
 NAME = "NodeAffinity"
@@ -36,16 +37,20 @@ def preferred_sum(terms: PreferredTerms, view: NodeView) -> int:
 class NodeAffinity:
     name = NAME
 
-    def __init__(self, args: NoArgs | None = None) -> None:
-        pass
+    def __init__(self, args: NodeAffinityArgs | None = None) -> None:
+        added = added_affinity(args)
+        preferred = added.preferred_during_scheduling_ignored_during_execution if added else None
+        #: `addedAffinity`'s preferred terms, added to every pod's.
+        self.added_terms = preferred_terms(added) if preferred else ()
+        self.added_key = repr(args.added_affinity) if self.added_terms else ""  # type: ignore[union-attr]
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo],
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
-        terms = pod.preferred_affinity
+        terms = (*pod.preferred_affinity, *self.added_terms)
         if not terms:
             return None
         # The sum depends only on the node's labels and name and on the terms, which the
         # pod's `preferred_affinity_key` names: a workload's pods reuse each node's sum.
-        key = score_key(NAME, pod.preferred_affinity_key)
+        key = score_key(NAME, pod.preferred_affinity_key, self.added_key)
         raw = memoised(nodes, key, lambda view: preferred_sum(terms, view))
         return default_normalize_score(MAX_NODE_SCORE, False, raw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from extender.engine.args import NodeResourcesFitArgs, UtilizationShapePoint
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
 from extender.engine.scores.memo import score_key
 from extender.engine.scores.normalize import go_div
 from extender.engine.scores.resource_allocation import (
@@ -180,7 +180,7 @@ class NodeResourcesFit:
         if pair is not None and weights is not None and sum(weights) > 0:
             self.score_pair = pair(*weights)
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if self.score_pair is not None:
             cpu, memory = pod.scoring_non_zero_cpu, pod.scoring_non_zero_memory
             key = score_key(NAME, self.strategy, self.resources, cpu, memory)

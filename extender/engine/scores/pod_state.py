@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
-from extender.engine.framework import ClusterContext
+from extender.engine.framework import ClusterContext, CycleState
 from extender.engine.scores.normalize import min_max_normalize
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -24,7 +24,7 @@ class PodState:
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         # Upstream counts every pod nominated to the node, the incoming pod included when
         # it carries a nomination; so does this.
         nominated = ctx.nominated_pods

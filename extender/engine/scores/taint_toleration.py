@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
 from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score
 from extender.model.node import NodeView
@@ -52,7 +52,7 @@ class TaintToleration:
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
-    def score(self, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         tolerations = prefer_no_schedule_tolerations(pod.tolerations)
         # The count depends only on the node's taints and these tolerations: a workload's
         # pods reuse each node's count.

@@ -1,0 +1,64 @@
+"""The size of every cache and table that lives across requests, for `extender_cache_entries`.
+
+Each has a bound or an eviction rule (docs/operations.md lists them); the metric shows where
+each one sits. Collected when `/metrics` is scraped: a few dictionary lengths and one pass
+over the nodes (their memos), nothing that grows with the pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import _lru_cache_wrapper
+from typing import Any
+
+from extender.model import names, quantity, resources, timeparse
+from extender.model.node import interned_sizes
+from extender.model.pod import shared_sizes
+
+#: lru_cache'd parsers of the model: bounded by their maxsize.
+_LRU: dict[str, Any] = {
+    "quantity_texts": getattr(quantity, "_parse", None),
+    "timestamps": timeparse.parse_time,
+    "qualified_names": names.is_qualified_name,
+    "label_values": names.is_label_value,
+    "extended_resource_names": resources.is_extended_resource,
+    "scalar_resource_names": resources.is_scalar_resource,
+}
+
+
+def _lru_size(fn: Any) -> int:
+    return fn.cache_info().currsize if isinstance(fn, _lru_cache_wrapper) else 0
+
+
+def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None) -> dict[str, int]:
+    """cache name -> entries now."""
+    state = runtime.state
+    sizes = {
+        # per node view: at most 64 memo entries (NodeView.remember); dropped with the view.
+        "node_memos": sum(len(info.node.memo) for info in state.nodes.values()),
+        # until confirmed by the watch or --assume-ttl seconds.
+        "assumed_pods": len(state.assumed),
+        # the last 4 096 pending pods seen in filter/prioritize (for bind); FIFO.
+        "remembered_pending_pods": len(getattr(state, "_recent_pending", ())),
+        # memos over the node set: cleared on every node change, and past 1 024 entries.
+        "node_set_memos": len(getattr(state, "_node_memo", ())),
+        # PDB selector answers across preempt requests: cleared past 16 384.
+        "pdb_selector_answers": _selector_answers(),
+        # state changes waiting for a large request to finish (api.offload, state.gate).
+        "deferred_state_changes": runtime.gate.pending,
+        # binds being performed (one entry per pod and node while its call runs).
+        "binds_in_flight": getattr(runtime.binder, "in_flight", 0),
+        "quantity_nanos": len(getattr(quantity, "_TEXT_NANOS", ())),  # cleared past 65 536
+        **interned_sizes(),
+        **shared_sizes(),
+    }
+    sizes.update({name: _lru_size(fn) for name, fn in _LRU.items()})
+    for name, size in (extra or {}).items():
+        sizes[name] = size()
+    return sizes
+
+
+def _selector_answers() -> int:
+    from extender.api import preempt  # the route module owns the cross-request cache
+
+    return len(getattr(preempt, "_selector_matches", ()))

@@ -1,0 +1,140 @@
+"""Large requests: their decoding and engine work runs in a worker thread, off the event loop.
+
+The loop then stays free to answer `/healthz`, `/readyz` and small requests while a large one
+runs. Three rules keep this safe and bounded:
+
+- **One large request at a time** (`slot`): it is read, decoded and worked on alone, so the
+  memory of requests stays bounded by one large body plus the small ones. Others wait for the
+  slot before their body is read (TCP back-pressure holds the rest), at most `slot_wait`
+  seconds, then answer 503.
+- **The state holds still while the worker reads it**: the worker is registered with the
+  state's `StateGate`, which defers every change (watch events, assumptions) until the worker
+  has returned and then applies them in order, on the loop (see `extender.state.gate`).
+- **Mutations the handler makes go back to the loop**: `call_on_loop` runs a function on the
+  loop thread when called from the worker (remembering a pending pod, for instance).
+
+The worker drives the handler's coroutine on its own event loop, so handlers stay `async`.
+The garbage collector pauses while it does (see `_drive`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from extender.state.gate import StateGate
+
+T = TypeVar("T")
+
+#: Bodies larger than this run off the event loop (about 300 preempt candidates, or 2 000
+#: NodeNames for filter and prioritize; every Nodes-form request beyond a few nodes).
+DEFAULT_OFFLOAD_BYTES = 64 * 1024
+#: How long a large request waits for the one large-request slot before answering 503.
+DEFAULT_SLOT_WAIT = 10.0
+
+
+class Busy(Exception):
+    """No large-request slot became free in time."""
+
+
+class Offloader:
+    """The worker thread and the one-large-request slot."""
+
+    def __init__(self, threshold: int = DEFAULT_OFFLOAD_BYTES,
+                 slot_wait: float = DEFAULT_SLOT_WAIT) -> None:
+        self.threshold = threshold
+        self.slot_wait = slot_wait
+        self.running = 0  # large requests in the worker (0 or 1)
+        self.waiting = 0  # large requests waiting for the slot
+        self._executor: ThreadPoolExecutor | None = None
+        self._slot: asyncio.Semaphore | None = None
+        self._slot_loop: asyncio.AbstractEventLoop | None = None
+        self._local = threading.local()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def is_large(self, size: int | None) -> bool:
+        """Whether a body of `size` bytes (None: not declared) runs off the loop."""
+        return size is None or size > self.threshold
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold the one large-request slot; raises `Busy` after `slot_wait` seconds."""
+        loop = asyncio.get_running_loop()
+        if self._slot is None or self._slot_loop is not loop:
+            self._slot, self._slot_loop = asyncio.Semaphore(1), loop
+        slot = self._slot
+        self.waiting += 1
+        try:
+            async with asyncio.timeout(self.slot_wait):
+                await slot.acquire()
+        except TimeoutError:
+            raise Busy(f"busy with another large request for {self.slot_wait:g}s") from None
+        finally:
+            self.waiting -= 1
+        try:
+            yield
+        finally:
+            slot.release()
+
+    async def run(self, gate: StateGate, work: Coroutine[Any, Any, T]) -> T:
+        """Run the coroutine `work` to completion in the worker thread; the state behind
+        `gate` holds still until it has returned (even if this call is cancelled)."""
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="extender-large")
+        gate.enter()
+        self.running += 1
+        try:
+            future: Future[T] = self._executor.submit(self._drive, work)
+        except BaseException:
+            work.close()
+            self._done(gate)
+            raise
+
+        def finished(_: Future[T]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing to resume
+                loop.call_soon_threadsafe(self._done, gate)
+
+        future.add_done_callback(finished)
+        return await asyncio.wrap_future(future)
+
+    def _done(self, gate: StateGate) -> None:
+        self.running -= 1
+        gate.leave()
+
+    def _drive(self, work: Coroutine[Any, Any, T]) -> T:
+        local = self._local
+        loop = getattr(local, "loop", None)
+        if loop is None:
+            loop = local.loop = asyncio.new_event_loop()
+        local.active = True
+        # The request's garbage is acyclic (freed by reference counting); a collection pass
+        # meanwhile would walk its whole young object graph holding the GIL, a stall of tens
+        # of milliseconds for the loop. Paused for the request's duration (one at a time).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return loop.run_until_complete(work)
+        finally:
+            local.active = False
+            if collecting:
+                gc.enable()
+
+    def call_on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        """`fn(*args)` on the event loop thread: now if called there, else as soon as the loop
+        runs (before the worker's result is seen there)."""
+        if getattr(self._local, "active", False) and self._loop is not None:
+            self._loop.call_soon_threadsafe(fn, *args)
+        else:
+            fn(*args)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None

@@ -1,0 +1,115 @@
+"""uvicorn's httptools protocol with the limits it lacks: a deadline and a size bound for each
+request head, and a cap on open connections.
+
+uvicorn closes idle keep-alive connections, but a connection that opens and sends nothing,
+or trickles a request head a byte at a time, stays open for ever, and httptools accepts a head
+of any size. Here:
+
+- a request head (request line and headers) must arrive within `header_timeout` seconds of the
+  connection opening or of its first byte; otherwise the connection gets `408` and is closed;
+- a head larger than `max_head_bytes` gets `431` and the connection is closed;
+- beyond `max_connections` open connections, a new one gets `503` and is closed at once (the
+  connections already open, kube-scheduler's keep-alive ones among them, are not disturbed).
+
+The body's deadline is the route's (`read_body`): it starts once the route reads the body, so
+a large request waiting for its turn is not cut off. Verified against uvicorn 0.54.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from extender.api import metrics
+
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_MAX_HEAD_BYTES = 64 * 1024
+DEFAULT_MAX_CONNECTIONS = 512
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+
+def _reply(status: str, text: str) -> bytes:
+    body = text.encode()
+    return (f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """`HttpToolsProtocol` with `limits` (set on the subclass `guarded_protocol` makes)."""
+
+    limits = ConnectionLimits()
+    listener = "main"
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._head_bytes = 0
+        self._refused = len(self.connections) >= self.limits.max_connections
+        if self._refused:
+            metrics.CONNECTIONS_REFUSED.labels(self.listener).inc()
+            transport.write(_reply("503 Service Unavailable", "too many open connections\n"))
+            transport.close()
+            return
+        super().connection_made(transport)
+        metrics.OPEN_CONNECTIONS.labels(self.listener).inc()
+        self._start_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        metrics.OPEN_CONNECTIONS.labels(self.listener).dec()
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._head_timer is not None and not self.transport.is_closing():
+            # Still in a request head after this chunk: count it against the bound.
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_head_bytes:
+                self._stop_head_timer()
+                metrics.REQUEST_HEADS_REFUSED.labels("too_large").inc()
+                self.transport.write(_reply("431 Request Header Fields Too Large",
+                                            "request head too large\n"))
+                self.transport.close()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._head_timer is None:  # the next request on a keep-alive connection
+            self._head_bytes = 0
+            self._start_head_timer()
+
+    def on_headers_complete(self) -> None:
+        self._stop_head_timer()
+        super().on_headers_complete()
+
+    def _start_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing():
+            return
+        metrics.REQUEST_HEADS_REFUSED.labels("timeout").inc()
+        self.transport.write(_reply("408 Request Timeout", "request head not received within "
+                                    f"{self.limits.header_timeout:g}s\n"))
+        self.transport.close()
+
+
+def guarded_protocol(limits: ConnectionLimits, listener: str = "main") -> type[Any]:
+    """A protocol class for `uvicorn.Config(http=...)` enforcing `limits`."""
+    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,),
+                {"limits": limits, "listener": listener})

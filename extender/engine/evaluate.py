@@ -1,0 +1,127 @@
+"""`evaluate`: what every plugin of a policy says about a pod, for tests and notebooks.
+
+    from extender.engine import evaluate
+    ev = evaluate(objects, pod, policy=None, nodes=None)
+    ev.prefilter, ev.filter[node], ev.scores[plugin][node], ev.total[node], ev.extender_scores[node]
+
+Unlike a scheduling cycle it picks no node: every node that passes the filters is scored, even
+when only one does (kube-scheduler's one-feasible-node shortcut does not apply).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from extender.engine.cluster import ClusterState
+from extender.engine.framework import Code, CycleState, Status
+from extender.engine.policy import ExtenderPolicy, load_policy, parse_policy
+from extender.engine.profile import build_profile
+from extender.engine.runner import extender_scores, prepare_filters, run_filters, run_scores
+from extender.model import k8s
+from extender.model.pod import PodView
+from extender.model.quantity import QuantityError
+
+#: kube-scheduler's defaults: every phase left out of the policy.
+DEFAULT_POLICY = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
+
+_CODES = {
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.ERROR: "Error",
+}
+
+
+class EvaluationError(ValueError):
+    """Input `evaluate` cannot read: the message names the object."""
+
+
+@dataclass
+class Evaluation:
+    """What each plugin said. Statuses are `{"plugin", "code", "reasons"}` dicts."""
+
+    prefilter: dict[str, Any] | None = None
+    filter: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    total: dict[str, int] = field(default_factory=dict)
+    extender_scores: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def feasible(self) -> list[str]:
+        """The candidates every filter passed, in candidate order."""
+        return [name for name, status in self.filter.items() if status is None]
+
+
+def status_dict(status: Status) -> dict[str, Any]:
+    return {"plugin": status.plugin, "code": _CODES.get(status.code, status.code.name.title()),
+            "reasons": list(status.reasons)}
+
+
+def cluster_from_objects(objects: Iterable[Mapping[str, Any]]) -> ClusterState:
+    """A cluster state holding the objects (dicts as `kubectl get -o json` prints them)."""
+    state = ClusterState()
+    for i, obj in enumerate(objects):
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        if kind not in k8s.KINDS:
+            raise EvaluationError(f"objects[{i}]: kind {kind!r} is not one the engine reads "
+                                  f"(known: {', '.join(k8s.KINDS)})")
+        name = obj.get("metadata", {}).get("name", "?")
+        try:
+            state.apply(kind, k8s.convert(obj, k8s.KINDS[kind]))
+        except (msgspec.ValidationError, QuantityError) as exc:
+            raise EvaluationError(f"objects[{i}] ({kind} {name!r}): {exc}") from None
+    return state
+
+
+def _policy(policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None) -> ExtenderPolicy:
+    if policy is None:
+        return parse_policy(DEFAULT_POLICY, "<default policy>")
+    if isinstance(policy, ExtenderPolicy):
+        return policy
+    if isinstance(policy, Mapping):
+        return parse_policy(dict(policy), "<policy>")
+    return load_policy(policy)
+
+
+def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
+             policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None = None,
+             nodes: Sequence[str] | None = None) -> Evaluation:
+    """Run the policy's filters and scorers for `pod` over `nodes` (None: every node) of the
+    cluster `objects` describe. Raises `PolicyError` for an invalid policy or plugin
+    arguments and `EvaluationError` for objects it cannot read."""
+    profile = build_profile(_policy(policy))
+    state = cluster_from_objects(objects)
+    try:
+        view = PodView.from_k8s(k8s.convert(dict(pod), k8s.Pod))
+    except (msgspec.ValidationError, QuantityError) as exc:
+        raise EvaluationError(f"pod: {exc}") from None
+    names = list(state.nodes) if nodes is None else list(nodes)
+    unknown = [name for name in names if name not in state.nodes]
+    if unknown:
+        raise EvaluationError(f"nodes: {', '.join(unknown)} not among the objects' nodes")
+    infos = [state.nodes[name] for name in names]
+    cycle = CycleState()
+    prepared = prepare_filters(profile, view, state, cycle)
+    result = run_filters(profile, view, infos, state, prepared)
+    ev = Evaluation()
+    if result.rejection is not None:
+        ev.prefilter = status_dict(result.rejection)
+    for name in names:
+        status = result.statuses.get(name)
+        ev.filter[name] = None if status is None else status_dict(status)
+    passed = result.passed
+    passed_names = [info.node.name for info in passed]
+    results = run_scores(profile, view, passed, state, cycle)
+    for plugin in results:
+        ev.scores[plugin.name] = dict(zip(passed_names, plugin.scores, strict=True))
+    totals = [0] * len(passed)
+    for plugin in results:
+        for i, score in enumerate(plugin.scores):
+            totals[i] += score * plugin.weight
+    ev.total = dict(zip(passed_names, totals, strict=True))
+    ev.extender_scores = dict(zip(passed_names, extender_scores(results, len(passed)), strict=True))
+    return ev

@@ -1,0 +1,1 @@
+"""Cross-node plugins, one folder each (PreFilter over the whole cluster, Filter, Score)."""

@@ -1,0 +1,61 @@
+"""The PostFilter plugins: DefaultPreemption and scheduler-plugins' PreemptionToleration.
+
+Both run kube-scheduler's preemption flow (`evaluator.preempt`); they differ in which pods a
+preemptor may evict, how their messages read and which terminating pods block a preemptor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from extender.engine.args import DefaultPreemptionArgs
+from extender.engine.framework import ClusterContext, Status
+from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult, preempt
+from extender.engine.preemption.toleration import PLUGIN as TOLERATION
+from extender.engine.preemption.toleration import exempted_from_preemption
+from extender.engine.preemption.victims import VictimPredicate, lower_priority
+from extender.model.pod import PodView
+
+if TYPE_CHECKING:
+    from extender.engine.profile import Profile
+
+
+class DefaultPreemption:
+    name = "DefaultPreemption"
+    #: DefaultPreemption prefixes its messages; PreemptionToleration returns them bare.
+    message_prefix = "preemption: "
+    #: Whether any terminating lower-priority pod on the nominated node blocks the preemptor
+    #: (≤1.26 and PreemptionToleration), rather than only victims of the scheduler's preemption.
+    legacy_terminating = False
+
+    def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
+        self.args = args or DefaultPreemptionArgs()
+
+    def can_preempt(self, preemptor: PodView, ctx: ClusterContext, now: float) -> VictimPredicate:
+        """Which pods `preemptor` may evict: any of lower priority."""
+        return lower_priority(preemptor)
+
+    def post_filter(self, profile: Profile, pod: PodView, statuses: Mapping[str, Status],
+                    ctx: ClusterContext, now: float, rng: Any, *,
+                    call_extenders: ExtenderStep | None = None) -> PreemptionResult:
+        return preempt(profile, pod, statuses, ctx, now, rng, call_extenders=call_extenders)
+
+
+class PreemptionToleration(DefaultPreemption):
+    name = TOLERATION
+    message_prefix = ""
+    legacy_terminating = True
+
+    def can_preempt(self, preemptor: PodView, ctx: ClusterContext, now: float) -> VictimPredicate:
+        """Lower priority, and not exempted by the victim's PriorityClass annotations."""
+        lower = lower_priority(preemptor)
+
+        def allowed(pod: PodView) -> bool:
+            if not lower(pod):
+                return False
+            name = pod.priority_class_name
+            priority_class = ctx.priority_class(name) if name else None
+            return not exempted_from_preemption(pod, preemptor, priority_class, now)
+
+        return allowed

@@ -1,0 +1,63 @@
+"""Every cache that outlives a request stays within its bound under churn, and `/metrics`
+exports its size."""
+
+from __future__ import annotations
+
+import re
+
+from extender.model import k8s
+from extender.model.node import NodeView, interned_sizes, signature
+from extender.model.pod import PodView, shared_sizes
+from tests.conftest import fixture_bytes
+
+CACHES = {"node_memos", "assumed_pods", "remembered_pending_pods", "node_set_memos",
+          "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "quantity_nanos",
+          "pod_signatures", "taint_sets", "shared_labels", "shared_requests", "quantity_texts",
+          "timestamps", "qualified_names", "label_values", "extended_resource_names",
+          "scalar_resource_names"}
+
+
+def _exported(client) -> dict[str, float]:
+    text = client.get("/metrics").text
+    return {m[0]: float(m[1]) for m in
+            re.findall(r'^extender_cache_entries\{cache="([^"]+)"\} (\S+)$', text, re.M)}
+
+
+def test_metrics_export_every_cache_size(client) -> None:
+    assert client.post("/filter", content=fixture_bytes("filter-names.request.json")).status_code == 200
+    sizes = _exported(client)
+    assert set(sizes) == CACHES
+    assert sizes["node_memos"] > 0  # the filter memoised node-only verdicts
+    assert sizes["remembered_pending_pods"] == 1  # its pod, for the bind to come
+    assert client.post("/bind", content=fixture_bytes("bind.request.json")).json() == {"Error": ""}
+    sizes = _exported(client)
+    assert sizes["assumed_pods"] == 1 and sizes["remembered_pending_pods"] == 0
+
+
+def test_pod_signatures_and_taint_sets_stay_bounded_under_churn() -> None:
+    for i in range(70_000):
+        signature("churn", i)
+    assert interned_sizes()["pod_signatures"] <= 65_537
+
+
+def test_a_node_views_memo_stays_bounded() -> None:
+    view = NodeView.from_k8s(k8s.convert({"metadata": {"name": "n"}}, k8s.Node))
+    for i in range(1_000):
+        view.remember(signature("memo", i), i)
+    assert len(view.memo) <= 64
+
+
+def test_shared_label_maps_stay_bounded_under_churn() -> None:
+    for i in range(101_000):
+        PodView.from_k8s(k8s.convert({"metadata": {"name": "p", "uid": f"u{i}",
+                                                   "labels": {"pod-template-hash": str(i)}}},
+                                     k8s.Pod), slim=True)
+    assert shared_sizes()["shared_labels"] <= 100_000
+
+
+def test_remembered_pending_pods_stay_bounded(client, runtime) -> None:
+    for i in range(5_000):
+        pod = k8s.convert({"metadata": {"name": f"p{i}", "namespace": "d", "uid": f"uid-{i}"}},
+                          k8s.Pod)
+        runtime.state.remember_pending(PodView.from_k8s(pod))
+    assert _exported(client)["remembered_pending_pods"] == 4_096

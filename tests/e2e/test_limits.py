@@ -1,0 +1,233 @@
+"""`extender serve` under abuse, over real sockets: slow or oversized request heads and bodies
+are cut off, connections are capped, and one large request does not stall anything else."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from tests.conftest import FIXTURES, ROOT, fixture_bytes
+from tests.e2e.test_serve import free_port, wait_ready
+
+MAX_CONNECTIONS = 24
+HEADER_TIMEOUT = 1.0
+BODY_TIMEOUT = 1.0
+
+
+@dataclass
+class Server:
+    url: str
+    port: int
+    health_port: int
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    port, health_port = free_port(), free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "extender", "serve", "--port", str(port),
+         "--policy", str(FIXTURES / "policy-leastallocated.json"), "--nodes-form",
+         "--max-candidates", "20000", "--header-timeout", str(HEADER_TIMEOUT),
+         "--body-timeout", str(BODY_TIMEOUT), "--max-connections", str(MAX_CONNECTIONS),
+         "--health-port", str(health_port)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, proc)
+        yield Server(url, port, health_port)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.settimeout(10)  # every wait below is bounded
+    return sock
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_a_request_head_that_never_completes_is_closed(server: Server) -> None:
+    with _connect(server.port) as sock:
+        sock.sendall(b"POST /filter HTTP/1.1\r\nHost: extender\r\nContent-Type: appl")
+        reply = _read_until_closed(sock)  # returns only once the server closed it
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert b"request head not received within 1s" in reply
+
+
+def test_a_silent_connection_is_closed(server: Server) -> None:
+    with _connect(server.port) as sock:
+        assert _read_until_closed(sock).startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_trickled_request_head_is_closed(server: Server) -> None:
+    with _connect(server.port) as sock:
+        head = b"GET /healthz HTTP/1.1\r\nHost: extender\r\nX-Slow: " + b"a" * 100
+        closed = False
+        for byte in head:  # one byte every 50 ms: 7 s in all, were it let through
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.05)
+            sock.setblocking(False)
+            try:
+                if sock.recv(65536, socket.MSG_PEEK):
+                    closed = True
+                    break
+            except BlockingIOError:
+                pass
+            finally:
+                sock.setblocking(True)
+                sock.settimeout(10)
+        assert closed
+        assert _read_until_closed(sock).startswith(b"HTTP/1.1 408 ")
+
+
+def test_an_oversized_request_head_is_431(server: Server) -> None:
+    with _connect(server.port) as sock:
+        # 70 KB of headers in one write (no end of head), then wait for the server's answer.
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: extender\r\n"
+                     + (b"X-Filler: " + b"f" * 1000 + b"\r\n") * 70)
+        assert _read_until_closed(sock).startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_slow_body_is_408_and_the_connection_closed(server: Server) -> None:
+    with _connect(server.port) as sock:
+        sock.sendall(b"POST /filter HTTP/1.1\r\nHost: extender\r\nContent-Length: 5000\r\n\r\n"
+                     b'{"Pod": {')
+        reply = _read_until_closed(sock)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ") and b"connection: close" in head.lower()
+    assert json.loads(body)["Error"].startswith("request body not received within 1s")
+
+
+def test_connections_beyond_the_cap_are_refused_and_the_others_keep_working(
+        server: Server) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as keep_alive:
+        assert keep_alive.get("/healthz").status_code == 200  # an established connection
+        idle = [_connect(server.port) for _ in range(MAX_CONNECTIONS - 1)]
+        try:
+            with _connect(server.port) as extra:
+                reply = _read_until_closed(extra)
+            assert reply.startswith(b"HTTP/1.1 503 ") and b"too many open connections" in reply
+            # The connection that was already open is not disturbed.
+            assert keep_alive.get("/healthz").status_code == 200
+        finally:
+            for sock in idle:
+                sock.close()
+    _until(lambda: httpx.get(f"{server.url}/healthz", timeout=5).status_code == 200)
+
+
+def _until(check, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check():
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_health_port_serves_health_only(server: Server) -> None:
+    health = f"http://127.0.0.1:{server.health_port}"
+    assert httpx.get(f"{health}/healthz", timeout=5).text == "ok"
+    assert httpx.get(f"{health}/readyz", timeout=5).status_code == 200
+    assert httpx.post(f"{health}/filter", content=fixture_bytes("filter-names.request.json"),
+                      timeout=5).status_code == 404
+    assert httpx.get(f"{health}/metrics", timeout=5).status_code == 404
+
+
+def _big_nodes_form_request(count: int) -> bytes:
+    """`count` Node objects the extender has never seen (each decoded and built)."""
+    pod = json.loads(fixture_bytes("filter-names.request.json"))["Pod"]
+    items = []
+    for i in range(count):
+        name = f"big-{i:05d}"
+        items.append({
+            "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": str(900_000 + i),
+                         "labels": {"kubernetes.io/hostname": name, "disktype": "ssd",
+                                    "topology.kubernetes.io/zone": f"us-east-1{'abc'[i % 3]}"}},
+            "spec": {},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                       "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                       "images": [{"names": [f"registry.example.com/app-{j}:v{i % 7}"],
+                                   "sizeBytes": 10_000_000 * (j + 1)} for j in range(8)]},
+        })
+    return json.dumps({"Pod": pod, "Nodes": {"items": items}, "NodeNames": None}).encode()
+
+
+_SEND_BIG = """
+import json, sys, time, httpx
+url, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+body = open(path, "rb").read()
+runs = []
+with httpx.Client(base_url=url, timeout=60) as client:
+    for _ in range(3):  # back to back, for a long enough window
+        started = time.monotonic()
+        reply = client.post("/filter", content=body)
+        ended = time.monotonic()
+        answer = reply.json() if reply.status_code == 200 else {}
+        judged = sum(len(answer.get(key) or {}) for key in ("FailedNodes", "FailedAndUnresolvableNodes"))
+        judged += len((answer.get("Nodes") or {}).get("items") or [])
+        runs.append([started, ended, reply.status_code, answer.get("Error"), judged])
+print(json.dumps(runs))
+"""
+
+
+def test_health_and_small_requests_answer_within_100ms_while_a_large_one_runs(
+        server: Server, tmp_path) -> None:
+    count = 16_000
+    big = tmp_path / "big.json"
+    big.write_bytes(_big_nodes_form_request(count))  # about 27 MB, decoded node by node
+    small = fixture_bytes("filter-names.request.json")
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        assert client.post("/filter", content=small).status_code == 200  # warm
+        # The large requests come from another process, so this one only measures.
+        sender = subprocess.Popen([sys.executable, "-c", _SEND_BIG, server.url, str(big),
+                                   str(count)], stdout=subprocess.PIPE, text=True)
+        probes: list[tuple[float, float, str]] = []
+        while sender.poll() is None:
+            for path in ("/healthz", "/filter"):
+                started = time.monotonic()
+                if path == "/healthz":
+                    reply = client.get(path)
+                else:
+                    reply = client.post(path, content=small)
+                ended = time.monotonic()
+                assert reply.status_code == 200, reply.text
+                probes.append((started, ended, path))
+            time.sleep(0.02)
+        out, _ = sender.communicate(timeout=60)
+    big_runs = json.loads(out)  # CLOCK_MONOTONIC is one clock for every process
+    assert len(big_runs) == 3
+    for started, ended, status, error, judged in big_runs:
+        assert (status, error, judged) == (200, "", count)
+        # Large enough to matter: run on the loop, it would hold every probe back this long.
+        assert ended - started > 0.25
+    during = [(s, e, p) for s, e, p in probes
+              if any(bs < s and e < be for bs, be, *_ in big_runs)]
+    assert len([p for p in during if p[2] == "/healthz"]) >= 10, probes
+    assert len([p for p in during if p[2] == "/filter"]) >= 10, probes
+    slowest = {path: max(e - s for s, e, p in during if p == path) for path in ("/healthz", "/filter")}
+    assert slowest["/healthz"] < 0.1 and slowest["/filter"] < 0.1, slowest
