@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from extender.engine.cluster import ClusterState
-from extender.engine.framework import Code, CycleState, Status
+from extender.engine.framework import Code, CycleState, PluginError, Status
 from extender.engine.policy import ExtenderPolicy, load_policy, parse_policy
 from extender.engine.profile import build_profile
 from extender.engine.runner import extender_scores, prepare_filters, run_filters, run_scores
@@ -115,7 +115,12 @@ def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
         ev.filter[name] = None if status is None else status_dict(status)
     passed = result.passed
     passed_names = [info.node.name for info in passed]
-    results = run_scores(profile, view, passed, state, cycle)
+    errors: list[PluginError] = []
+    results = run_scores(profile, view, passed, state, cycle, errors)
+    if errors:
+        # A PreScore Error fails kube-scheduler's whole cycle for the pod: there are no scores.
+        raise EvaluationError("; ".join(f"score plugin {e.plugin} failed: {e.message}"
+                                        for e in errors))
     for plugin in results:
         ev.scores[plugin.name] = dict(zip(passed_names, plugin.scores, strict=True))
     totals = [0] * len(passed)

@@ -196,5 +196,14 @@ class PostFilterPlugin(Protocol):
         """What to do when no node fits (preemption): see `engine.preemption.preempt`."""
 
 
+class PluginError(Exception):
+    """A plugin's Error status (kube-scheduler's `AsStatus(err)`): the cycle fails for the pod."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        super().__init__(f"{plugin}: {message}")
+        self.plugin = plugin
+        self.message = message
+
+
 class EngineError(Exception):
     """An internal failure the caller reports as the protocol's Error."""

@@ -19,6 +19,7 @@ from extender.engine.framework import (
     CycleState,
     EngineError,
     NodeCheck,
+    PluginError,
     Status,
 )
 from extender.model.node import Signature, signature
@@ -121,7 +122,9 @@ def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None =
         if restrict is None:
             continue
         check = _call(plugin, restrict, pod)
-        if check is not None:
+        if isinstance(check, Status):
+            rejection = rejection or check
+        elif check is not None:
             entries.append(_Prepared(f"{plugin.name}/PreFilter", profile.node_only(plugin), check))
     for plugin in profile.filters:
         pre_filter = getattr(plugin, "pre_filter", None)
@@ -255,14 +258,22 @@ class PluginScores:
 
 
 def run_scores(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
-               ctx: ClusterContext, state: CycleState | None = None) -> list[PluginScores]:
+               ctx: ClusterContext, state: CycleState | None = None,
+               errors: list[PluginError] | None = None) -> list[PluginScores]:
     """Each enabled scorer's normalised 0..100 scores. A scorer that skips or fails is left out
-    (logged), so one faulty scorer never fails the request."""
+    (logged), so one faulty scorer never fails the request; a plugin's Error status (a pod it
+    cannot parse) also goes to `errors` when given."""
     results = []
     state = state if state is not None else CycleState()
     for plugin, weight in profile.scorers:
         try:
             scores = plugin.score(state, pod, nodes, ctx)
+        except PluginError as exc:
+            log.warning("score plugin %s: %s (pod %s/%s)", plugin.name, exc.message,
+                        pod.namespace, pod.name)
+            if errors is not None:
+                errors.append(exc)
+            continue
         except Exception:
             log.exception("score plugin %s failed for pod %s/%s; it contributes nothing",
                           plugin.name, pod.namespace, pod.name)

@@ -33,8 +33,28 @@ def qualified_name_errors(name: str) -> list[str]:
         return ["name part must be no more than 63 characters"]
     if not _QUALIFIED_NAME_PART.fullmatch(short):
         return ["name part must consist of alphanumeric characters, '-', '_' or '.', "
-                "and must start and end with an alphanumeric character"]
+                "and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+                "'my.name',  or '123-abc', regex used for validation is "
+                "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]
     return []
+
+
+def label_value_errors(value: str) -> list[str]:
+    """`IsValidLabelValue`'s messages, word for word."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if value and not _QUALIFIED_NAME_PART.fullmatch(value):
+        errors.append("a valid label must be an empty string or consist of alphanumeric "
+                      "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                      "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+                      "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+    return errors
+
+
+def go_quote(text: str) -> str:
+    """Go's %q for the plain strings label rules print."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @lru_cache(maxsize=4096)

@@ -15,7 +15,12 @@ from extender.model.resources import (
     pod_requests,
     pod_scoring_non_zero_requests,
 )
-from extender.model.selectors import NodeSelectorMatcher, NodeTermMatcher, compile_terms
+from extender.model.selectors import (
+    NodeSelectorMatcher,
+    NodeTermMatcher,
+    compile_terms,
+    node_term_errors,
+)
 from extender.model.taints import Toleration
 from extender.model.timeparse import parse_time
 
@@ -75,6 +80,20 @@ def preferred_terms(affinity: k8s.NodeAffinity | None) -> tuple[tuple[int, NodeT
     return tuple(terms)
 
 
+def preferred_terms_error(affinity: k8s.NodeAffinity | None) -> str:
+    """`NewPreferredSchedulingTerms`' error for the terms it would parse (weight 0 and empty
+    terms are skipped), aggregated as Go aggregates errors; "" when they all parse."""
+    if affinity is None:
+        return ""
+    errors: list[str] = []
+    for i, pref in enumerate(affinity.preferred_during_scheduling_ignored_during_execution or ()):
+        term = pref.preference
+        if pref.weight == 0 or term is None or not (term.match_expressions or term.match_fields):
+            continue
+        errors.extend(node_term_errors(term, f"[{i}]"))
+    return errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]" if errors else ""
+
+
 def _affinity_node_names(required: k8s.NodeSelector | None) -> frozenset[str] | None:
     """NodeAffinity's PreFilter, on the raw terms as Go reads them: when every term pins
     `metadata.name In` values, the union over terms of each term's intersection; None when some
@@ -105,6 +124,7 @@ class PodView:
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
         "preferred_affinity_key", "affinity_terms", "spread_constraints", "controller_ref",
+        "preferred_affinity_error",
     )
 
     uid: str
@@ -142,6 +162,7 @@ class PodView:
     affinity_terms: PodAffinityTerms | None  # pod (anti-)affinity, kept for bound pods too
     spread_constraints: tuple[k8s.TopologySpreadConstraint, ...]
     controller_ref: tuple[str, str, str] | None  # (apiVersion, kind, name) of the controller
+    preferred_affinity_error: str  # why a preferred node-affinity term does not parse
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
@@ -189,6 +210,7 @@ class PodView:
         if slim:
             self.spread_constraints = ()
             self.controller_ref = None
+            self.preferred_affinity_error = ""
             self.tolerations = ()
             self.node_selector = None
             self.required_affinity = None
@@ -210,6 +232,7 @@ class PodView:
         self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
         self.affinity_node_names = _affinity_node_names(required)
         self.preferred_affinity = preferred_terms(node_affinity)
+        self.preferred_affinity_error = preferred_terms_error(node_affinity)
         # Equal keys mean equal preferred terms, so equal NodeAffinity sums on any node view.
         self.preferred_affinity_key = _placement_encoder.encode(
             node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else None)

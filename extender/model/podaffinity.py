@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from extender.model import k8s
 from extender.model.selectors import NOTHING, InvalidSelector, Selector, label_selector
@@ -74,14 +74,23 @@ class PodAffinityTerms:
 
     def __init__(self, namespace: str, affinity: k8s.PodAffinity | None,
                  anti: k8s.PodAffinity | None) -> None:
-        self.error = ""
-        try:
-            self.required_affinity = _required(namespace, affinity)
-            self.required_anti = _required(namespace, anti)
-            self.preferred_affinity = _preferred(namespace, affinity)
-            self.preferred_anti = _preferred(namespace, anti)
-        except InvalidSelector as exc:
-            self.error = str(exc)
+        errors: list[str] = []
+
+        def parsed(what: str, build: Callable[[], tuple[AffinityTerm, ...]]) -> tuple[AffinityTerm, ...]:
+            try:
+                return build()
+            except InvalidSelector as exc:
+                errors.append(f"{what}: {exc}")
+                return ()
+
+        self.required_affinity = parsed("requiredAffinityTerms", lambda: _required(namespace, affinity))
+        self.required_anti = parsed("requiredAntiAffinityTerms", lambda: _required(namespace, anti))
+        self.preferred_affinity = parsed("preferredAffinityTerms",
+                                         lambda: _preferred(namespace, affinity))
+        self.preferred_anti = parsed("preferredAntiAffinityTerms", lambda: _preferred(namespace, anti))
+        # utilerrors.NewAggregate: one error as it is, several in brackets.
+        self.error = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]" if errors else ""
+        if errors:
             self.required_affinity = self.required_anti = ()
             self.preferred_affinity = self.preferred_anti = ()
 

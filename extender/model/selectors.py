@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from extender.model import k8s
-from extender.model.names import is_label_value, is_qualified_name, parse_int64
+from extender.model.names import (
+    go_quote,
+    is_label_value,
+    is_qualified_name,
+    label_value_errors,
+    parse_int64,
+    qualified_name_errors,
+)
 
 LabelPredicate = Callable[[Mapping[str, str]], bool]
 
@@ -18,14 +25,36 @@ class InvalidSelector(ValueError):
     pass
 
 
+def requirement_errors(key: str, operator: str, values: Sequence[str]) -> list[str]:
+    """`labels.NewRequirement`'s validation, with apimachinery's field-error wording."""
+    errors = []
+    key_errors = qualified_name_errors(key)
+    if key_errors:
+        errors.append(f"key: Invalid value: {go_quote(key)}: {'; '.join(key_errors)}")
+    listed = "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
+    if operator in ("In", "NotIn") and not values:
+        errors.append(f"values: Invalid value: {listed}: for 'in', 'notin' operators, "
+                      "values set can't be empty")
+    elif operator in ("Exists", "DoesNotExist") and values:
+        errors.append(f"values: Invalid value: {listed}: values set must be empty for exists "
+                      "and does not exist")
+    elif operator in ("Gt", "Lt") and len(values) != 1:
+        errors.append(f"values: Invalid value: {listed}: for 'Gt', 'Lt' operators, exactly "
+                      "one value is required")
+    for i, value in enumerate(values):
+        value_errors = label_value_errors(value)
+        if value_errors:
+            errors.append(f"values[{i}][{key}]: Invalid value: {go_quote(value)}: "
+                          f"{'; '.join(value_errors)}")
+    return errors
+
+
 def _requirement(key: str, operator: str, values: Sequence[str]) -> LabelPredicate:
     """`labels.NewRequirement`: the key must be a qualified name and every value a valid label
     value, or the requirement (and so its term) is invalid."""
-    if not is_qualified_name(key):
-        raise InvalidSelector(f"invalid key {key!r}")
-    for value in values:
-        if not is_label_value(value):
-            raise InvalidSelector(f"invalid value {value!r}")
+    if not is_qualified_name(key) or not all(is_label_value(v) for v in values):
+        errors = requirement_errors(key, operator, values)
+        raise InvalidSelector(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
     if operator == "In":
         if not values:
             raise InvalidSelector("In needs values")
@@ -107,6 +136,23 @@ class NodeTermMatcher:
     @property
     def uses_name(self) -> bool:
         return self.name_in is not None or bool(self.name_not_in)
+
+
+_NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def node_term_errors(term: k8s.NodeSelectorTerm, path: str) -> list[str]:
+    """Why a node selector term does not parse, in apimachinery's words, each with its field
+    path under `path` (e.g. `[0].matchExpressions[0].key: Invalid value: ...`)."""
+    errors = []
+    for j, req in enumerate(term.match_expressions or ()):
+        where = f"{path}.matchExpressions[{j}]"
+        if req.operator not in _NODE_OPERATORS:
+            errors.append(f"{where}.operator: Unsupported value: {go_quote(req.operator)}")
+            continue
+        errors.extend(f"{where}.{e}" for e in requirement_errors(req.key, req.operator,
+                                                                  req.values or ()))
+    return errors
 
 
 def compile_terms(terms: Sequence[k8s.NodeSelectorTerm] | None) -> tuple[NodeTermMatcher, ...]:

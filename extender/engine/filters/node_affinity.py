@@ -46,15 +46,14 @@ class NodeAffinity:
         # The enforced terms are part of what a memoised verdict depends on.
         self.memo_label = NAME if self.enforced is None else f"{NAME}{args.added_affinity!r}"  # type: ignore[union-attr]
 
-    def restrict(self, pod: PodView) -> NodeCheck | None:
+    def restrict(self, pod: PodView) -> NodeCheck | Status | None:
         """PreFilter's node-name restriction, judged before any plugin's Filter: nodes outside
         it are rejected as kube-scheduler rejects nodes a PreFilterResult leaves out."""
         allowed = pod.affinity_node_names
         if allowed is None:
             return None
-        if not allowed:
-            conflict = unresolvable(NAME, REASON_CONFLICT)
-            return lambda node: conflict
+        if not allowed:  # a PreFilter rejection: no node can match
+            return unresolvable(NAME, REASON_CONFLICT)
         outside = unresolvable(NAME, REASON_PREFILTER)
         return lambda node: None if node.node.name in allowed else outside
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from extender.engine.args import NodeAffinityArgs
 from extender.engine.filters.node_affinity import added_affinity
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, PluginError
 from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score
 from extender.model.node import NodeView
@@ -46,6 +46,8 @@ class NodeAffinity:
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
+        if pod.preferred_affinity_error:
+            raise PluginError(NAME, pod.preferred_affinity_error)
         terms = (*pod.preferred_affinity, *self.added_terms)
         if not terms:
             return None

@@ -25,7 +25,7 @@ Pipeline answers where upstream calls Filter on its own (TestNodeAffinity):
   (UnschedulableAndUnresolvable) — asserted here instead of the Filter's own status;
 * a row whose PreFilter rejects the pod ("Pod with two conflicting mach field requirements"):
   `ev.prefilter` and `ev.filter[node]` carry the PreFilter status `pod affinity terms conflict`
-  (xfail: the engine reports it per node only, `ev.prefilter` stays None);
+  (the PreFilter rejects the pod on every node);
 * rows with `runPreFilter: false`: the pipeline always runs PreFilter; their Filter answer is the
   same either way.
 
@@ -73,12 +73,6 @@ AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"  # nodeaff
 ENFORCED_REASON = "node(s) didn't match scheduler-enforced node affinity"  # errReasonEnforced
 CONFLICT_REASON = "pod affinity terms conflict"  # errReasonConflict
 PREFILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [NodeAffinity]"  # schedule_one.go
-
-PREFILTER_CONFLICT_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="NodeAffinity's PreFilter rejection ('pod affinity terms conflict') reaches ev.filter "
-           "for every node but ev.prefilter stays None")
-
 
 def status(plugin: str, code: str, *reasons: str) -> Obj:
     return {"plugin": plugin, "code": code, "reasons": list(reasons)}
@@ -425,7 +419,7 @@ NODE_AFFINITY_ROWS = [
     ("Pod with two conflicting mach field requirements",
      aff_pod(required(term(fields=[name_in("node1"), name_in("node2")]))),
      {"foo": "bar"}, "node2", None, status(AFFINITY, UU, CONFLICT_REASON),
-     status(AFFINITY, UU, CONFLICT_REASON), [PREFILTER_CONFLICT_XFAIL]),
+     status(AFFINITY, UU, CONFLICT_REASON), []),
     ("Matches added affinity and Pod's node affinity",
      aff_pod(required(term([req("zone", "In", "foo")]))), {"zone": "foo"}, "node2",
      added(term(fields=[name_in("node2")])), None, None, []),

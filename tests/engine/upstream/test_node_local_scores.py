@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from extender.engine import evaluate
+from extender.engine import EvaluationError, evaluate
 from tests.engine.upstream.builders import node, pod, policy, taint
 
 Obj = dict[str, Any]
@@ -189,15 +189,14 @@ def test_node_affinity_priority(affinity: Obj | None, nodes: list[tuple[str, dic
     assert run_scores(AFFINITY, node_objs, bare_pod(affinity=affinity), args=args) == want
 
 
-@pytest.mark.xfail(strict=True, reason="the engine drops a preferred term that fails to parse and "
-                   "skips NodeAffinity scoring; kube-scheduler's PreScore returns an Error")
 def test_node_affinity_priority_prescore_error():
     # node_affinity_test.go TestNodeAffinityPriority "PreScore returns error when an incoming Pod has
     # a broken affinity": wantPreScoreStatus AsStatus(`[0].matchExpressions[0].key: Invalid value:
     # "invalid key": name part must consist of alphanumeric characters, ...`).
     broken = preferred([{"weight": 2, "preference": {"matchExpressions": [
         {"key": "invalid key", "operator": "In", "values": ["bar"]}]}}])
-    with pytest.raises(Exception, match=re.escape('Invalid value: "invalid key"')):
+    with pytest.raises(EvaluationError, match=re.escape(
+            '[0].matchExpressions[0].key: Invalid value: "invalid key": name part must consist')):
         run_scores(AFFINITY, [node("node1", LABEL1)], bare_pod(affinity=broken))
 
 

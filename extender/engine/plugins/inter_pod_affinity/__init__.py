@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from extender.engine.args import InterPodAffinityArgs
-from extender.engine.framework import ClusterContext, CycleState, Status, unresolvable
+from extender.engine.framework import (
+    ClusterContext,
+    CycleState,
+    PluginError,
+    Status,
+    unresolvable,
+)
 from extender.engine.plugins.inter_pod_affinity.filtering import (
     NAME,
     AffinityFilter,
@@ -52,7 +58,7 @@ class InterPodAffinity:
             return None
         terms = pod.affinity_terms
         if terms is not None and terms.error:
-            return None
+            raise PluginError(NAME, f"failed to parse pod: {terms.error}")
         preferred = terms.preferred_affinity if terms else ()
         preferred_anti = terms.preferred_anti if terms else ()
         if self.args.ignore_preferred_terms_of_existing_pods and not (preferred or preferred_anti):
