@@ -897,6 +897,23 @@ def make_pod(
     }
 
 
+def make_spread_pod(seed: int = DEFAULT_SEED) -> JSON:
+    """`make_pod` joining a running app, with what a spread-out Deployment adds: a zone
+    topology spread constraint (DoNotSchedule) and required anti-affinity to its own pods per
+    hostname, both selecting the app's pods."""
+    app = make_app(seed, 0)
+    pod = make_pod(seed, name=f"{app.name}-{app.template_hash}-x9x9x", namespace=app.namespace)
+    labels = {"app": app.name, "pod-template-hash": app.template_hash, "team": app.namespace}
+    pod["metadata"]["labels"] = labels
+    selector = {"matchLabels": {"app": app.name}}
+    pod["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+         "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]
+    pod["spec"]["affinity"]["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": selector}]}
+    return pod
+
+
 def make_preemptor(seed: int = DEFAULT_SEED) -> JSON:
     """A high-priority pending pod large enough to need victims on most nodes."""
     return make_pod(seed, name="critical-job-6d4f8b7c9-m2p5r", namespace="ml-training",
@@ -926,10 +943,12 @@ def extender_args(pod: JSON, node_bytes: Iterable[bytes] | None, names: list[str
                      b",".join(node_bytes), b']},"NodeNames":null}'))
 
 
-def make_filter_body(spec: ClusterSpec, size: int, form: str, node_bytes: Sequence[bytes] | None = None) -> bytes:
-    """Filter/prioritize body for ``size`` candidates in ``names`` or ``nodes`` form."""
+def make_filter_body(spec: ClusterSpec, size: int, form: str, node_bytes: Sequence[bytes] | None = None,
+                     spread: bool = False) -> bytes:
+    """Filter/prioritize body for ``size`` candidates in ``names`` or ``nodes`` form; `spread`
+    sends `make_spread_pod` instead of `make_pod`."""
     idx = candidate_indices(spec, size)
-    pod = make_pod(spec.seed)
+    pod = make_spread_pod(spec.seed) if spread else make_pod(spec.seed)
     if form == "names":
         return extender_args(pod, None, [node_name(i) for i in idx])
     if form != "nodes":
@@ -1007,8 +1026,10 @@ class Generated:
         }
 
 
-def body_key(verb: str, form: str, size: int) -> str:
-    return "bind" if verb == "bind" else f"{verb}-{form}-{size}"
+def body_key(verb: str, form: str, size: int, variant: str = "") -> str:
+    if verb == "bind":
+        return "bind"
+    return f"{verb}-{form}-{size}" + (f"-{variant}" if variant else "")
 
 
 def write_bench_files(
@@ -1040,6 +1061,11 @@ def write_bench_files(
                     body = maker(spec, size, form, node_bytes) if verb == "filter" else maker(spec, size, form)
                     _write_atomic(path, body)
                 bodies[body_key(verb, form, size)] = path
+            if form == "names":  # the same candidates for a pod with spread and anti-affinity
+                path = out / f"filter-{form}-{size}-spread-{tag}.json"
+                if not path.exists():
+                    _write_atomic(path, make_filter_body(spec, size, form, spread=True))
+                bodies[body_key("filter", form, size, "spread")] = path
     bind = out / f"bind-{n_bind}-{tag}.jsonl"
     if not bind.exists():
         _write_atomic(bind, b"\n".join(make_bind_bodies(spec, n_bind)))

@@ -378,6 +378,13 @@ def plan_cases(opts: Options, gen: generate.Generated) -> list[JSON]:
                 cases.append({"id": f"{verb}-{form}-{size}", "verb": verb, "form": form, "size": size,
                               "path": PATHS[verb], "body_key": key, "body_file": str(gen.bodies[key]),
                               "multi": False})
+                spread_key = generate.body_key("filter", form, size, "spread")
+                if verb in ("filter", "prioritize") and spread_key in gen.bodies:
+                    # The same request for a pod with a zone spread constraint and required
+                    # anti-affinity: what the cross-node plugins cost.
+                    cases.append({"id": f"{verb}-{form}-{size}-spread", "verb": verb, "form": form,
+                                  "size": size, "path": PATHS[verb], "body_key": spread_key,
+                                  "body_file": str(gen.bodies[spread_key]), "multi": False})
     if "bind" in opts.verbs:
         cases.append({"id": "bind", "verb": "bind", "form": None, "size": None, "path": PATHS["bind"],
                       "body_key": "bind", "body_file": str(gen.bodies["bind"]), "multi": True})

@@ -48,14 +48,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+# The repository's loopback API server (a test double held to the real API's behaviour).
+from tests.kube.fake_apiserver import FakeApiServer
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 HOST = "127.0.0.1"
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 WORKLOADS = 40
-
-sys.path.insert(0, str(REPO))
-from tests.kube.fake_apiserver import FakeApiServer  # noqa: E402  (repository-local test double)
 
 
 # --------------------------------------------------------------------------- options

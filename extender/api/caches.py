@@ -8,7 +8,6 @@ over the nodes (their memos), nothing that grows with the pods.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import _lru_cache_wrapper
 from typing import Any
 
 from extender.model import names, quantity, resources, timeparse
@@ -27,7 +26,7 @@ _LRU: dict[str, Any] = {
 
 
 def _lru_size(fn: Any) -> int:
-    return fn.cache_info().currsize if isinstance(fn, _lru_cache_wrapper) else 0
+    return fn.cache_info().currsize if hasattr(fn, "cache_info") else 0
 
 
 def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None) -> dict[str, int]:
@@ -42,6 +41,8 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         "remembered_pending_pods": len(getattr(state, "_recent_pending", ())),
         # memos over the node set: cleared on every node change, and past 1 024 entries.
         "node_set_memos": len(getattr(state, "_node_memo", ())),
+        # label-selector matches over the pod index (pod affinity, spread): cleared past 4 096.
+        "pod_selector_matches": len(getattr(getattr(state, "pod_index", None), "_matches", ())),
         # PDB selector answers across preempt requests: cleared past 16 384.
         "pdb_selector_answers": _selector_answers(),
         # state changes waiting for a large request to finish (api.offload, state.gate).

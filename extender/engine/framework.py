@@ -158,6 +158,46 @@ class FilterState(BatchCheck):
         """`RemovePod`: stop counting `pod` on `node` (a preemption victim)."""
 
 
+class ProjectedFilterState(FilterState):
+    """A `FilterState` whose verdict on a node depends only on the node's values for `keys`
+    (topology keys): each distinct projection is judged once per cycle."""
+
+    keys: tuple[str, ...]
+    verdicts: dict[Any, Status | None]
+
+    def judge_values(self, values: tuple[str | None, ...]) -> Status | None:
+        raise NotImplementedError
+
+    def __call__(self, node: NodeInfo) -> Status | None:
+        labels = node.node.labels
+        values = tuple([labels.get(k) for k in self.keys])
+        verdict = self.verdicts.get(values, _UNJUDGED)
+        if verdict is _UNJUDGED:
+            verdict = self.verdicts[values] = self.judge_values(values)
+        return verdict  # type: ignore[return-value]
+
+    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+        if len(self.keys) != 1:
+            return super().filter_many(nodes, statuses)
+        key = self.keys[0]
+        verdicts = {values[0]: verdict for values, verdict in self.verdicts.items()}
+        kept = []
+        append = kept.append
+        for node in nodes:
+            value = node.node.labels.get(key)
+            verdict = verdicts.get(value, _UNJUDGED)
+            if verdict is _UNJUDGED:
+                verdict = verdicts[value] = self.verdicts[(value,)] = self.judge_values((value,))
+            if verdict is None:
+                append(node)
+            else:
+                statuses[node.node.name] = verdict  # type: ignore[assignment]
+        return kept
+
+
+_UNJUDGED = object()
+
+
 class FilterPlugin(Protocol):
     """Node-local: `prepare(pod)` returns the per-node check, or None to pass every node."""
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from extender.engine.framework import (
     ClusterContext,
-    FilterState,
+    ProjectedFilterState,
     Status,
     unresolvable,
     unschedulable,
@@ -101,7 +101,7 @@ def incoming_counts(affinity: Sequence[AffinityTerm], anti: Sequence[AffinityTer
     return affinity_counts, anti_counts
 
 
-class AffinityFilter(FilterState):
+class AffinityFilter(ProjectedFilterState):
     """`preFilterState`: the three pair counts and the incoming pod's resolved terms."""
 
     __slots__ = ("pod", "affinity", "anti", "namespace_labels", "existing", "affinity_counts",
@@ -123,27 +123,45 @@ class AffinityFilter(FilterState):
         self.keys = tuple(sorted(keys))
         self.verdicts: dict[tuple, Status | None] = {}
 
-    def __call__(self, node: NodeInfo) -> Status | None:
-        labels = node.node.labels
-        key = tuple([labels.get(k) for k in self.keys])
-        verdict = self.verdicts.get(key, self)
-        if verdict is self:
-            verdict = self.verdicts[key] = self._judge(labels)
-        return verdict  # type: ignore[return-value]
-
-    def _judge(self, labels: Mapping[str, str]) -> Status | None:
-        if not self._satisfies_affinity(labels):
+    def judge_values(self, values: tuple[str | None, ...]) -> Status | None:
+        pairs = [(k, v) for k, v in zip(self.keys, values, strict=True) if v is not None]
+        if self.affinity and not self._satisfies_affinity(dict(pairs)):
             return _AFFINITY
-        if self.anti_counts:
-            for term in self.anti:
-                value = labels.get(term.topology_key)
-                if value is not None and self.anti_counts.get((term.topology_key, value), 0) > 0:
+        # Only the anti-affinity terms' keys have pairs in `anti_counts`, so a pair of the
+        # node's counted there is a term's match in the node's domain.
+        anti_counts = self.anti_counts
+        if anti_counts:
+            for pair in pairs:
+                if anti_counts.get(pair, 0) > 0:
                     return _ANTI
-        if self.existing:
-            for key, value in labels.items():
-                if self.existing.get((key, value), 0) > 0:
+        existing = self.existing
+        if existing:
+            for pair in pairs:
+                if existing.get(pair, 0) > 0:
                     return _EXISTING
         return None
+
+    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+        if len(self.keys) != 1 or self.affinity:
+            return super().filter_many(nodes, statuses)
+        # One key and no affinity terms (say, anti-affinity per hostname): a node fails exactly
+        # when its value has a counted pair, so the failing values are known up front.
+        key = self.keys[0]
+        failing: dict[str | None, Status] = {}
+        for (k, value), num in self.existing.items():
+            if k == key and num > 0:
+                failing[value] = _EXISTING
+        for (k, value), num in self.anti_counts.items():
+            if k == key and num > 0:
+                failing[value] = _ANTI  # checked before the existing pods' terms
+        kept = []
+        for node in nodes:
+            status = failing.get(node.node.labels.get(key))
+            if status is None:
+                kept.append(node)
+            else:
+                statuses[node.node.name] = status
+        return kept
 
     def _satisfies_affinity(self, labels: Mapping[str, str]) -> bool:
         pods_exist = True

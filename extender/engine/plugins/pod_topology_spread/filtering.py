@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from extender.engine.framework import (
     ClusterContext,
-    FilterState,
+    ProjectedFilterState,
     Status,
     unresolvable,
     unschedulable,
@@ -60,33 +60,39 @@ class CriticalPaths:
         return clone
 
 
+Domains = tuple[dict[str, tuple[str | None, ...]], tuple[frozenset[str], ...]]
+
+
 def eligible_domains(pod: PodView, constraints: Sequence[Constraint],
-                     ctx: ClusterContext) -> dict[str, tuple[str | None, ...]]:
-    """node name -> per constraint its topology value, or None when the inclusion policies
-    leave the node out; only nodes carrying every constraint's key. Depends only on the nodes
-    and on the pod's placement, so it is remembered until a node changes."""
+                     ctx: ClusterContext) -> Domains:
+    """(node name -> per constraint its topology value, or None when the inclusion policies
+    leave the node out; per constraint the set of those values), over the nodes carrying every
+    constraint's key. Depends only on the nodes and on the pod's placement, so it is
+    remembered until a node changes."""
     key = ("PodTopologySpread/domains", tuple((c.topology_key, c.honor_affinity, c.honor_taints)
                                              for c in constraints),
            pod.placement_key if any(c.honor_affinity or c.honor_taints for c in constraints) else b"")
 
-    def compute() -> dict[str, tuple[str | None, ...]]:
-        out: dict[str, tuple[str | None, ...]] = {}
+    def compute() -> Domains:
+        by_node: dict[str, tuple[str | None, ...]] = {}
         for name, info in ctx.nodes.items():
             view = info.node
             labels = view.labels
             if not has_all_keys(labels, constraints):
                 continue
-            out[name] = tuple(labels[c.topology_key] if included(c, pod, view) else None
-                              for c in constraints)
-        return out
+            by_node[name] = tuple(labels[c.topology_key] if included(c, pod, view) else None
+                                  for c in constraints)
+        values = tuple(frozenset(v[i] for v in by_node.values() if v[i] is not None)
+                       for i in range(len(constraints)))
+        return by_node, values  # type: ignore[return-value]
 
     return ctx.node_memo(key, compute)
 
 
-class SpreadFilter(FilterState):
+class SpreadFilter(ProjectedFilterState):
     """`preFilterState`: matching pods per topology value for each constraint."""
 
-    __slots__ = ("pod", "constraints", "counts", "paths", "self_match", "verdicts")
+    __slots__ = ("pod", "constraints", "counts", "paths", "self_match", "keys", "verdicts")
 
     def __init__(self, pod: PodView, constraints: list[Constraint],
                  counts: list[dict[str, int]]) -> None:
@@ -100,14 +106,15 @@ class SpreadFilter(FilterState):
                 paths.update(value, num)
             self.paths.append(paths)
         self.self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
-        self.verdicts: dict[tuple, Status | None] = {}
+        self.keys = tuple(c.topology_key for c in constraints)
+        self.verdicts = {}
 
     @classmethod
     def build(cls, pod: PodView, constraints: list[Constraint], ctx: ClusterContext) -> SpreadFilter:
-        domains = eligible_domains(pod, constraints, ctx)
+        domains, domain_values = eligible_domains(pod, constraints, ctx)
         counts: list[dict[str, int]] = []
         for i, c in enumerate(constraints):
-            per_value = dict.fromkeys({values[i] for values in domains.values()} - {None}, 0)
+            per_value = dict.fromkeys(domain_values[i], 0)
             for node_name, num in counts_by_node(ctx, c.selector, pod.namespace).items():
                 values = domains.get(node_name)
                 if values is not None and values[i] is not None:
@@ -120,15 +127,7 @@ class SpreadFilter(FilterState):
             return 0
         return self.paths[i].nums[0]
 
-    def __call__(self, node: NodeInfo) -> Status | None:
-        labels = node.node.labels
-        key = tuple([labels.get(c.topology_key) for c in self.constraints])
-        verdict = self.verdicts.get(key, self)
-        if verdict is self:
-            verdict = self.verdicts[key] = self._judge(key)
-        return verdict  # type: ignore[return-value]
-
-    def _judge(self, values: tuple[str | None, ...]) -> Status | None:
+    def judge_values(self, values: tuple[str | None, ...]) -> Status | None:
         for i, c in enumerate(self.constraints):
             value = values[i]
             if value is None:
@@ -140,6 +139,7 @@ class SpreadFilter(FilterState):
     def clone(self) -> SpreadFilter:
         clone = SpreadFilter.__new__(SpreadFilter)
         clone.pod, clone.constraints, clone.self_match = self.pod, self.constraints, self.self_match
+        clone.keys = self.keys
         clone.counts = [dict(c) for c in self.counts]
         clone.paths = [p.copy() for p in self.paths]
         clone.verdicts = {}
