@@ -38,7 +38,7 @@ def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[st
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
     pod, candidates = scheduling_request(runtime, body, record)
-    result = run_filters(runtime.profile, pod, candidates.infos)
+    result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
     statuses = {**candidates.rejected, **result.statuses}
     failed, unresolvable = split_failures(statuses)
     passed = [info.node.name for info in result.passed]

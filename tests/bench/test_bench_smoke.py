@@ -47,6 +47,9 @@ def test_every_case_is_measured(run: tuple[dict[str, Any], str, Path]) -> None:
     result, _, _ = run
     ids = [c["id"] for c in result["cases"]]
     expected = [f"{v}-{f}-{s}" for f in FORMS for s in SIZES for v in VERBS] + ["bind"]
+    # The same filter and prioritize requests for a pod with spread and anti-affinity.
+    expected += [f"{v}-names-{s}-spread" for s in SIZES for v in VERBS
+                 if v in ("filter", "prioritize") and "names" in FORMS]
     assert sorted(ids) == sorted(expected)
     for case in result["cases"]:
         assert case["reply"]["status"] == 200, (case["id"], case["reply"])

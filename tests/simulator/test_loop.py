@@ -211,3 +211,27 @@ def test_fit_error_matches_the_engine_histogram():
     assert fit_error(3, statuses) == engine_fit_error(3, statuses, ABSENT) == (
         "0/3 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
         "2 Insufficient cpu.")
+
+
+def test_zone_spread_and_anti_affinity_place_pods_as_kube_scheduler_would(tmp_path):
+    # Three zones of two nodes; six web pods spread DoNotSchedule over zones (maxSkew 1) and
+    # refuse to share a node: two per zone, one per node, whatever the scores prefer.
+    zone = "topology.kubernetes.io/zone"
+    cluster = [node(f"{z}{i}", "8", "16Gi", labels={zone: z}) for z in "abc" for i in (1, 2)]
+    constraint = [{"maxSkew": 1, "topologyKey": zone, "whenUnsatisfiable": "DoNotSchedule",
+                   "labelSelector": {"matchLabels": {"app": "web"}}}]
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "web"}}}]}}
+    workload = []
+    for i in range(7):
+        web = pod(f"web-{i}", "1", topologySpreadConstraints=constraint, affinity=anti)
+        web["metadata"]["labels"] = {"app": "web"}
+        workload.append(web)
+    _, report = simulate(tmp_path, cluster, workload, DEFAULTS)
+    placed = {p["name"]: p["node"] for p in report["pods"] if p["status"] == "Scheduled"}
+    assert len(placed) == 6
+    assert sorted(placed.values()) == ["a1", "a2", "b1", "b2", "c1", "c2"]
+    # The seventh has no node left without a web pod.
+    assert by_name(report)["web-6"]["message"] == (
+        "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules. preemption: "
+        "0/6 nodes are available: 6 No preemption victims found for incoming pod..")
