@@ -11,7 +11,7 @@ from extender import __version__, serve
 from extender.logs import configure_logging
 
 # Sub-command providers: each module has `add_commands(subparsers)`.
-_COMMAND_MODULES = ("extender.ops.schedconfig", "extender.simulator.cli")
+_COMMAND_MODULES = ("extender.ops.commands", "extender.simulator.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -97,7 +97,9 @@ class Offloader:
             self._done(gate)
             raise
 
-        def finished(_: Future[T]) -> None:
+        def finished(done: Future[T]) -> None:
+            if done.cancelled():  # never started: nothing read the state
+                work.close()
             with contextlib.suppress(RuntimeError):  # the loop is closed: nothing to resume
                 loop.call_soon_threadsafe(self._done, gate)
 
@@ -110,9 +112,7 @@ class Offloader:
 
     def _drive(self, work: Coroutine[Any, Any, T]) -> T:
         local = self._local
-        loop = getattr(local, "loop", None)
-        if loop is None:
-            loop = local.loop = asyncio.new_event_loop()
+        loop = asyncio.new_event_loop()  # ~0.1 ms, next to a large request's milliseconds
         local.active = True
         # The request's garbage is acyclic (freed by reference counting); a collection pass
         # meanwhile would walk its whole young object graph holding the GIL, a stall of tens
@@ -122,6 +122,7 @@ class Offloader:
         try:
             return loop.run_until_complete(work)
         finally:
+            loop.close()
             local.active = False
             if collecting:
                 gc.enable()

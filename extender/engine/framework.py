@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from extender.engine.podindex import PodIndex
 from extender.model.disruption import PdbView, PriorityClassView
@@ -222,17 +222,14 @@ class ScorePlugin(Protocol):
         """PreScore, Score and NormalizeScore: 0..100 in the order of `nodes`; None to skip."""
 
 
-if TYPE_CHECKING:
-    from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult
-    from extender.engine.profile import Profile
-
-
 class PostFilterPlugin(Protocol):
     name: str
+    #: Put before the plugin's failure messages ("preemption: " for DefaultPreemption).
+    message_prefix: str
 
     def post_filter(self, profile: Profile, pod: PodView, statuses: Mapping[str, Status],
                     ctx: ClusterContext, now: float, rng: Any, *,
-                    call_extenders: ExtenderStep | None = None) -> PreemptionResult:
+                    call_extenders: Any = None) -> Any:
         """What to do when no node fits (preemption): see `engine.preemption.preempt`."""
 
 
@@ -243,6 +240,25 @@ class PluginError(Exception):
         super().__init__(f"{plugin}: {message}")
         self.plugin = plugin
         self.message = message
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The runnable plugin set a policy builds (`engine.profile.build_profile`)."""
+
+    filters: tuple[FilterPlugin | CrossNodeFilterPlugin, ...]
+    scorers: tuple[tuple[ScorePlugin, int], ...]
+    post_filter: PostFilterPlugin | None
+    policy: Any  # the ExtenderPolicy it was built from
+    #: Filter plugins whose verdict may be memoised per node view (their records say so).
+    memoised: frozenset[str] = frozenset()
+
+    @property
+    def filter_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.filters)
+
+    def node_only(self, plugin: Any) -> bool:
+        return plugin.name in self.memoised
 
 
 class EngineError(Exception):

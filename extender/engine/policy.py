@@ -6,12 +6,15 @@ Validated with pydantic so every problem comes back with its path (`plugins.scor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from extender.engine import registry
 
 API_VERSION = "scheduler-extender/v1"
 KIND = "ExtenderPolicy"
@@ -93,6 +96,71 @@ def _messages(exc: ValidationError, prefix: tuple[Any, ...] = ()) -> list[str]:
     return problems
 
 
+def effective_plugins(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int | None]]:
+    """(name, weight) in order. An omitted phase runs kube-scheduler's defaults; `enabled`, when
+    given, is the complete list (`[]`: no plugin; a `disabled` beside it, as copied from a
+    profile, changes nothing); `disabled` alone removes plugins (`"*"`: all) from the defaults."""
+    defaults: tuple[Any, ...] = {
+        "filter": tuple((n, None) for n in registry.DEFAULT_FILTERS),
+        "score": registry.DEFAULT_SCORES,
+        "postFilter": tuple((n, None) for n in registry.DEFAULT_POST_FILTERS),
+    }[point]
+    if plugin_set is None:
+        return list(defaults)
+    if plugin_set.enabled or "enabled" in plugin_set.model_fields_set:
+        return [(p.name, p.weight) for p in plugin_set.enabled]
+    disabled = {p.name for p in plugin_set.disabled}
+    if "*" in disabled:
+        return []
+    return [(name, weight) for name, weight in defaults if name not in disabled]
+
+
+def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) -> list[str]:
+    """Unknown plugin names, misplaced plugins and invalid arguments, each with its path."""
+    problems: list[str] = []
+    known = {name for table in registry.EXTENSION_POINTS.values() for name in table}
+    for point, table in registry.EXTENSION_POINTS.items():
+        plugin_set = getattr(policy.plugins, "post_filter" if point == "postFilter" else point)
+        if plugin_set is None:
+            continue
+        for list_name in ("enabled", "disabled"):
+            for i, ref in enumerate(getattr(plugin_set, list_name)):
+                if ref.name in table or (list_name == "disabled" and ref.name == "*"):
+                    continue
+                where = f"plugins.{point}.{list_name}[{i}].name"
+                if ref.name in known:
+                    problems.append(f"{where}: plugin {ref.name!r} has no {point} extension point")
+                else:
+                    choices = ", ".join(sorted(table))
+                    problems.append(f"{where}: unknown plugin {ref.name!r} (known: {choices})")
+        disabled = {ref.name for ref in plugin_set.disabled}
+        names = [ref.name for ref in plugin_set.enabled]
+        for i, name in enumerate(names):
+            if name in disabled:
+                problems.append(f"plugins.{point}.enabled[{i}].name: {name!r} is also disabled")
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                problems.append(f"plugins.{point}.enabled[{i}].name: {name!r} is listed more than once")
+    post = effective_plugins("postFilter", policy.plugins.post_filter)
+    if len(post) > 1:
+        problems.append("plugins.postFilter.enabled: at most one of DefaultPreemption, "
+                        "PreemptionToleration can be enabled")
+    seen: set[str] = set()
+    for i, config in enumerate(policy.plugin_config):
+        if config.name in seen:
+            problems.append(f"pluginConfig[{i}].name: duplicate configuration for {config.name!r}")
+        seen.add(config.name)
+        spec = registry.PLUGINS.get(config.name)
+        if spec is None:
+            problems.append(f"pluginConfig[{i}].name: unknown plugin {config.name!r}")
+            continue
+        try:
+            spec.args_model.model_validate(config.args)
+        except ValidationError as exc:
+            problems.extend(messages(exc, ("pluginConfig", i, "args")))
+    return problems
+
+
 def read_policy_document(path: str | Path) -> Any:
     path = Path(path)
     try:
@@ -115,8 +183,6 @@ def parse_policy(document: Any, source: str = "<policy>") -> ExtenderPolicy:
         policy = ExtenderPolicy.model_validate(document)
     except ValidationError as exc:
         raise PolicyError(source, _messages(exc)) from None
-    from extender.engine.profile import plugin_problems  # the registry needs the policy types
-
     problems = plugin_problems(policy, _messages)
     if problems:
         raise PolicyError(source, problems)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from extender.engine.framework import (
     MAX_NODE_SCORE,
@@ -20,6 +19,7 @@ from extender.engine.framework import (
     EngineError,
     NodeCheck,
     PluginError,
+    Profile,
     Status,
 )
 from extender.model.node import Signature, signature
@@ -27,9 +27,6 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 log = logging.getLogger(__name__)
-
-if TYPE_CHECKING:
-    from extender.engine.profile import Profile
 
 
 @dataclass(slots=True)

@@ -13,7 +13,6 @@ passes `check_config`. Both are pure: the only I/O is reading the file named.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from extender.ops import kubesched, legacypolicy
 from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
 from extender.ops.problems import Collector, Problem
 
-__all__ = ["VERBS", "ExtenderTLS", "Problem", "add_commands", "check_config", "check_document",
+__all__ = ["VERBS", "ExtenderTLS", "Problem", "check_config", "check_document",
            "render_config"]
 
 VERBS = ("filter", "prioritize", "preempt", "bind")
@@ -200,9 +199,3 @@ def render_config(
               "# Check edits with `extender check-config FILE`.\n")
     return header + yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
 
-
-def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register `render-config` and `check-config` on the `extender` command line."""
-    from extender.ops.commands import add_commands as register
-
-    register(subparsers)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from extender.engine.cluster import ClusterState
 from extender.engine.framework import ClusterContext, Code, T
 from extender.engine.podindex import PodIndex
 from extender.engine.preemption.evaluator import ABSENT, NO_CANDIDATE
@@ -45,7 +46,6 @@ from extender.simulator.queue import (
 )
 from extender.simulator.schedule import Algorithm, Placement
 from extender.simulator.workload import Arrival, SimEvent, Workload
-from extender.engine.cluster import ClusterState
 
 PENDING = "Pending"
 SCHEDULED = "Scheduled"

@@ -13,9 +13,9 @@ from typing import Any
 import msgspec
 import yaml
 
+from extender.engine.cluster import Clock, ClusterState
 from extender.model import k8s
 from extender.model.quantity import QuantityError
-from extender.engine.cluster import Clock, ClusterState
 
 _KINDS = k8s.KINDS
 

@@ -11,6 +11,7 @@ from extender.model.pod import PodView, shared_sizes
 from tests.conftest import fixture_bytes
 
 CACHES = {"node_memos", "assumed_pods", "remembered_pending_pods", "node_set_memos",
+          "pod_selector_matches",
           "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "quantity_nanos",
           "pod_signatures", "taint_sets", "shared_labels", "shared_requests", "quantity_texts",
           "timestamps", "qualified_names", "label_values", "extended_resource_names",

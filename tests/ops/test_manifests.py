@@ -138,19 +138,32 @@ def test_every_document_is_schema_valid(docs: list[dict[str, Any]], version: str
                         f"at {'.'.join(map(str, exc.path))}")
 
 
-def test_validation_would_catch_a_typo(docs: list[dict[str, Any]]) -> None:
-    broken = yaml.safe_load(yaml.safe_dump(_one(docs, "Deployment")))
+def test_validation_would_catch_a_typo(separate: list[dict[str, Any]]) -> None:
+    broken = yaml.safe_load(yaml.safe_dump(_one(separate, "Deployment", "scheduler-extender")))
     broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, "1.34.0", strict=True)
 
 
-def test_the_expected_objects_are_there(docs: list[dict[str, Any]]) -> None:
-    kinds = sorted(d["kind"] for d in docs)
-    assert kinds == sorted([
-        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
-        "ClusterRoleBinding", "Role", "RoleBinding", "RoleBinding", "Deployment", "Service",
-        "PodDisruptionBudget", "NetworkPolicy", "ConfigMap", "ConfigMap"])
+def test_the_expected_objects_are_there(separate: list[dict[str, Any]],
+                                        sidecar: list[dict[str, Any]]) -> None:
+    def kinds(docs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return sorted((d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] != "ConfigMap")
+
+    assert kinds(separate) == sorted([
+        ("Namespace", NAMESPACE), ("ServiceAccount", SCHEDULER_SA), ("ServiceAccount", EXTENDER_SA),
+        ("ClusterRole", "scheduler-extender"), ("ClusterRoleBinding", "scheduler-extender"),
+        ("ClusterRoleBinding", "extender-scheduler-as-kube-scheduler"),
+        ("ClusterRoleBinding", "extender-scheduler-as-volume-scheduler"),
+        ("Role", "extender-scheduler-leader-election"),
+        ("RoleBinding", "extender-scheduler-leader-election"),
+        ("RoleBinding", "extender-scheduler-auth-reader"),
+        ("Deployment", "extender-scheduler"), ("Deployment", "scheduler-extender"),
+        ("Service", "scheduler-extender"), ("PodDisruptionBudget", "extender-scheduler"),
+        ("PodDisruptionBudget", "scheduler-extender"), ("NetworkPolicy", "extender-scheduler"),
+        ("NetworkPolicy", "scheduler-extender")])
+    assert [d["kind"] for d in sidecar if d["kind"] == "Deployment"] == ["Deployment"]
+    assert sorted(d["kind"] for d in separate if d["kind"] == "ConfigMap") == ["ConfigMap"] * 2
 
 
 def test_namespaces_are_explicit(docs: list[dict[str, Any]]) -> None:
@@ -167,20 +180,32 @@ def test_namespaces_are_explicit(docs: list[dict[str, Any]]) -> None:
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
-# --- configuration files ---------------------------------------------------------------------
+# --- configuration files and copies ----------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["scheduler-config.yaml", "policy.yaml"])
-def test_kustomize_copies_equal_config_originals(name: str) -> None:
-    assert (MANIFESTS / name).read_bytes() == (ROOT / "config" / name).read_bytes(), (
-        f"manifests/{name} drifted from config/{name}: cp config/{name} manifests/{name}")
+@pytest.mark.parametrize(("copy", "original"), [
+    ("manifests/scheduler-config.yaml", "config/scheduler-config-service.yaml"),
+    ("manifests/policy.yaml", "config/policy.yaml"),
+    ("manifests/sidecar/scheduler-config.yaml", "config/scheduler-config.yaml"),
+    ("manifests/sidecar/policy.yaml", "config/policy.yaml"),
+    ("manifests/sidecar/namespace.yaml", "manifests/namespace.yaml"),
+])
+def test_kustomize_copies_equal_their_originals(copy: str, original: str) -> None:
+    assert (ROOT / copy).read_bytes() == (ROOT / original).read_bytes(), (
+        f"{copy} drifted from {original}: cp {original} {copy}")
+
+
+def test_both_variants_give_the_extender_the_same_cluster_role(
+        separate: list[dict[str, Any]], sidecar: list[dict[str, Any]]) -> None:
+    rules = [_one(d, "ClusterRole", "scheduler-extender")["rules"] for d in (separate, sidecar)]
+    assert rules[0] == rules[1], "manifests/sidecar/rbac.yaml drifted from manifests/rbac.yaml"
 
 
 def test_config_maps_get_content_hashed_names(docs: list[dict[str, Any]]) -> None:
-    volumes = _pod(docs)["spec"]["volumes"]
-    for volume in volumes:
-        if "configMap" in volume:
-            name = volume["configMap"]["name"]
-            assert re.fullmatch(r"(scheduler-config|extender-policy)-[a-z0-9]{10}", name), name
+    for deployment in _deployments(docs):
+        for volume in deployment["spec"]["template"]["spec"]["volumes"]:
+            if "configMap" in volume:
+                name = volume["configMap"]["name"]
+                assert re.fullmatch(r"(scheduler-config|extender-policy)-[a-z0-9]{10}", name), name
 
 
 def test_kube_scheduler_reads_the_mounted_scheduler_config(docs: list[dict[str, Any]],
@@ -202,22 +227,24 @@ def test_extender_reads_the_mounted_policy(docs: list[dict[str, Any]], tmp_path:
 
 
 def test_every_mount_has_a_volume(docs: list[dict[str, Any]]) -> None:
-    volumes = {v["name"] for v in _pod(docs)["spec"]["volumes"]}
-    mounted = set()
-    for container in _pod(docs)["spec"]["containers"]:
-        for mount in container.get("volumeMounts", []):
-            assert mount["name"] in volumes
-            mounted.add(mount["name"])
-    assert mounted == volumes, "unused volumes"
+    for deployment in _deployments(docs):
+        spec = deployment["spec"]["template"]["spec"]
+        volumes = {v["name"] for v in spec["volumes"]}
+        mounted = set()
+        for container in spec["containers"]:
+            for mount in container.get("volumeMounts", []):
+                assert mount["name"] in volumes
+                mounted.add(mount["name"])
+        assert mounted == volumes, "unused volumes"
 
 
-def test_scheduler_calls_the_extender_where_it_listens(docs: list[dict[str, Any]]) -> None:
-    config = yaml.safe_load(_mounted_file(docs, _container(docs, "kube-scheduler"),
-                                          "/etc/kubernetes/scheduler-config.yaml"))
-    (extender,) = config["extenders"]
+# --- how kube-scheduler reaches the extender ---------------------------------------------------
+
+def test_sidecar_scheduler_calls_the_extender_over_loopback(sidecar: list[dict[str, Any]]) -> None:
+    (extender,) = _scheduler_config(sidecar)["extenders"]
     match = re.fullmatch(r"http://(127\.0\.0\.1|localhost):(\d+)", extender["urlPrefix"])
     assert match, "the sidecar is reached over the pod's loopback"
-    argv = _argv(_container(docs, "extender"))
+    argv = _argv(_container(sidecar, "extender"))
     assert argv[:2] == ["extender", "serve"]
     assert int(_flag(argv, "--port")) == int(match.group(2))
     # 0.0.0.0 covers loopback (the scheduler) and the pod IP (the kubelet's probes)
@@ -225,14 +252,49 @@ def test_scheduler_calls_the_extender_where_it_listens(docs: list[dict[str, Any]
     assert "--in-cluster" in argv
 
 
+def test_scheduler_calls_the_extender_service_over_mutual_tls(separate: list[dict[str, Any]]) -> None:
+    (extender,) = _scheduler_config(separate)["extenders"]
+    service = _one(separate, "Service", "scheduler-extender")
+    match = re.fullmatch(r"https://([a-z0-9-]+)\.([a-z0-9-]+)\.svc:(\d+)", extender["urlPrefix"])
+    assert match and match.group(1, 2) == (service["metadata"]["name"], NAMESPACE)
+    (port,) = service["spec"]["ports"]
+    assert int(match.group(3)) == port["port"]
+    container = _container(separate, "extender")
+    argv = _argv(container)
+    assert argv[:2] == ["extender", "serve"] and "--in-cluster" in argv
+    assert _port(container, port["targetPort"]) == int(_flag(argv, "--port"))
+    assert service["spec"]["selector"].items() <= _pod_of(separate, "extender")["metadata"][
+        "labels"].items()
+    # Each side's files come from its Secret: the extender's certificate, key and client CA;
+    # kube-scheduler's CA for the server and its client certificate and key.
+    assert {_secret_key_at(separate, container, _flag(argv, flag)) for flag in (
+        "--tls-cert-file", "--tls-key-file", "--tls-client-ca-file")} == {
+        ("scheduler-extender-tls", "tls.crt"), ("scheduler-extender-tls", "tls.key"),
+        ("scheduler-extender-tls", "client-ca.crt")}
+    scheduler = _container(separate, "kube-scheduler")
+    tls = extender["tlsConfig"]
+    assert extender["enableHTTPS"] is True and not tls.get("insecure")
+    assert {_secret_key_at(separate, scheduler, tls[k]) for k in ("caFile", "certFile", "keyFile")} == {
+        ("extender-scheduler-client-tls", "ca.crt"), ("extender-scheduler-client-tls", "tls.crt"),
+        ("extender-scheduler-client-tls", "tls.key")}
+    # Secret files are readable by the container's group only.
+    for deployment in _deployments(separate):
+        spec = deployment["spec"]["template"]["spec"]
+        (user,) = {c["securityContext"]["runAsGroup"] for c in spec["containers"]}
+        assert spec["securityContext"]["fsGroup"] == user
+        for volume in spec["volumes"]:
+            if "secret" in volume:
+                assert volume["secret"]["defaultMode"] == 0o440
+
+
 def test_leader_election_matches_replicas_and_rbac(docs: list[dict[str, Any]]) -> None:
-    assert _one(docs, "Deployment")["spec"]["replicas"] == 2
-    config = yaml.safe_load((MANIFESTS / "scheduler-config.yaml").read_text())
-    election = config["leaderElection"]
+    assert all(d["spec"]["replicas"] == 2 for d in _deployments(docs))
+    election = _scheduler_config(docs)["leaderElection"]
     assert election["leaderElect"] is True
     assert election["resourceNamespace"] == NAMESPACE
+    account = _service_account(docs, "kube-scheduler")
     for verb in ("get", "create", "update"):
-        assert _allowed(docs, "coordination.k8s.io", "leases", verb, namespace=NAMESPACE,
+        assert _allowed(docs, account, "coordination.k8s.io", "leases", verb, namespace=NAMESPACE,
                         name=election["resourceName"]), verb
 
 
@@ -240,24 +302,33 @@ def test_leader_election_matches_replicas_and_rbac(docs: list[dict[str, Any]]) -
 
 def test_extender_probes_hit_the_served_health_endpoints(docs: list[dict[str, Any]]) -> None:
     container = _container(docs, "extender")
-    port = int(_flag(_argv(container), "--port"))
-    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+    argv = _argv(container)
+    # Under mutual TLS the kubelet (no client certificate) probes the plain health port.
+    tls = "--tls-client-ca-file" in argv
+    port = int(_flag(argv, "--health-port" if tls else "--port"))
+    for probe, path in (("startupProbe", "/healthz"), ("livenessProbe", "/healthz"),
+                        ("readinessProbe", "/readyz")):
         get = container[probe]["httpGet"]
         assert get["path"] == path
-        assert _port(container, get["port"]) == port == 8888
+        assert _port(container, get["port"]) == port
         assert get.get("scheme", "HTTP") == "HTTP"
+    startup = container["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 30
 
 
 def test_the_extender_app_serves_the_probed_paths(docs: list[dict[str, Any]]) -> None:
-    try:
-        from extender.api.app import create_app
-    except ImportError as exc:  # pragma: no cover - while the api package is being written
-        pytest.skip(f"extender.api.app not importable: {exc}")
-    app = create_app(SimpleNamespace(startup=[], shutdown=[]))  # type: ignore[arg-type]
-    served = {route.path for route in app.routes}
+    from extender.api.app import create_app
+    from extender.api.healthport import health_app
+
     container = _container(docs, "extender")
-    probed = {container[p]["httpGet"]["path"] for p in ("livenessProbe", "readinessProbe")}
-    assert probed | {"/metrics"} <= served
+    on_health_port = "--health-port" in _argv(container)
+    runtime = SimpleNamespace(startup=[], shutdown=[])
+    app = health_app(runtime) if on_health_port else create_app(runtime)  # type: ignore[arg-type]
+    served = {route.path for route in app.routes}
+    probed = {container[p]["httpGet"]["path"] for p in ("livenessProbe", "readinessProbe",
+                                                        "startupProbe")}
+    assert probed <= served
+    assert "/metrics" in {r.path for r in create_app(runtime).routes}  # type: ignore[arg-type]
 
 
 def test_kube_scheduler_probes_its_secure_port(docs: list[dict[str, Any]]) -> None:
@@ -278,76 +349,98 @@ def test_images(docs: list[dict[str, Any]]) -> None:
 
 def test_service_reaches_the_extender_port(docs: list[dict[str, Any]]) -> None:
     service = _one(docs, "Service")
-    labels = _pod(docs)["metadata"]["labels"]
+    labels = _pod_of(docs, "extender")["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     (port,) = service["spec"]["ports"]
     assert port["port"] == 8888
     assert _port(_container(docs, "extender"), port["targetPort"]) == 8888
 
 
-def test_network_policy_admits_only_labelled_clients_to_the_extender(
+def test_network_policy_admits_only_chosen_clients_to_the_extender(
         docs: list[dict[str, Any]]) -> None:
-    policy = _one(docs, "NetworkPolicy")["spec"]
-    labels = _pod(docs)["metadata"]["labels"]
-    assert policy["podSelector"]["matchLabels"].items() <= labels.items()
+    extender_labels = _pod_of(docs, "extender")["metadata"]["labels"]
+    (policy,) = [d["spec"] for d in docs if d["kind"] == "NetworkPolicy"
+                 and d["spec"]["podSelector"]["matchLabels"].items() <= extender_labels.items()]
     assert policy["policyTypes"] == ["Ingress"]
     rules = {rule["ports"][0]["port"]: rule for rule in policy["ingress"]}
-    assert set(rules) == {8888, 10259}
-    assert rules[8888]["from"], "port 8888 must not be open to every pod"
+    assert 8888 in rules and rules[8888]["from"], "port 8888 must not be open to every pod"
+    assert 8081 not in rules, "the plain health port is for the kubelet (the node) only"
+    for deployment in _deployments(docs):
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert any(d["kind"] == "NetworkPolicy"
+                   and d["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+                   for d in docs), deployment["metadata"]["name"]
+
+
+def test_only_kube_scheduler_pods_and_labelled_clients_reach_the_separate_extender(
+        separate: list[dict[str, Any]]) -> None:
+    policy = _one(separate, "NetworkPolicy", "scheduler-extender")["spec"]
+    (rule,) = policy["ingress"]
+    scheduler_labels = _pod_of(separate, "kube-scheduler")["metadata"]["labels"]
+    sources = rule["from"]
+    assert any(set(s) == {"podSelector"} and s["podSelector"]["matchLabels"].items()
+               <= scheduler_labels.items() for s in sources)
+    assert all("namespaceSelector" not in s or s["namespaceSelector"]["matchLabels"]
+               for s in sources)
 
 
 # --- availability ----------------------------------------------------------------------------
 
 def test_disruption_budget_and_anti_affinity_cover_the_pods(docs: list[dict[str, Any]]) -> None:
-    labels = _pod(docs)["metadata"]["labels"]
-    budget = _one(docs, "PodDisruptionBudget")["spec"]
-    assert budget["minAvailable"] == 1
-    assert budget["selector"]["matchLabels"].items() <= labels.items()
-    terms = _pod(docs)["spec"]["affinity"]["podAntiAffinity"][
-        "preferredDuringSchedulingIgnoredDuringExecution"]
-    (term,) = [t["podAffinityTerm"] for t in terms]
-    assert term["topologyKey"] == "kubernetes.io/hostname"
-    assert term["labelSelector"]["matchLabels"].items() <= labels.items()
-    assert _pod(docs)["spec"]["priorityClassName"] == "system-cluster-critical"
+    budgets = [d["spec"] for d in docs if d["kind"] == "PodDisruptionBudget"]
+    for deployment in _deployments(docs):
+        pod = deployment["spec"]["template"]
+        labels = pod["metadata"]["labels"]
+        (budget,) = [b for b in budgets if b["selector"]["matchLabels"].items() <= labels.items()]
+        assert budget["minAvailable"] == 1
+        terms = pod["spec"]["affinity"]["podAntiAffinity"][
+            "preferredDuringSchedulingIgnoredDuringExecution"]
+        (term,) = [t["podAffinityTerm"] for t in terms]
+        assert term["topologyKey"] == "kubernetes.io/hostname"
+        assert term["labelSelector"]["matchLabels"].items() <= labels.items()
+        assert pod["spec"]["priorityClassName"] == "system-cluster-critical"
 
 
 def test_every_container_has_requests_and_limits(docs: list[dict[str, Any]]) -> None:
-    for container in _pod(docs)["spec"]["containers"]:
-        for kind in ("requests", "limits"):
-            assert set(container["resources"][kind]) >= {"cpu", "memory"}, container["name"]
+    for deployment in _deployments(docs):
+        for container in deployment["spec"]["template"]["spec"]["containers"]:
+            for kind in ("requests", "limits"):
+                assert set(container["resources"][kind]) >= {"cpu", "memory"}, container["name"]
 
 
 # --- security --------------------------------------------------------------------------------
 
 def test_pod_security_is_restricted(docs: list[dict[str, Any]]) -> None:
-    spec = _pod(docs)["spec"]
-    pod_context = spec.get("securityContext", {})
-    for host in ("hostNetwork", "hostPID", "hostIPC"):
-        assert not spec.get(host)
-    assert all("hostPath" not in v for v in spec["volumes"])
-    for container in spec["containers"]:
-        context = {**pod_context, **container.get("securityContext", {})}
-        name = container["name"]
-        assert context["runAsNonRoot"] is True, name
-        assert context.get("runAsUser", 1) != 0, name
-        assert context["readOnlyRootFilesystem"] is True, name
-        assert context["allowPrivilegeEscalation"] is False, name
-        assert context["capabilities"] == {"drop": ["ALL"]}, name
-        assert context["seccompProfile"] == {"type": "RuntimeDefault"}, name
-        assert not context.get("privileged"), name
-        assert not any("hostPort" in p for p in container.get("ports", [])), name
+    for deployment in _deployments(docs):
+        spec = deployment["spec"]["template"]["spec"]
+        pod_context = spec.get("securityContext", {})
+        for host in ("hostNetwork", "hostPID", "hostIPC"):
+            assert not spec.get(host)
+        assert all("hostPath" not in v for v in spec["volumes"])
+        for container in spec["containers"]:
+            context = {**pod_context, **container.get("securityContext", {})}
+            name = container["name"]
+            assert context["runAsNonRoot"] is True, name
+            assert context.get("runAsUser", 1) != 0, name
+            assert context["readOnlyRootFilesystem"] is True, name
+            assert context["allowPrivilegeEscalation"] is False, name
+            assert context["capabilities"] == {"drop": ["ALL"]}, name
+            assert context["seccompProfile"] == {"type": "RuntimeDefault"}, name
+            assert not context.get("privileged"), name
+            assert not any("hostPort" in p for p in container.get("ports", [])), name
 
 
 # --- RBAC ------------------------------------------------------------------------------------
 
-def _service_account(docs: list[dict[str, Any]]) -> tuple[str, str]:
-    name = _pod(docs)["spec"]["serviceAccountName"]
+def _service_account(docs: list[dict[str, Any]], container: str) -> tuple[str, str]:
+    """(namespace, name) of the ServiceAccount the container runs as."""
+    name = _pod_of(docs, container)["spec"]["serviceAccountName"]
     assert _one(docs, "ServiceAccount", name)["metadata"]["namespace"] == NAMESPACE
     return NAMESPACE, name
 
 
-def _bindings(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    namespace, name = _service_account(docs)
+def _bindings(docs: list[dict[str, Any]], account: tuple[str, str]) -> list[dict[str, Any]]:
+    namespace, name = account
     return [b for b in docs if b["kind"] in ("ClusterRoleBinding", "RoleBinding")
             and any(s["kind"] == "ServiceAccount" and s["name"] == name
                     and s.get("namespace") == namespace for s in b["subjects"])]
@@ -364,14 +457,14 @@ def _rule_allows(rule: dict[str, Any], group: str, resource: str, verb: str,
             and match(rule.get("verbs", []), verb))
 
 
-def _allowed(docs: list[dict[str, Any]], group: str, resource: str, verb: str, *,
-             namespace: str | None = None, name: str | None = None) -> bool:
-    """Whether roles defined in manifests/ grant the pod's ServiceAccount this request.
+def _allowed(docs: list[dict[str, Any]], account: tuple[str, str], group: str, resource: str,
+             verb: str, *, namespace: str | None = None, name: str | None = None) -> bool:
+    """Whether roles defined in the manifests grant the ServiceAccount this request.
 
     A ClusterRoleBinding grants everywhere; a RoleBinding only in its namespace. Built-in roles
     (system:kube-scheduler …) are not evaluated: the extender must not depend on them.
     """
-    for binding in _bindings(docs):
+    for binding in _bindings(docs, account):
         ref = binding["roleRef"]
         if binding["kind"] == "RoleBinding" and binding["metadata"]["namespace"] != namespace:
             continue
@@ -400,8 +493,9 @@ EXTENDER_CALLS = [
                          ids=[f"{g or 'core'}/{r}" for g, r, _ in EXTENDER_CALLS])
 def test_rbac_covers_the_extenders_api_calls(docs: list[dict[str, Any]], group: str,
                                               resource: str, verbs: tuple[str, ...]) -> None:
+    account = _service_account(docs, "extender")
     for verb in verbs:
-        assert _allowed(docs, group, resource, verb, namespace="default"), (
+        assert _allowed(docs, account, group, resource, verb, namespace="default"), (
             f"{verb} {group or 'core'}/{resource}")
 
 
@@ -410,20 +504,23 @@ def test_rbac_covers_every_collection_the_informer_watches(docs: list[dict[str, 
     from extender.state.informer import ALL_RESOURCES
 
     assert ALL_RESOURCES
+    account = _service_account(docs, "extender")
     for spec in ALL_RESOURCES:
         match = re.fullmatch(r"/api/v1/([a-z]+)|/apis/([^/]+)/[^/]+/([a-z]+)", spec.path)
         assert match, spec.path
         group, resource = ("", match.group(1)) if match.group(1) else match.group(2, 3)
         for verb in ("list", "watch"):
-            assert _allowed(docs, group, resource, verb, namespace="default"), (
+            assert _allowed(docs, account, group, resource, verb, namespace="default"), (
                 f"{verb} {group or 'core'}/{resource}")
 
 
 def test_rbac_grants_nothing_more_dangerous(docs: list[dict[str, Any]]) -> None:
-    assert not _allowed(docs, "", "secrets", "get", namespace=NAMESPACE)
-    assert not _allowed(docs, "", "pods", "delete", namespace="default")
-    assert not _allowed(docs, "coordination.k8s.io", "leases", "update", namespace=NAMESPACE,
-                        name="kube-scheduler")
+    for container in ("extender", "kube-scheduler"):
+        account = _service_account(docs, container)
+        assert not _allowed(docs, account, "", "secrets", "get", namespace=NAMESPACE)
+        assert not _allowed(docs, account, "", "pods", "delete", namespace="default")
+        assert not _allowed(docs, account, "coordination.k8s.io", "leases", "update",
+                            namespace=NAMESPACE, name="kube-scheduler")
     for role in (d for d in docs if d["kind"] in ("ClusterRole", "Role")):
         for rule in role["rules"]:
             assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
@@ -431,12 +528,31 @@ def test_rbac_grants_nothing_more_dangerous(docs: list[dict[str, Any]]) -> None:
 
 def test_kube_scheduler_gets_the_built_in_roles(docs: list[dict[str, Any]]) -> None:
     granted = {(b["kind"], b["metadata"].get("namespace"), b["roleRef"]["kind"],
-                b["roleRef"]["name"]) for b in _bindings(docs)}
+                b["roleRef"]["name"]) for b in _bindings(docs, _service_account(docs, "kube-scheduler"))}
     assert {
         ("ClusterRoleBinding", None, "ClusterRole", "system:kube-scheduler"),
         ("ClusterRoleBinding", None, "ClusterRole", "system:volume-scheduler"),
         ("RoleBinding", "kube-system", "Role", "extension-apiserver-authentication-reader"),
     } <= granted
+
+
+def test_the_extender_runs_with_only_its_own_rights(separate: list[dict[str, Any]]) -> None:
+    """Least privilege: the process serving :8888 holds none of kube-scheduler's rights."""
+    extender, scheduler = (_service_account(separate, c) for c in ("extender", "kube-scheduler"))
+    assert extender != scheduler
+    granted = [(b["roleRef"]["kind"], b["roleRef"]["name"]) for b in _bindings(separate, extender)]
+    assert granted == [("ClusterRole", "scheduler-extender")]
+    assert not _allowed(separate, extender, "coordination.k8s.io", "leases", "update",
+                        namespace=NAMESPACE, name="extender-scheduler")
+    # And kube-scheduler does not get the extender's role either.
+    assert ("ClusterRole", "scheduler-extender") not in [
+        (b["roleRef"]["kind"], b["roleRef"]["name"]) for b in _bindings(separate, scheduler)]
+
+
+def test_the_sidecar_variant_states_its_risk(sidecar: list[dict[str, Any]]) -> None:
+    assert _service_account(sidecar, "extender") == _service_account(sidecar, "kube-scheduler")
+    text = (SIDECAR / "kustomization.yaml").read_text()
+    assert "RISK" in text and "kube-scheduler's rights" in text
 
 
 def test_rbac_helper_can_say_no() -> None:

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from extender.ops.schedconfig import ExtenderTLS, add_commands, check_config, render_config
+from extender.engine import registry
+from extender.ops.commands import add_commands
+from extender.ops.schedconfig import ExtenderTLS, check_config, render_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -45,8 +47,9 @@ def _warnings(path: Path) -> list[tuple[str, str]]:
 # --- the shipped files ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", [
-    "scheduler-config.yaml", "scheduler-config-tls.yaml", "scheduler-policy.json", "policy.yaml",
-    "examples/binpacking.yaml", "examples/preemption-toleration.yaml"])
+    "scheduler-config.yaml", "scheduler-config-tls.yaml", "scheduler-config-service.yaml",
+    "scheduler-policy.json", "policy.yaml", "examples/binpacking.yaml",
+    "examples/preemption-toleration.yaml"])
 def test_shipped_config_files_are_clean(name: str) -> None:
     assert [str(p) for p in check_config(CONFIG / name)] == []
 
@@ -64,8 +67,9 @@ def test_shipped_scheduler_config_registers_all_verbs_with_node_cache() -> None:
         "extender-scheduler", "extender-scheduler-binpack"]
 
 
-def test_tls_variant_uses_https_and_mutual_tls() -> None:
-    (extender,) = yaml.safe_load((CONFIG / "scheduler-config-tls.yaml").read_text())["extenders"]
+@pytest.mark.parametrize("name", ["scheduler-config-tls.yaml", "scheduler-config-service.yaml"])
+def test_tls_variants_use_https_and_mutual_tls(name: str) -> None:
+    (extender,) = yaml.safe_load((CONFIG / name).read_text())["extenders"]
     assert extender["urlPrefix"].startswith("https://") and extender["enableHTTPS"] is True
     assert set(extender["tlsConfig"]) == {"caFile", "certFile", "keyFile"}
 
@@ -80,10 +84,14 @@ def test_default_policy_mirrors_kube_scheduler_defaults() -> None:
     doc = yaml.safe_load((CONFIG / "policy.yaml").read_text())
     assert [p["name"] for p in doc["plugins"]["filter"]["enabled"]] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-        "NodeResourcesFit"]
+        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
     assert {p["name"]: p["weight"] for p in doc["plugins"]["score"]["enabled"]} == {
-        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-        "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+        "TaintToleration": 3, "NodeAffinity": 2, "PodTopologySpread": 2, "InterPodAffinity": 2,
+        "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    # The engine's own defaults (an omitted phase) are the same plugins and weights.
+    assert [p["name"] for p in doc["plugins"]["filter"]["enabled"]] == list(registry.DEFAULT_FILTERS)
+    assert {p["name"]: p["weight"] for p in doc["plugins"]["score"]["enabled"]} == dict(
+        registry.DEFAULT_SCORES)
     assert doc["plugins"]["postFilter"]["enabled"] == [{"name": "DefaultPreemption"}]
 
 

@@ -11,10 +11,9 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from extender.engine.args import DefaultPreemptionArgs
-from extender.engine.framework import ClusterContext, Code, Status
+from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.victims import (
@@ -34,9 +33,6 @@ NO_CANDIDATE = "no candidate node for preemption"
 
 #: Modern kube-scheduler's status for nodes without one (`NewDefaultNodeToStatus`).
 ABSENT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ())
-
-if TYPE_CHECKING:
-    from extender.engine.profile import Profile
 
 
 #: A cluster context (it lists its nodes); kept as a name for callers.
@@ -103,8 +99,15 @@ class DryRun:
 def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[NodeInfo],
                        ctx: ClusterContext, offset: int, wanted: int, now: float,
                        can_preempt: VictimPredicate) -> DryRun:
-    """`DryRunPreemption`, sequentially: nodes `potential[(offset + i) % n]` until at least one
-    PDB-respecting candidate is found and `wanted` candidates in all."""
+    """`DryRunPreemption`, sequentially (kube-scheduler with parallelism 1): nodes
+    `potential[(offset + i) % n]` until at least one PDB-respecting candidate is kept and
+    `wanted` candidates are kept in all.
+
+    As upstream, each group (PDB-respecting, PDB-violating) keeps at most `wanted` candidates,
+    the first found: a violating candidate found once `wanted` violating ones are kept is
+    dropped (no candidate, no status) while the search goes on for a respecting one. The
+    candidates are the respecting ones then the violating ones, each group in search order.
+    `wanted` 0 keeps nothing and examines every node."""
     pdbs = PdbIndex(ctx.pdb_list())
     clean: dict[str, Victims] = {}
     violating: dict[str, Victims] = {}
@@ -117,7 +120,9 @@ def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[No
         result = select_victims_on_node(filters, pod, node_info, pdbs, ctx.nominated_pods(name),
                                         now, can_preempt=can_preempt)
         if isinstance(result, Victims) and result.pods:
-            (violating if result.num_pdb_violations else clean)[name] = result
+            group = violating if result.num_pdb_violations else clean
+            if len(group) < wanted:  # upstream's candidateList holds `wanted`; more are dropped
+                group[name] = result
             if clean and len(clean) + len(violating) >= wanted:
                 break
             continue

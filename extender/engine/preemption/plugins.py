@@ -7,18 +7,15 @@ preemptor may evict, how their messages read and which terminating pods block a 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from extender.engine.args import DefaultPreemptionArgs
-from extender.engine.framework import ClusterContext, Status
+from extender.engine.framework import ClusterContext, Profile, Status
 from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult, preempt
 from extender.engine.preemption.toleration import PLUGIN as TOLERATION
 from extender.engine.preemption.toleration import exempted_from_preemption
 from extender.engine.preemption.victims import VictimPredicate, lower_priority
 from extender.model.pod import PodView
-
-if TYPE_CHECKING:
-    from extender.engine.profile import Profile
 
 
 class DefaultPreemption:

@@ -25,9 +25,8 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-from extender.engine.framework import ClusterContext, Code, Status
+from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
@@ -45,9 +44,6 @@ from extender.model.pod import PodView
 log = logging.getLogger(__name__)
 
 FITS_AS_IS = "the pod fits without evicting any pod"
-
-if TYPE_CHECKING:
-    from extender.engine.profile import Profile
 
 
 class DropReason(StrEnum):

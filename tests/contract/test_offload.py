@@ -1,0 +1,88 @@
+"""Large requests: one at a time off the loop, the others wait their turn (bounded), and the
+handler's own state changes come back to the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from extender.api.offload import Busy, Offloader
+from extender.state.gate import StateGate
+from tests.conftest import fixture_bytes
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_one_large_request_at_a_time_and_a_bounded_wait() -> None:
+    offload = Offloader(slot_wait=0.1)
+    async with offload.slot():
+        with pytest.raises(Busy, match="busy with another large request for 0.1s"):
+            async with offload.slot():
+                pass
+        assert offload.waiting == 0
+    async with offload.slot():  # free again
+        pass
+
+
+async def test_work_runs_in_the_worker_and_its_changes_come_back_to_the_loop() -> None:
+    offload = Offloader()
+    gate = StateGate()
+    loop_thread = threading.get_ident()
+    seen: list[tuple[str, int]] = []
+
+    async def work() -> int:
+        seen.append(("work", threading.get_ident()))
+        offload.call_on_loop(lambda: seen.append(("on_loop", threading.get_ident())))
+        assert gate.busy
+        return 42
+
+    assert await offload.run(gate, work()) == 42
+    assert not gate.busy and offload.running == 0
+    (_, worker), (_, back) = seen
+    assert worker != loop_thread and back == loop_thread
+    offload.close()
+
+
+async def test_the_gate_is_held_until_the_worker_returns_even_if_the_caller_gives_up() -> None:
+    offload = Offloader()
+    gate = StateGate()
+    release = threading.Event()
+
+    async def work() -> None:
+        assert release.wait(5)
+
+    task = asyncio.ensure_future(offload.run(gate, work()))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.sleep(0.05)
+    assert gate.busy  # the worker still reads: changes must still wait
+    applied: list[int] = []
+    gate.call(applied.append, 1)
+    assert applied == []
+    release.set()
+    for _ in range(100):
+        if not gate.busy:
+            break
+        await asyncio.sleep(0.01)
+    assert applied == [1] and not gate.busy
+    offload.close()
+
+
+def test_large_bodies_are_answered_like_small_ones(client, runtime) -> None:
+    """The same request below and above the threshold: the same reply."""
+    body = fixture_bytes("filter-nodes.request.json")
+    runtime.offload.threshold = len(body) + 1
+    on_loop = client.post("/filter", content=body)
+    runtime.offload.threshold = 1
+    off_loop = client.post("/filter", content=body)
+    assert on_loop.status_code == off_loop.status_code == 200
+    assert on_loop.content == off_loop.content
+    # The pod was remembered (on the loop) for its bind.
+    assert runtime.state.pending_pod("uid-default-api-7d9f") is not None

@@ -1,0 +1,701 @@
+"""PodTopologySpread and InterPodAffinity held to a straightforward reference, as properties.
+
+"Property tests hold every fast path to the straightforward one": the engine's cross-node
+plugins read the cluster through the pod index (`ClusterState.pod_index`: groups by namespace
+and label set, per-node counters, memoised selector matches), the memoised eligible domains
+(`ClusterState.node_memo`), the per-projection verdict caches of `ProjectedFilterState` and the
+one-key fast paths of `filter_many`. `tests/engine/cross_node_reference.py` computes the same
+answers from plugins-next.md §2/§3 by scanning every node's pods, with nothing cached. Over
+random small clusters (3-8 nodes, some missing a topology key, some tainted; up to 25 pods in
+three namespaces, some terminating, pending, finished or bound to an unknown node, some with
+pod (anti-)affinity terms; Namespace objects, Services and controllers) and a random pending
+pod (spread constraints, required/preferred (anti-)affinity, nodeSelector, node affinity,
+tolerations, a controller owner), these properties must hold:
+
+1. `test_filters_match_reference`: PreFilter+Filter verdicts, `(plugin, code, reasons)` per
+   node, of each plugin alone and of both in order, through `run_filters` (the batch path) and
+   `node_fits` (per node); also the PreFilter states' counts themselves.
+2. `test_scores_match_reference`: PreScore+Score+NormalizeScore of each plugin over a random
+   candidate subset in random order (Skip = no scores); `test_evaluate_matches_reference`
+   does filter then score end to end through `evaluate`.
+3. `test_add_remove_pod_on_a_clone`: `FilterPass.clone()` then RemovePod of a bound pod or
+   AddPod of a new one: InterPodAffinity's verdicts equal the reference's AddPod/RemovePod rule
+   (and, for a removal, a fresh PreFilter on the cluster without the pod), PodTopologySpread's
+   per-constraint counts equal the rule's (upstream keeps only approximate critical paths under
+   AddPod, so its verdicts are not compared); the original pass is untouched.
+4. `test_incremental_state_matches_fresh`: random pod adds, label updates, terminations,
+   deletions, binds, completions, node label/taint changes, node deletes/re-adds and Namespace
+   label changes applied to one `ClusterState` (probing the engine in between, so memos are
+   warm) give the same PreFilter states, verdicts and scores as a state built fresh from the
+   final objects, and as the reference.
+5. `test_filter_many_matches_per_node`: on each plugin's FilterState, `filter_many` and
+   `__call__` agree (in any order of warming the verdict caches, over node lists with
+   repeats and nodes from outside the cluster), before and after AddPod/RemovePod on a clone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from extender.engine.evaluate import cluster_from_objects, evaluate
+from extender.engine.framework import Code, CycleState, FilterState, Status
+from extender.engine.policy import parse_policy
+from extender.engine.profile import Profile, build_profile
+from extender.engine.runner import node_fits, prepare_filters, run_filters
+from extender.engine.cluster import ClusterState
+from extender.model import k8s
+from extender.model.node import NodeView
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+from tests.engine import cross_node_reference as ref
+from tests.engine.upstream import builders as b
+
+Obj = dict[str, Any]
+
+PTS, IPA = ref.PTS, ref.IPA
+HOSTNAME = ref.HOSTNAME
+ZONE = ref.ZONE
+REGION = "topology.kubernetes.io/region"
+RACK = "example.com/rack"  # on few nodes: "missing label" paths
+TOPOLOGY_KEYS = (HOSTNAME, ZONE, REGION, RACK)
+DNS, SA = "DoNotSchedule", "ScheduleAnyway"
+
+POD_LABELS = {"app": ("a", "b"), "tier": ("x", "y"), "foo": ("1",)}
+LABEL_VALUES = ("a", "b", "x", "y", "1")
+NAMESPACES = ("ns1", "ns2", "ns3")
+NODE_VALUES = {"disk": ("ssd", "hdd"), ZONE: ("z1", "z2", "z3"), REGION: ("r1", "r2")}
+
+_CODES = {Code.UNSCHEDULABLE: ref.U, Code.UNSCHEDULABLE_AND_UNRESOLVABLE: ref.UU,
+          Code.ERROR: "Error"}
+
+def _settings(max_examples: int) -> settings:
+    return settings(max_examples=max_examples, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ---- strategies -----------------------------------------------------------------------------
+
+def one_in(n: int) -> st.SearchStrategy[bool]:
+    return st.integers(1, n).map(lambda roll: roll == 1)
+
+
+labels_st = st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in POD_LABELS.items()})
+label_key_st = st.sampled_from(tuple(POD_LABELS))
+values_st = st.lists(st.sampled_from(LABEL_VALUES), min_size=1, max_size=2, unique=True)
+
+requirement_st = st.one_of(
+    st.builds(lambda k, vs: b.in_(k, *vs), label_key_st, values_st),
+    st.builds(lambda k, vs: b.not_in(k, *vs), label_key_st, values_st),
+    st.builds(b.exists, label_key_st),
+    st.builds(b.does_not_exist, label_key_st),
+)
+_real_selector = st.one_of(
+    st.builds(lambda ml: {"matchLabels": ml}, labels_st.filter(bool)),
+    st.builds(lambda ex: {"matchExpressions": ex}, st.lists(requirement_st, min_size=1, max_size=2)),
+    st.builds(lambda ml, ex: {"matchLabels": ml, "matchExpressions": ex},
+              labels_st.filter(bool), st.lists(requirement_st, min_size=1, max_size=1)),
+)
+#: nil (matches nothing), {} (everything) or a real selector.
+selector_st = st.one_of(st.none(), st.just({}), _real_selector, _real_selector, _real_selector)
+
+ns_labels_st = st.fixed_dictionaries({}, optional={"team": st.sampled_from(("t1", "t2")),
+                                                   "env": st.just("prod")})
+ns_selector_st = st.one_of(
+    st.just({}),
+    st.builds(lambda t: {"matchLabels": {"team": t}}, st.sampled_from(("t1", "t2"))),
+    st.builds(lambda op: {"matchExpressions": [{"key": "team", "operator": op}]},
+              st.sampled_from(("Exists", "DoesNotExist"))),
+    st.builds(lambda vs: {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": vs}]},
+              st.just(["prod"])),
+)
+
+
+@st.composite
+def term_st(draw: st.DrawFn) -> Obj:
+    """A PodAffinityTerm: own namespace, `namespaces` (maybe []), a namespaceSelector, or both."""
+    term: Obj = {"topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS))}
+    sel = draw(selector_st)
+    if sel is not None:
+        term["labelSelector"] = sel
+    mode = draw(st.integers(0, 5))
+    if mode in (1, 3):
+        term["namespaces"] = draw(st.lists(st.sampled_from((*NAMESPACES, "ns9")), max_size=2,
+                                           unique=True))
+    if mode in (2, 3):
+        term["namespaceSelector"] = draw(ns_selector_st)
+    return term
+
+
+@st.composite
+def pod_affinity_st(draw: st.DrawFn, max_terms: int) -> Obj:
+    out: Obj = {}
+    for part in ("podAffinity", "podAntiAffinity"):
+        required = draw(st.lists(term_st(), max_size=max_terms))
+        preferred = draw(st.lists(st.builds(lambda w, t: {"weight": w, "podAffinityTerm": t},
+                                            st.sampled_from((1, 2, 3, 7, 29, 50, 100)), term_st()),
+                                  max_size=max_terms))
+        body: Obj = {}
+        if required:
+            body["requiredDuringSchedulingIgnoredDuringExecution"] = required
+        if preferred:
+            body["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
+        if body or draw(one_in(6)):
+            out[part] = body
+    return out
+
+
+taint_st = st.builds(lambda v, e: b.taint("dedicated", v, e), st.sampled_from(("x", "y")),
+                     st.sampled_from(("NoSchedule", "NoExecute", "PreferNoSchedule")))
+toleration_st = st.sampled_from((
+    b.toleration("dedicated", "x", "NoSchedule"),
+    b.toleration("dedicated", "y", ""),
+    b.toleration("dedicated", operator="Exists"),
+    b.toleration(operator="Exists"),
+    b.toleration("dedicated", "x", "NoExecute"),
+))
+
+
+@st.composite
+def node_st(draw: st.DrawFn, name: str, names: Sequence[str]) -> Obj:
+    labels: dict[str, str] = {}
+    roll = draw(st.integers(0, 19))
+    if roll < 17:
+        labels[HOSTNAME] = name
+    elif roll == 17:
+        labels[HOSTNAME] = draw(st.sampled_from(names))  # possibly another node's value
+    zone = draw(st.sampled_from(("z1", "z2", "z3", "z1", "", None, None)))
+    if zone is not None:
+        labels[ZONE] = zone
+    region = draw(st.sampled_from(("r1", "r2", "r1", None)))
+    if region is not None:
+        labels[REGION] = region
+    if draw(one_in(4)):
+        labels[RACK] = draw(st.sampled_from(("k1", "k2")))
+    disk = draw(st.sampled_from(("ssd", "hdd", None)))
+    if disk is not None:
+        labels["disk"] = disk
+    taints = draw(st.lists(taint_st, min_size=1, max_size=2)) if draw(one_in(4)) else []
+    return b.node(name, labels, taints=taints)
+
+
+@st.composite
+def existing_pod_st(draw: st.DrawFn, name: str, node_names: Sequence[str],
+                    bound: bool | None = None) -> Obj:
+    ns = draw(st.sampled_from(NAMESPACES))
+    labels = draw(labels_st)
+    roll = draw(st.integers(0, 19))
+    if bound or (bound is None and roll < 17):
+        node = draw(st.sampled_from(node_names))
+    elif bound is None and roll == 18:
+        node = "ghost"  # bound to a node the cluster does not know
+    else:
+        node = ""
+    affinity = draw(pod_affinity_st(1)) if draw(one_in(3)) else None
+    pod = b.pod(name, ns, labels=labels, node=node, terminating=draw(one_in(6)),
+                affinity=affinity or None)
+    if node and bound is None and draw(one_in(15)):
+        pod["status"]["phase"] = draw(st.sampled_from(("Succeeded", "Failed")))
+    return pod
+
+
+@st.composite
+def spread_st(draw: st.DrawFn) -> Obj:
+    when = draw(st.sampled_from((DNS, DNS, SA)))
+    c: Obj = {"maxSkew": draw(st.integers(1, 3)), "topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS)),
+              "whenUnsatisfiable": when}
+    sel = draw(selector_st)
+    if sel is not None:
+        c["labelSelector"] = sel
+    if when == DNS and draw(one_in(3)):
+        c["minDomains"] = draw(st.integers(1, 5))
+    for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        policy = draw(st.sampled_from((None, "Honor", "Ignore")))
+        if policy is not None:
+            c[field] = policy
+    if draw(one_in(4)):
+        c["matchLabelKeys"] = draw(st.lists(label_key_st, min_size=1, max_size=2, unique=True))
+    return c
+
+
+def _spread_key(c: Mapping[str, Any]) -> tuple[str, str]:
+    return (c["topologyKey"], c["whenUnsatisfiable"])
+
+
+@st.composite
+def default_constraint_st(draw: st.DrawFn) -> Obj:
+    when = draw(st.sampled_from((DNS, SA)))
+    c: Obj = {"maxSkew": draw(st.integers(1, 3)), "whenUnsatisfiable": when,
+              "topologyKey": draw(st.sampled_from((HOSTNAME, ZONE, REGION)))}
+    if when == DNS and draw(one_in(3)):
+        c["minDomains"] = draw(st.integers(1, 4))
+    for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        policy = draw(st.sampled_from((None, "Honor", "Ignore")))
+        if policy is not None:
+            c[field] = policy
+    return c
+
+
+pts_args_st = st.one_of(
+    st.just({}),  # defaultingType: System
+    st.just({"defaultingType": "List"}),
+    st.builds(lambda dc: {"defaultingType": "List", "defaultConstraints": dc},
+              st.lists(default_constraint_st(), min_size=1, max_size=2, unique_by=_spread_key)),
+)
+ipa_args_st = st.builds(lambda w, ignore: {"hardPodAffinityWeight": w,
+                                           "ignorePreferredTermsOfExistingPods": ignore},
+                        st.sampled_from((0, 1, 1, 2, 5)), one_in(4))
+
+
+@st.composite
+def node_affinity_st(draw: st.DrawFn, node_names: Sequence[str]) -> Obj:
+    terms = []
+    for _ in range(draw(st.integers(1, 2))):
+        exprs = []
+        for _ in range(draw(st.integers(1, 2))):
+            key = draw(st.sampled_from(tuple(NODE_VALUES)))
+            op = draw(st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")))
+            expr: Obj = {"key": key, "operator": op}
+            if op in ("In", "NotIn"):
+                expr["values"] = draw(st.lists(st.sampled_from(NODE_VALUES[key]), min_size=1,
+                                               max_size=2, unique=True))
+            exprs.append(expr)
+        term: Obj = {"matchExpressions": exprs}
+        if draw(one_in(5)):
+            term["matchFields"] = [{"key": "metadata.name", "operator": draw(st.sampled_from(("In", "NotIn"))),
+                                    "values": [draw(st.sampled_from(node_names))]}]
+        terms.append(term)
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+
+
+OWNERS = (
+    b.owner("ReplicaSet", "rs1"), b.owner("ReplicaSet", "rs2"), b.owner("StatefulSet", "ss1"),
+    b.owner("ReplicationController", "rc1", api_version="v1"), b.owner("Job", "job1", api_version="batch/v1"),
+)
+
+
+@st.composite
+def incoming_pod_st(draw: st.DrawFn, node_names: Sequence[str]) -> Obj:
+    ns = draw(st.sampled_from(NAMESPACES))
+    spread = [] if draw(one_in(3)) else draw(st.lists(spread_st(), max_size=2, unique_by=_spread_key))
+    affinity: Obj = draw(pod_affinity_st(2)) if draw(st.integers(0, 3)) > 0 else {}
+    if draw(one_in(4)):
+        affinity["nodeAffinity"] = draw(node_affinity_st(node_names))
+    node_selector = draw(st.sampled_from((None, None, None, {"disk": "ssd"}, {REGION: "r1"})))
+    tolerations = draw(st.lists(toleration_st, max_size=2)) if draw(one_in(3)) else None
+    owner = draw(st.sampled_from(OWNERS)) if draw(st.booleans()) else None
+    return b.pod("incoming", ns, labels=draw(labels_st), spread=spread or None,
+                 affinity=affinity or None, node_selector=node_selector, tolerations=tolerations,
+                 owner=owner)
+
+
+@dataclass
+class Scenario:
+    objects: list[Obj]
+    pod: Obj
+    pts_args: Obj
+    ipa_args: Obj
+
+    @property
+    def node_names(self) -> list[str]:
+        return [o["metadata"]["name"] for o in self.objects if o["kind"] == "Node"]
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> Scenario:
+    names = [f"n{i}" for i in range(draw(st.integers(3, 8)))]
+    nodes = [draw(node_st(name, names)) for name in names]
+    namespaces = [b.namespace(ns, draw(ns_labels_st)) for ns in NAMESPACES if not draw(one_in(4))]
+    pods = [draw(existing_pod_st(f"p{i}", names)) for i in range(draw(st.integers(0, 25)))]
+    services = [b.service(f"svc{i}", draw(st.sampled_from(NAMESPACES)),
+                          draw(st.one_of(st.none(), labels_st)))
+                for i in range(draw(st.integers(0, 3)))]
+    controllers = []
+    for ns in NAMESPACES:
+        if draw(st.booleans()):
+            controllers.append(b.replica_set("rs1", ns, draw(selector_st)))
+        if draw(one_in(3)):
+            controllers.append(b.stateful_set("ss1", ns, draw(selector_st)))
+        if draw(one_in(3)):
+            controllers.append(b.replication_controller("rc1", ns, draw(st.one_of(st.none(), labels_st))))
+    return Scenario([*namespaces, *services, *controllers, *nodes, *pods],
+                    draw(incoming_pod_st(names)), draw(pts_args_st), draw(ipa_args_st))
+
+
+# ---- the engine's side ------------------------------------------------------------------------
+
+_profiles: dict[str, Profile] = {}
+
+
+def profile_for(filters: Sequence[str], scores: Sequence[str], pts_args: Obj, ipa_args: Obj) -> Profile:
+    args = {PTS: pts_args, IPA: ipa_args}
+    document = b.policy(filters=list(filters), scores=[(name, 1) for name in scores],
+                        args={n: a for n, a in args.items() if n in (*filters, *scores)},
+                        post_filters=[])
+    key = json.dumps(document, sort_keys=True)
+    found = _profiles.get(key)
+    if found is None:
+        found = _profiles[key] = build_profile(parse_policy(document, "<property>"))
+    return found
+
+
+def pod_view(pod: Obj, slim: bool = False) -> PodView:
+    return PodView.from_k8s(k8s.convert(pod, k8s.Pod), slim=slim)
+
+
+def status_key(status: Status | None) -> ref.StatusKey | None:
+    if status is None:
+        return None
+    return (status.plugin, _CODES.get(status.code, status.code.name), tuple(status.reasons))
+
+
+def placement(state: ClusterState) -> dict[str, list[str]]:
+    return {name: sorted(info.pods) for name, info in state.nodes.items()}
+
+
+def world_placement(world: ref.World) -> dict[str, list[str]]:
+    return {name: sorted(p["metadata"]["uid"] for p in node.pods) for name, node in world.nodes.items()}
+
+
+def spread_counts(fs: FilterState | None) -> list[dict[str, int]] | None:
+    return None if fs is None else [dict(c) for c in fs.counts]  # type: ignore[attr-defined]
+
+
+def affinity_counts(fs: FilterState | None) -> tuple[dict, dict, dict] | None:
+    if fs is None:
+        return None
+    return (dict(fs.existing), dict(fs.affinity_counts), dict(fs.anti_counts))  # type: ignore[attr-defined]
+
+
+def ref_affinity_counts(rs: ref.AffinityState | None) -> tuple[dict, dict, dict] | None:
+    return None if rs is None else (dict(rs.existing), dict(rs.aff), dict(rs.anti_counts))
+
+
+def ref_spread_counts(rs: ref.SpreadState | None) -> list[dict[str, int]] | None:
+    return None if rs is None else [dict(c) for c in rs.counts]
+
+
+def engine_scores(plugin: str, sc: Scenario, view: PodView, state: ClusterState,
+                  infos: Sequence[NodeInfo]) -> list[int] | None:
+    profile = profile_for([], [plugin], sc.pts_args, sc.ipa_args)
+    scorer = profile.scorers[0][0]
+    return scorer.score(CycleState(), view, infos, state)
+
+
+def ref_scores(plugin: str, sc: Scenario, world: ref.World, names: Sequence[str]) -> list[int] | None:
+    candidates = [world.nodes[n] for n in names]
+    if plugin == PTS:
+        return ref.pts_scores(sc.pod, world, sc.pts_args, candidates)
+    return ref.ipa_scores(sc.pod, world, sc.ipa_args, candidates)
+
+
+def node_labels(infos: Iterable[NodeInfo]) -> list[tuple[str, Mapping[str, str]]]:
+    return [(info.node.name, info.node.labels) for info in infos]
+
+
+FILTER_SETS = ((PTS,), (IPA,), (PTS, IPA))
+
+
+# ---- 1, 2: verdicts and scores against the reference ----------------------------------------
+
+@_settings(200)
+@given(scenarios())
+def test_filters_match_reference(sc: Scenario) -> None:
+    state = cluster_from_objects(sc.objects)
+    world = ref.world_from_objects(sc.objects)
+    assert placement(state) == world_placement(world)
+    view = pod_view(sc.pod)
+    infos = list(state.nodes.values())
+    names = [info.name for info in infos]
+    ref_pts = ref.pts_prefilter(sc.pod, world, sc.pts_args)
+    ref_ipa = ref.ipa_prefilter(sc.pod, world)
+    for plugins in FILTER_SETS:
+        profile = profile_for(plugins, [], sc.pts_args, sc.ipa_args)
+        expected = ref.filter_verdicts(sc.pod, world, sc.pts_args, plugins, node_labels(infos))
+        prepared = prepare_filters(profile, view, state)
+        assert prepared.rejection is None
+        if PTS in plugins:
+            assert spread_counts(prepared.state.read(PTS)) == ref_spread_counts(ref_pts)
+        if IPA in plugins:
+            assert affinity_counts(prepared.state.read(IPA)) == ref_affinity_counts(ref_ipa)
+        result = run_filters(profile, view, infos, state, prepared)  # filter_many, cold caches
+        assert {n: status_key(result.statuses.get(n)) for n in names} == expected, plugins
+        assert [i.name for i in result.passed] == [n for n in names if expected[n] is None]
+        per_node = {info.name: status_key(node_fits(prepared, info)) for info in infos}
+        assert per_node == expected, plugins
+
+
+@_settings(200)
+@given(scenarios(), st.data())
+def test_scores_match_reference(sc: Scenario, data: st.DataObject) -> None:
+    state = cluster_from_objects(sc.objects)
+    world = ref.world_from_objects(sc.objects)
+    view = pod_view(sc.pod)
+    names = data.draw(st.lists(st.sampled_from(sc.node_names), min_size=1, unique=True),
+                      label="candidates")
+    infos = [state.nodes[n] for n in names]
+    for plugin in (PTS, IPA):
+        assert engine_scores(plugin, sc, view, state, infos) == ref_scores(plugin, sc, world, names), plugin
+
+
+@_settings(100)
+@given(scenarios())
+def test_evaluate_matches_reference(sc: Scenario) -> None:
+    """Filter then score, end to end: both plugins in kube-scheduler's order."""
+    policy = b.policy(filters=[PTS, IPA], scores=[(PTS, 2), (IPA, 2)],
+                      args={PTS: sc.pts_args, IPA: sc.ipa_args}, post_filters=[])
+    ev = evaluate(sc.objects, sc.pod, policy)
+    world = ref.world_from_objects(sc.objects)
+    expected = ref.filter_verdicts(sc.pod, world, sc.pts_args, (PTS, IPA),
+                                   [(n.name, n.labels) for n in world.nodes.values()])
+    got = {name: None if s is None else (s["plugin"], s["code"], tuple(s["reasons"]))
+           for name, s in ev.filter.items()}
+    assert got == expected
+    feasible = [n for n in world.nodes if expected[n] is None]
+    for plugin in (PTS, IPA):
+        want = ref_scores(plugin, sc, world, feasible) if feasible else None
+        have = ev.scores.get(plugin)
+        assert (None if have is None else [have[n] for n in feasible]) == want, plugin
+
+
+# ---- 3: AddPod / RemovePod on a clone -------------------------------------------------------
+
+@_settings(200)
+@given(scenarios(), st.data())
+def test_add_remove_pod_on_a_clone(sc: Scenario, data: st.DataObject) -> None:
+    state = cluster_from_objects(sc.objects)
+    world = ref.world_from_objects(sc.objects)
+    view = pod_view(sc.pod)
+    infos = list(state.nodes.values())
+    profile = profile_for((PTS, IPA), [], sc.pts_args, sc.ipa_args)
+    filters = prepare_filters(profile, view, state)
+    before = {info.name: status_key(node_fits(filters, info)) for info in infos}
+    counts_before = (spread_counts(filters.state.read(PTS)), affinity_counts(filters.state.read(IPA)))
+
+    clone = filters.clone()
+    if data.draw(st.booleans(), label="warm the clone's verdict caches"):
+        for info in infos:
+            node_fits(clone, info)
+    bound = [(p, node) for node in world.nodes.values() for p in node.pods]
+    remove = bool(bound) and data.draw(st.booleans(), label="remove")
+    if remove:
+        target, ref_node = data.draw(st.sampled_from(bound), label="victim")
+        info = state.nodes[ref_node.name]
+        moved = info.pods[target["metadata"]["uid"]]
+        node_clone = info.clone()
+        node_clone.remove_pod(moved)
+        clone.remove_pod(moved, node_clone)
+        after = [o for o in sc.objects if o is not target]
+        delta = -1
+    else:
+        node_name = data.draw(st.sampled_from(sc.node_names), label="node")
+        target = data.draw(existing_pod_st("added", sc.node_names, bound=True), label="added")
+        target["spec"]["nodeName"] = node_name
+        ref_node = world.nodes[node_name]
+        moved = pod_view(target, slim=True)
+        node_clone = state.nodes[node_name].clone()
+        node_clone.add_pod(moved)
+        clone.add_pod(moved, node_clone)
+        after = [*sc.objects, target]
+        delta = 1
+
+    # InterPodAffinity: the rule of §3.3, which for a removal is a fresh PreFilter without it.
+    ref_ipa = ref.ipa_prefilter(sc.pod, world)
+    ref.ipa_update(ref_ipa, target, ref_node.labels, delta)
+    ipa_clone = clone.state.read(IPA)
+    assert affinity_counts(ipa_clone) == ref_affinity_counts(ref_ipa)
+    for info in infos:
+        got = None if ipa_clone is None else status_key(ipa_clone(info))
+        assert got == ref.ipa_filter(ref_ipa, info.node.labels), info.name
+    if remove:
+        world_after = ref.world_from_objects(after)
+        fresh = ref.ipa_prefilter(sc.pod, world_after)
+        fresh_engine = prepare_filters(profile_for((IPA,), [], sc.pts_args, sc.ipa_args), view,
+                                       cluster_from_objects(after))
+        for info in infos:
+            got = None if ipa_clone is None else status_key(ipa_clone(info))
+            assert got == ref.ipa_filter(fresh, info.node.labels), info.name
+            assert got == status_key(node_fits(fresh_engine, info)), info.name
+
+    # PodTopologySpread: the per-constraint counts of §2.3's rule.
+    ref_pts = ref.pts_prefilter(sc.pod, world, sc.pts_args)
+    ref.pts_update(ref_pts, target, ref_node, delta)
+    assert spread_counts(clone.state.read(PTS)) == ref_spread_counts(ref_pts)
+
+    # The original pass is untouched.
+    assert (spread_counts(filters.state.read(PTS)), affinity_counts(filters.state.read(IPA))) == counts_before
+    assert {info.name: status_key(node_fits(filters, info)) for info in infos} == before
+
+
+# ---- 4: incremental maintenance of the state -------------------------------------------------
+
+def _obj_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+
+_KIND_ORDER = {"Namespace": 0, "Service": 1, "ReplicaSet": 1, "StatefulSet": 1,
+               "ReplicationController": 1, "Node": 2, "Pod": 3}
+
+
+def _ordered(objects: Mapping[tuple, Obj]) -> list[Obj]:
+    return sorted(objects.values(), key=lambda o: _KIND_ORDER[o["kind"]])
+
+
+def _apply(state: ClusterState, objects: dict[tuple, Obj], obj: Obj) -> None:
+    objects[_obj_key(obj)] = obj
+    state.apply(obj["kind"], k8s.convert(obj, k8s.KINDS[obj["kind"]]))
+
+
+def _delete(state: ClusterState, objects: dict[tuple, Obj], key: tuple[str, str, str]) -> None:
+    del objects[key]
+    state.delete(*key)
+
+
+def _probe(sc: Scenario, profile: Profile, view: PodView, state: ClusterState) -> Any:
+    """Everything the engine answers for the pod: PreFilter states, verdicts, scores."""
+    prepared = prepare_filters(profile, view, state)
+    infos = list(state.nodes.values())
+    verdicts = {info.name: status_key(node_fits(prepared, info)) for info in infos}
+    batch = run_filters(profile, view, infos, state, prepare_filters(profile, view, state))
+    assert {n: status_key(batch.statuses.get(n)) for n in verdicts} == verdicts
+    scores = {plugin: engine_scores(plugin, sc, view, state, infos) for plugin in (PTS, IPA)}
+    return (spread_counts(prepared.state.read(PTS)), affinity_counts(prepared.state.read(IPA)),
+            verdicts, scores)
+
+
+@_settings(100)
+@given(scenarios(), st.data())
+def test_incremental_state_matches_fresh(sc: Scenario, data: st.DataObject) -> None:
+    state = cluster_from_objects(sc.objects)
+    objects = {_obj_key(o): o for o in sc.objects}
+    view = pod_view(sc.pod)
+    profile = profile_for((PTS, IPA), [], sc.pts_args, sc.ipa_args)
+    _probe(sc, profile, view, state)
+    known_nodes = list(sc.node_names)
+    fresh_names = iter(range(10_000))
+    for _ in range(data.draw(st.integers(1, 12), label="steps")):
+        pods = [k for k in objects if k[0] == "Pod"]
+        nodes = [k for k in objects if k[0] == "Node"]
+        op = data.draw(st.sampled_from(("add", "add", "relabel", "terminate", "delete", "bind",
+                                        "finish", "node", "node", "node_delete", "node_add",
+                                        "namespace")), label="op")
+        if op == "add" or (not pods and op in ("relabel", "terminate", "delete", "bind", "finish")):
+            pod = data.draw(existing_pod_st(f"new{next(fresh_names)}", known_nodes), label="pod")
+            _apply(state, objects, pod)
+        elif op in ("relabel", "terminate", "delete", "finish"):
+            key = data.draw(st.sampled_from(pods), label="pod")
+            if op == "delete":
+                _delete(state, objects, key)
+                continue
+            pod = copy.deepcopy(objects[key])
+            if op == "relabel":
+                pod["metadata"]["labels"] = data.draw(labels_st, label="labels")
+            elif op == "terminate":
+                pod["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+            else:
+                pod["status"]["phase"] = data.draw(st.sampled_from(("Succeeded", "Failed")))
+            _apply(state, objects, pod)
+        elif op == "bind":
+            pending = [k for k in pods if not objects[k]["spec"].get("nodeName")]
+            if pending:
+                pod = copy.deepcopy(objects[data.draw(st.sampled_from(pending), label="pending")])
+                pod["spec"]["nodeName"] = data.draw(st.sampled_from(known_nodes), label="node")
+                pod["status"]["phase"] = "Running"
+                _apply(state, objects, pod)
+        elif op == "node" and nodes:
+            name = data.draw(st.sampled_from(nodes), label="node")[2]
+            _apply(state, objects, data.draw(node_st(name, known_nodes), label="node object"))
+        elif op == "node_delete" and len(nodes) > 1:
+            _delete(state, objects, data.draw(st.sampled_from(nodes), label="node"))
+        elif op == "node_add":
+            missing = [n for n in known_nodes if ("Node", "", n) not in objects]
+            name = data.draw(st.sampled_from(missing), label="node") if missing and data.draw(
+                st.booleans()) else f"m{next(fresh_names)}"
+            if name not in known_nodes:
+                known_nodes.append(name)
+            _apply(state, objects, data.draw(node_st(name, known_nodes), label="node object"))
+        elif op == "namespace":
+            ns = data.draw(st.sampled_from(NAMESPACES), label="namespace")
+            _apply(state, objects, b.namespace(ns, data.draw(ns_labels_st, label="ns labels")))
+        if data.draw(st.booleans(), label="probe"):
+            _probe(sc, profile, view, state)
+
+    final = _ordered(objects)
+    fresh = cluster_from_objects(final)
+    world = ref.world_from_objects(final)
+    assert placement(state) == placement(fresh) == world_placement(world)
+    incremental = _probe(sc, profile, view, state)
+    assert incremental == _probe(sc, profile, view, fresh)
+    # ... and both are the reference's.
+    names = list(world.nodes)
+    expected = ref.filter_verdicts(sc.pod, world, sc.pts_args, (PTS, IPA),
+                                   [(n, world.nodes[n].labels) for n in names])
+    assert incremental[0] == ref_spread_counts(ref.pts_prefilter(sc.pod, world, sc.pts_args))
+    assert incremental[1] == ref_affinity_counts(ref.ipa_prefilter(sc.pod, world))
+    assert incremental[2] == expected
+    infos = list(state.nodes.values())
+    assert incremental[3] == {p: ref_scores(p, sc, world, [i.name for i in infos]) for p in (PTS, IPA)}
+
+
+# ---- 5: filter_many against __call__ ------------------------------------------------------------
+
+def _check_many_vs_each(fs: FilterState, nodes: Sequence[NodeInfo], warm: Sequence[NodeInfo],
+                        expected: Mapping[str, ref.StatusKey | None] | None) -> None:
+    for node in warm:
+        fs(node)
+    statuses: dict[str, Status] = {}
+    kept = fs.filter_many(nodes, statuses)
+    each = [status_key(fs(node)) for node in nodes]
+    assert [n.name for n in kept] == [n.name for n, s in zip(nodes, each, strict=True) if s is None]
+    assert {n: status_key(s) for n, s in statuses.items()} == \
+        {n.name: s for n, s in zip(nodes, each, strict=True) if s is not None}
+    if expected is not None:
+        assert {n.name: s for n, s in zip(nodes, each, strict=True)} == \
+            {n.name: expected[n.name] for n in nodes}
+
+
+@_settings(150)
+@given(scenarios(), st.data())
+def test_filter_many_matches_per_node(sc: Scenario, data: st.DataObject) -> None:
+    state = cluster_from_objects(sc.objects)
+    world = ref.world_from_objects(sc.objects)
+    view = pod_view(sc.pod)
+    foreign = [NodeInfo(NodeView.from_k8s(k8s.convert(
+        data.draw(node_st(f"f{i}", sc.node_names), label="foreign node"), k8s.Node)))
+        for i in range(data.draw(st.integers(0, 2), label="foreign nodes"))]
+    pool = [*state.nodes.values(), *foreign]
+    nodes = data.draw(st.lists(st.sampled_from(pool), max_size=12), label="nodes")
+    bound = [(p, node) for node in world.nodes.values() for p in node.pods]
+    for plugin in (PTS, IPA):
+        profile = profile_for((plugin,), [], sc.pts_args, sc.ipa_args)
+        expected = ref.filter_verdicts(sc.pod, world, sc.pts_args, (plugin,), node_labels(pool))
+        for _ in range(2):  # a fresh FilterState per warming order
+            fs = prepare_filters(profile, view, state).state.read(plugin)
+            if fs is None:
+                assert all(v is None for v in expected.values())
+                break
+            warm = data.draw(st.lists(st.sampled_from(pool), max_size=6), label="warm")
+            _check_many_vs_each(fs, nodes, warm, expected)
+        if fs is None or not bound:
+            continue
+        # After RemovePod/AddPod on a clone (verdict caches must follow the counts).
+        clone = fs.clone()
+        target, ref_node = data.draw(st.sampled_from(bound), label="pod")
+        moved = state.nodes[ref_node.name].pods[target["metadata"]["uid"]]
+        delta = data.draw(st.sampled_from((-1, 1)), label="delta")
+        (clone.remove_pod if delta < 0 else clone.add_pod)(moved, state.nodes[ref_node.name])
+        if plugin == IPA:
+            rs = ref.ipa_prefilter(sc.pod, world)
+            ref.ipa_update(rs, target, ref_node.labels, delta)
+            after = {name: ref.ipa_filter(rs, labels) for name, labels in node_labels(pool)}
+        else:
+            after = None  # critical paths are only approximately maintained upstream
+        warm = data.draw(st.lists(st.sampled_from(pool), max_size=6), label="warm")
+        _check_many_vs_each(clone, nodes, warm, after)
+        _check_many_vs_each(fs, nodes, [], expected)  # the original is untouched
