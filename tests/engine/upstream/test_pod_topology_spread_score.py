@@ -43,8 +43,10 @@ from tests.engine.upstream.builders import (
     pod,
     policy,
     replica_set,
+    required_affinity,
     selector,
     service,
+    spread,
     taint,
 )
 
@@ -63,30 +65,6 @@ TAINTS = [taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]  # `taint
 SYSTEM_ARGS = {"defaultingType": "System"}
 
 
-# ---- small builders mirroring st.MakePod().SpreadConstraint(...) etc. -----------------------
-def spread(max_skew: int, key: str, when: str, sel: Obj | None, *, min_domains: int | None = None,
-           affinity_policy: str | None = None, taints_policy: str | None = None,
-           match_label_keys: list[str] | None = None) -> Obj:
-    """`SpreadConstraint(maxSkew, tpKey, mode, selector, minDomains, nodeAffinityPolicy,
-    nodeTaintsPolicy, matchLabelKeys)`; None leaves the field unset (nil)."""
-    out: Obj = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
-    if sel is not None:
-        out["labelSelector"] = sel
-    if min_domains is not None:
-        out["minDomains"] = min_domains
-    if affinity_policy is not None:
-        out["nodeAffinityPolicy"] = affinity_policy
-    if taints_policy is not None:
-        out["nodeTaintsPolicy"] = taints_policy
-    if match_label_keys is not None:
-        out["matchLabelKeys"] = match_label_keys
-    return out
-
-
-def required_affinity(expr: Obj) -> Obj:
-    """`NodeAffinityIn(key, values, MatchExpressions)`: one required term, one expression."""
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [expr]}]}}}
 
 
 def incoming(*label_keys: str, spreads: list[Obj] | None = None, affinity: Obj | None = None,
