@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from extender.model.pod import PodView
+from extender.model.podaffinity import AffinityTerm
 from extender.model.selectors import Selector
 
 
@@ -30,18 +31,30 @@ class PodGroup:
         return f"PodGroup({self.namespace}, {dict(self.labels)}, terminating={self.terminating})"
 
 
+class TermGroup:
+    """The bound pods' pod (anti-)affinity terms of one kind that are equal (same selector,
+    namespaces, namespace selector, topology key and weight), counted per node."""
+
+    __slots__ = ("term", "nodes")
+
+    def __init__(self, term: AffinityTerm) -> None:
+        self.term = term
+        self.nodes: Counter[str] = Counter()
+
+
+#: The kinds of terms, as `PodAffinityTerms` attributes.
+TERM_KINDS = ("required_affinity", "required_anti", "preferred_affinity", "preferred_anti")
+
+
 class PodIndex:
-    """Counts of bound pods by (namespace, labels, terminating) per node, and the bound pods
-    that carry pod (anti-)affinity terms."""
+    """Counts of bound pods by (namespace, labels, terminating) per node, and of the bound
+    pods' pod (anti-)affinity terms by kind and term."""
 
     def __init__(self) -> None:
         self._groups: dict[str, dict[tuple, PodGroup]] = {}
         self._generation: Counter[str] = Counter()
         self._matches: dict[tuple, tuple[int, list[PodGroup]]] = {}
-        #: uid -> (pod, node name) for bound pods with any pod (anti-)affinity term.
-        self.with_affinity: dict[str, tuple[PodView, str]] = {}
-        #: node name -> number of its pods with required anti-affinity terms.
-        self.required_anti_by_node: Counter[str] = Counter()
+        self._terms: dict[str, dict[tuple, TermGroup]] = {kind: {} for kind in TERM_KINDS}
 
     def add(self, pod: PodView, node: str) -> None:
         key = (tuple(pod.labels.items()), pod.terminating)
@@ -51,11 +64,7 @@ class PodIndex:
             group = groups[key] = PodGroup(pod.namespace, pod.labels, pod.terminating)
             self._generation[pod.namespace] += 1
         group.nodes[node] += 1
-        terms = pod.affinity_terms
-        if terms is not None and not terms.error:
-            self.with_affinity[pod.uid] = (pod, node)
-            if terms.required_anti:
-                self.required_anti_by_node[node] += 1
+        self._count_terms(pod, node, 1)
 
     def remove(self, pod: PodView, node: str) -> None:
         groups = self._groups.get(pod.namespace)
@@ -69,12 +78,28 @@ class PodIndex:
             if not group.nodes:
                 del groups[key]  # type: ignore[union-attr]
                 self._generation[pod.namespace] += 1
-        if self.with_affinity.pop(pod.uid, None) is not None:
-            terms = pod.affinity_terms
-            if terms is not None and terms.required_anti:
-                self.required_anti_by_node[node] -= 1
-                if self.required_anti_by_node[node] <= 0:
-                    del self.required_anti_by_node[node]
+        self._count_terms(pod, node, -1)
+
+    def _count_terms(self, pod: PodView, node: str, delta: int) -> None:
+        terms = pod.affinity_terms
+        if terms is None or terms.error:
+            return
+        for kind in TERM_KINDS:
+            groups = self._terms[kind]
+            for term in getattr(terms, kind):
+                key = term.key
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = TermGroup(term)
+                group.nodes[node] += delta
+                if group.nodes[node] <= 0:
+                    del group.nodes[node]
+                    if not group.nodes:
+                        del groups[key]
+
+    def term_groups(self, kind: str) -> Iterator[TermGroup]:
+        """The bound pods' terms of one kind (`TERM_KINDS`), equal terms counted together."""
+        return iter(self._terms[kind].values())
 
     def namespaces(self) -> Iterator[str]:
         return iter(self._groups)

@@ -51,20 +51,16 @@ def existing_anti_counts(pod: PodView, namespace_labels: Mapping[str, str] | Non
                          ctx: ClusterContext) -> Counter[Pair]:
     """Pairs where an existing pod's required anti-affinity term selects the incoming pod."""
     counts: Counter[Pair] = Counter()
-    index = ctx.pod_index
-    if not index.required_anti_by_node:
-        return counts
     nodes = ctx.nodes
-    for existing, node_name in index.with_affinity.values():
-        terms = existing.affinity_terms
-        if terms is None or not terms.required_anti:
+    # Equal terms of many pods are matched once and counted per node.
+    for group in ctx.pod_index.term_groups("required_anti"):
+        term = group.term
+        if not term.matches(pod.namespace, pod.labels, namespace_labels):
             continue
-        info = nodes.get(node_name)
-        if info is None:
-            continue
-        for term in terms.required_anti:
-            if term.matches(pod.namespace, pod.labels, namespace_labels):
-                _bump(counts, info.node.labels, term.topology_key, 1)
+        for node_name, num in group.nodes.items():
+            info = nodes.get(node_name)
+            if info is not None:
+                _bump(counts, info.node.labels, term.topology_key, num)
     return counts
 
 

@@ -46,23 +46,23 @@ def topology_score(pod: PodView, preferred: Sequence[AffinityTerm],
                         # Adding term by term and pod by pod is the same sum as one product.
                         contributed |= _add(scores, info.node.labels, term.topology_key,
                                             sign * term.weight * num)
-    # 2. Existing pods' own terms that select the incoming pod.
+    # 2. Existing pods' own terms that select the incoming pod (equal terms of many pods are
+    # matched once and counted per node).
     namespace_labels = ctx.namespace_labels(pod.namespace)
-    for existing, node_name in index.with_affinity.values():
-        info = nodes.get(node_name)
-        if info is None or not info.node.labels:
-            continue
-        labels = info.node.labels
-        terms = existing.affinity_terms
-        assert terms is not None
-        if hard_weight > 0:
-            for term in terms.required_affinity:
-                if term.matches(pod.namespace, pod.labels, namespace_labels):
-                    contributed |= _add(scores, labels, term.topology_key, hard_weight)
-        for sign, weighted in ((1, terms.preferred_affinity), (-1, terms.preferred_anti)):
-            for term in weighted:
-                if term.matches(pod.namespace, pod.labels, namespace_labels):
-                    contributed |= _add(scores, labels, term.topology_key, sign * term.weight)
+    kinds = ((1, "preferred_affinity"), (-1, "preferred_anti"))
+    if hard_weight > 0:
+        kinds = ((hard_weight, "required_affinity"), *kinds)
+    for factor, kind in kinds:
+        for group in index.term_groups(kind):
+            term = group.term
+            if not term.matches(pod.namespace, pod.labels, namespace_labels):
+                continue
+            weight = factor if kind == "required_affinity" else factor * term.weight
+            for node_name, num in group.nodes.items():
+                info = nodes.get(node_name)
+                if info is None or not info.node.labels:
+                    continue
+                contributed |= _add(scores, info.node.labels, term.topology_key, weight * num)
     return scores if contributed else None
 
 
