@@ -150,9 +150,10 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
 
 def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
     """Body, candidate and off-loop limits from the command line."""
-    for flag in ("max_candidates", "offload_bytes", "max_connections"):
-        if getattr(args, flag) < 1:
-            raise StartupError(f"--{flag.replace('_', '-')} must be at least 1")
+    for flag in ("max_candidates", "offload_bytes", "max_connections", "body_timeout",
+                 "header_timeout"):
+        if getattr(args, flag) <= 0:
+            raise StartupError(f"--{flag.replace('_', '-')} must be positive")
     default = DEFAULT_MAX_BODY_NODES_FORM if args.nodes_form else DEFAULT_MAX_BODY
     runtime.max_body = args.max_body_bytes if args.max_body_bytes is not None else default
     runtime.max_candidates = args.max_candidates

@@ -11,10 +11,10 @@ from starlette.testclient import TestClient
 
 from extender.api.app import create_app
 from extender.api.runtime import Runtime
+from extender.engine.cluster import ClusterState
 from extender.engine.policy import load_policy
 from extender.engine.profile import Profile, build_profile
 from extender.state.binder import SnapshotBinder
-from extender.engine.cluster import ClusterState
 from extender.state.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -37,12 +37,10 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         "node_memos": sum(len(info.node.memo) for info in state.nodes.values()),
         # until confirmed by the watch or --assume-ttl seconds.
         "assumed_pods": len(state.assumed),
-        # the last 4 096 pending pods seen in filter/prioritize (for bind); FIFO.
-        "remembered_pending_pods": len(getattr(state, "_recent_pending", ())),
-        # memos over the node set: cleared on every node change, and past 1 024 entries.
-        "node_set_memos": len(getattr(state, "_node_memo", ())),
-        # label-selector matches over the pod index (pod affinity, spread): cleared past 4 096.
-        "pod_selector_matches": len(getattr(getattr(state, "pod_index", None), "_matches", ())),
+        # remembered_pending_pods: the last 4 096 pending pods seen in filter/prioritize (for
+        # bind), FIFO; node_set_memos: cleared on every node change and past 1 024 entries;
+        # pod_selector_matches: label-selector matches over the pod index, cleared past 4 096.
+        **state.cache_sizes(),
         # PDB selector answers across preempt requests: cleared past 16 384.
         "pdb_selector_answers": _selector_answers(),
         # state changes waiting for a large request to finish (api.offload, state.gate).

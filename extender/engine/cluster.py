@@ -372,6 +372,12 @@ class ClusterState:
             found = self._node_memo[key] = compute()
         return found  # type: ignore[return-value]
 
+    def cache_sizes(self) -> dict[str, int]:
+        """Entries of the state's own caches (exported as metrics; each is bounded)."""
+        return {"remembered_pending_pods": len(self._recent_pending),
+                "node_set_memos": len(self._node_memo),
+                "pod_selector_matches": self.pod_index.cached_matches()}
+
     def _node_changed(self) -> None:
         self.node_generation += 1
         self._node_memo.clear()

@@ -120,6 +120,10 @@ class PodIndex:
         self._matches[memo_key] = (generation, groups)
         return groups
 
+    def cached_matches(self) -> int:
+        """Memoised selector matches (cleared past 4 096)."""
+        return len(self._matches)
+
     def count_by_node(self, namespace: str, selector: Selector,
                       include_terminating: bool) -> Counter[str]:
         """node name -> bound pods of `namespace` that `selector` matches."""

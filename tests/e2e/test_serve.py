@@ -115,7 +115,9 @@ def test_help_documents_every_serve_flag():
     out = subprocess.run([sys.executable, "-m", "extender", "serve", "--help"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     for flag in ("--host", "--port", "--policy", "--snapshot", "--kubeconfig", "--in-cluster",
-                 "--max-body-bytes", "--log-level", "--tls-cert-file", "--tls-client-ca-file"):
+                 "--max-body-bytes", "--log-level", "--tls-cert-file", "--tls-client-ca-file",
+                 "--nodes-form", "--max-candidates", "--offload-bytes", "--body-timeout",
+                 "--header-timeout", "--max-connections", "--health-port", "--health-host"):
         assert flag in out
 
 

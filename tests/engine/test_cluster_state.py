@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from extender.engine.cluster import ClusterState
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.engine.cluster import ClusterState
 
 
 def node(name: str, cpu: str = "4", pods: str = "110") -> k8s.Node:

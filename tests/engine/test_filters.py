@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from extender import wire
+from extender.engine.filters.taint_toleration import REASON as TAINT_REASON
 from extender.engine.framework import Code, Status
 from extender.engine.policy import load_policy
 from extender.engine.profile import build_profile
-from extender.engine.filters.taint_toleration import REASON as TAINT_REASON
 from extender.engine.runner import prepare_filters, run_filters
 from extender.model.pod import PodView
 from extender.state.snapshot import load_snapshot

@@ -10,12 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from extender.engine.cluster import ClusterState
 from extender.engine.policy import parse_policy
 from extender.engine.profile import Profile, build_profile
 from extender.model import k8s
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.pod import PodView
-from extender.engine.cluster import ClusterState
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from extender.engine.cluster import ClusterState
 from extender.engine.framework import CycleState
 from extender.engine.policy import load_policy
 from extender.engine.profile import Profile, build_profile
@@ -16,7 +17,6 @@ from extender.engine.runner import extender_scores, run_scores
 from extender.model import k8s
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-from extender.engine.cluster import ClusterState
 from extender.state.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from extender.model import k8s
 from extender.engine.cluster import ClusterState
+from extender.model import k8s
 from tests.kube.fake_apiserver import FakeApiServer
 
 

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
+from extender.engine.cluster import ClusterState
 from extender.kube.client import KubeClient
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.state.binder import ApiBinder, BindError, SnapshotBinder
-from extender.engine.cluster import ClusterState
 from extender.state.informer import LiveState
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from extender.engine.cluster import ClusterState
 from extender.kube.client import KubeClient
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.engine.cluster import ClusterState
 from extender.state.informer import LiveState
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
@@ -149,6 +149,10 @@ async def test_410_relists_and_converges_including_deletions(apiserver: FakeApiS
         await asyncio.sleep(0.3)
         apiserver.clear_faults()
         await eventually(lambda: converged(live.state, apiserver), what="convergence after 410")
+        # `converged` compares nodes, pods, PDBs and PriorityClasses; the other informers
+        # (namespaces, services, controllers) relist on their own schedule.
+        await eventually(lambda: all(live.counters.relists[r] == 2 for r in live.informers),
+                         what="every informer relisted once more")
         assert all(live.counters.relists[r] == 2 for r in live.counters.relists)
         state = live.state
         assert "n3" not in state.nodes and state.pdbs == {} and state.priority_classes == {}
