@@ -67,6 +67,13 @@ def targets(result: JSON) -> list[JSON]:
                 "met": None if p50 is None else p50 < 5.0})
     out.append(_ratio_target(result, "filter-nodes-5000", "p50_decode", 1.5,
                              "Nodes 5000 filter p50 ≤ 1.5× decode floor"))
+    plain, spread = _case(result, "filter-names-5000"), _case(result, "filter-names-5000-spread")
+    both = plain is not None and spread is not None
+    ratio = (spread["server"]["c1"]["p50_ms"] / plain["server"]["c1"]["p50_ms"]  # type: ignore[index]
+             if both and plain["server"].get("c1", {}).get("p50_ms") else None)  # type: ignore[index]
+    out.append({"target": "NodeNames 5000 filter with zone spread + anti-affinity p50 ≤ 2× without",
+                "value": ratio, "unit": "×", "limit": 2.0,
+                "met": None if ratio is None else ratio <= 2.0})
     state = result.get("state")
     rss = None
     if state and state["nodes"] >= 5000 and state["pods"] >= 150_000 and state.get("rss_kib"):
@@ -157,6 +164,12 @@ def _rps(case: JSON, key: str) -> str:
     return f"{num(run.get('rps'))} ({times(case['ratios'].get(f'rps_{key}_http'))})"
 
 
+def _form(case: JSON) -> str:
+    """The form, and the pod variant when it is not the plain pending pod."""
+    form = case["form"] or "–"
+    return f"{form} + spread" if case["id"].endswith("-spread") else form
+
+
 def case_rows(result: JSON) -> list[str]:
     conns = [k for k in ("c1", "c4") if any(k in c["server"] for c in result["cases"])]
     extra = [k for c in result["cases"] for k in c["server"] if k not in conns]
@@ -168,7 +181,7 @@ def case_rows(result: JSON) -> list[str]:
     for case in result["cases"]:
         c1, r = case["server"].get("c1", {}), case["ratios"]
         rows.append([
-            case["verb"], case["form"] or "–", str(case["size"] or "–"), size(case.get("body_bytes")),
+            case["verb"], _form(case), str(case["size"] or "–"), size(case.get("body_bytes")),
             f"{num(c1.get('p50_ms'))} ({times(r.get('p50_http'))})",
             f"{num(c1.get('p90_ms'))} ({times(r.get('p90_http'))})",
             f"{num(c1.get('p99_ms'))} ({times(r.get('p99_http'))})",
