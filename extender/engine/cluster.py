@@ -372,6 +372,12 @@ class ClusterState:
             found = self._node_memo[key] = compute()
         return found  # type: ignore[return-value]
 
+    def label_column(self, key: str) -> Mapping[NodeInfo, str | None]:
+        """Every node's value for one label key (None: absent), keyed by the node's info;
+        remembered until a node changes."""
+        return self.node_memo(("label-column", key), lambda: {
+            info: info.node.labels.get(key) for info in self.nodes.values()})
+
     def cache_sizes(self) -> dict[str, int]:
         """Entries of the state's own caches (exported as metrics; each is bounded)."""
         return {"remembered_pending_pods": len(self._recent_pending),

@@ -115,6 +115,7 @@ class ClusterContext(Protocol):
     def services_in(self, namespace: str) -> list[Mapping[str, str]]: ...
     def controller_selector(self, kind: str, namespace: str, name: str) -> object | None: ...
     def node_memo(self, key: object, compute: Callable[[], T]) -> T: ...
+    def label_column(self, key: str) -> Mapping[NodeInfo, str | None]: ...
 
 
 class StateData(Protocol):
@@ -164,9 +165,25 @@ class ProjectedFilterState(FilterState):
 
     keys: tuple[str, ...]
     verdicts: dict[Any, Status | None]
+    #: With one key: the cluster's nodes' values for it (`ClusterContext.label_column`).
+    column: Mapping[NodeInfo, str | None] | None = None
 
     def judge_values(self, values: tuple[str | None, ...]) -> Status | None:
         raise NotImplementedError
+
+    def node_values(self, nodes: Sequence[NodeInfo]) -> list[str | None]:
+        """Each node's value for the one key: from the column where the node is the cluster's
+        (no pointer chasing through views and label maps), else from its labels."""
+        key = self.keys[0]
+        column = self.column
+        if column is None:
+            return [node.node.labels.get(key) for node in nodes]
+        get = column.get
+        values = [get(node, _UNJUDGED) for node in nodes]
+        if _UNJUDGED in values:  # nodes a request carried itself (Nodes form)
+            values = [node.node.labels.get(key) if value is _UNJUDGED else value
+                      for node, value in zip(nodes, values, strict=True)]
+        return values  # type: ignore[return-value]
 
     def __call__(self, node: NodeInfo) -> Status | None:
         labels = node.node.labels
@@ -179,20 +196,23 @@ class ProjectedFilterState(FilterState):
     def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
         if len(self.keys) != 1:
             return super().filter_many(nodes, statuses)
-        key = self.keys[0]
-        verdicts = {values[0]: verdict for values, verdict in self.verdicts.items()}
-        kept = []
-        append = kept.append
-        for node in nodes:
-            value = node.node.labels.get(key)
-            verdict = verdicts.get(value, _UNJUDGED)
-            if verdict is _UNJUDGED:
-                verdict = verdicts[value] = self.verdicts[(value,)] = self.judge_values((value,))
-            if verdict is None:
-                append(node)
-            else:
-                statuses[node.node.name] = verdict  # type: ignore[assignment]
-        return kept
+        values = self.node_values(nodes)
+        # Judge each distinct value once, then map nodes to verdicts at C speed.
+        by_value = {projection[0]: verdict for projection, verdict in self.verdicts.items()}
+        for value in set(values).difference(by_value):
+            by_value[value] = self.verdicts[(value,)] = self.judge_values((value,))
+        return keep_passing(nodes, list(map(by_value.__getitem__, values)), statuses)
+
+
+def keep_passing(nodes: Sequence[NodeInfo], verdicts: Sequence[Status | None],
+                 statuses: dict[str, Status]) -> list[NodeInfo]:
+    """The nodes whose verdict is None; the others' statuses recorded."""
+    kept = [node for node, verdict in zip(nodes, verdicts, strict=True) if verdict is None]
+    if len(kept) != len(nodes):
+        statuses.update({node.node.name: verdict
+                         for node, verdict in zip(nodes, verdicts, strict=True)
+                         if verdict is not None})
+    return kept
 
 
 _UNJUDGED = object()

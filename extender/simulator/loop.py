@@ -202,6 +202,9 @@ class SimContext:
     def node_memo(self, key: object, compute: Callable[[], T]) -> T:
         return self._sim.state.node_memo(key, compute)
 
+    def label_column(self, key: str) -> Mapping[NodeInfo, str | None]:
+        return self._sim.state.label_column(key)
+
 
 @dataclass
 class _PostFilter:

@@ -50,7 +50,7 @@ class InterPodAffinity:
             return None
         affinity_counts, anti_counts = incoming_counts(affinity, anti, ctx)
         return AffinityFilter(pod, affinity, anti, namespace_labels, existing, affinity_counts,
-                              anti_counts)
+                              anti_counts, ctx.label_column)
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:

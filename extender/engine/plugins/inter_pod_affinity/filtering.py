@@ -4,12 +4,13 @@ anti-affinity against the incoming pod, counted per topology pair over ALL nodes
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from extender.engine.framework import (
     ClusterContext,
     ProjectedFilterState,
     Status,
+    keep_passing,
     unresolvable,
     unschedulable,
 )
@@ -101,15 +102,17 @@ class AffinityFilter(ProjectedFilterState):
     """`preFilterState`: the three pair counts and the incoming pod's resolved terms."""
 
     __slots__ = ("pod", "affinity", "anti", "namespace_labels", "existing", "affinity_counts",
-                 "anti_counts", "keys", "verdicts")
+                 "anti_counts", "keys", "verdicts", "column", "columns")
 
     def __init__(self, pod: PodView, affinity: tuple[AffinityTerm, ...],
                  anti: tuple[AffinityTerm, ...], namespace_labels: Mapping[str, str] | None,
                  existing: Counter[Pair], affinity_counts: Counter[Pair],
-                 anti_counts: Counter[Pair]) -> None:
+                 anti_counts: Counter[Pair],
+                 columns: Callable[[str], Mapping[NodeInfo, str | None]] | None = None) -> None:
         self.pod, self.affinity, self.anti = pod, affinity, anti
         self.namespace_labels = namespace_labels
         self.existing, self.affinity_counts, self.anti_counts = existing, affinity_counts, anti_counts
+        self.columns = columns  # the cluster's label columns (ClusterContext.label_column)
         self._reset()
 
     def _reset(self) -> None:
@@ -118,6 +121,7 @@ class AffinityFilter(ProjectedFilterState):
         keys.update(key for key, _ in self.existing)
         self.keys = tuple(sorted(keys))
         self.verdicts: dict[tuple, Status | None] = {}
+        self.column = self.columns(self.keys[0]) if self.columns and len(self.keys) == 1 else None
 
     def judge_values(self, values: tuple[str | None, ...]) -> Status | None:
         pairs = [(k, v) for k, v in zip(self.keys, values, strict=True) if v is not None]
@@ -150,14 +154,7 @@ class AffinityFilter(ProjectedFilterState):
         for (k, value), num in self.anti_counts.items():
             if k == key and num > 0:
                 failing[value] = _ANTI  # checked before the existing pods' terms
-        kept = []
-        for node in nodes:
-            status = failing.get(node.node.labels.get(key))
-            if status is None:
-                kept.append(node)
-            else:
-                statuses[node.node.name] = status
-        return kept
+        return keep_passing(nodes, list(map(failing.get, self.node_values(nodes))), statuses)
 
     def _satisfies_affinity(self, labels: Mapping[str, str]) -> bool:
         pods_exist = True
@@ -177,7 +174,7 @@ class AffinityFilter(ProjectedFilterState):
     def clone(self) -> AffinityFilter:
         return AffinityFilter(self.pod, self.affinity, self.anti, self.namespace_labels,
                               Counter(self.existing), Counter(self.affinity_counts),
-                              Counter(self.anti_counts))
+                              Counter(self.anti_counts), self.columns)
 
     def add_pod(self, pod: PodView, node: NodeInfo) -> None:
         self._update(pod, node, 1)

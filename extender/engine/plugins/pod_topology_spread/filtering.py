@@ -92,7 +92,7 @@ def eligible_domains(pod: PodView, constraints: Sequence[Constraint],
 class SpreadFilter(ProjectedFilterState):
     """`preFilterState`: matching pods per topology value for each constraint."""
 
-    __slots__ = ("pod", "constraints", "counts", "paths", "self_match", "keys", "verdicts")
+    __slots__ = ("pod", "constraints", "counts", "paths", "self_match", "keys", "verdicts", "column")
 
     def __init__(self, pod: PodView, constraints: list[Constraint],
                  counts: list[dict[str, int]]) -> None:
@@ -108,6 +108,7 @@ class SpreadFilter(ProjectedFilterState):
         self.self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
         self.keys = tuple(c.topology_key for c in constraints)
         self.verdicts = {}
+        self.column = None
 
     @classmethod
     def build(cls, pod: PodView, constraints: list[Constraint], ctx: ClusterContext) -> SpreadFilter:
@@ -120,7 +121,10 @@ class SpreadFilter(ProjectedFilterState):
                 if values is not None and values[i] is not None:
                     per_value[values[i]] += num  # type: ignore[index]
             counts.append(per_value)  # type: ignore[arg-type]
-        return cls(pod, constraints, counts)
+        spread = cls(pod, constraints, counts)
+        if len(constraints) == 1:
+            spread.column = ctx.label_column(constraints[0].topology_key)
+        return spread
 
     def min_match(self, i: int) -> int:
         if len(self.counts[i]) < self.constraints[i].min_domains:
@@ -139,7 +143,7 @@ class SpreadFilter(ProjectedFilterState):
     def clone(self) -> SpreadFilter:
         clone = SpreadFilter.__new__(SpreadFilter)
         clone.pod, clone.constraints, clone.self_match = self.pod, self.constraints, self.self_match
-        clone.keys = self.keys
+        clone.keys, clone.column = self.keys, self.column
         clone.counts = [dict(c) for c in self.counts]
         clone.paths = [p.copy() for p in self.paths]
         clone.verdicts = {}
