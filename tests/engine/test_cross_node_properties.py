@@ -589,6 +589,9 @@ def test_add_remove_pod_on_a_clone(sc: Scenario, data: st.DataObject) -> None:
         node_name = data.draw(st.sampled_from(sc.node_names), label="node")
         target = data.draw(existing_pod_st("added", sc.node_names, bound=True), label="added")
         target["spec"]["nodeName"] = node_name
+        if data.draw(st.booleans(), label="same workload"):
+            target["metadata"]["namespace"] = sc.pod["metadata"]["namespace"]
+            target["metadata"]["labels"] = dict(sc.pod["metadata"].get("labels") or {})
         ref_node = world.nodes[node_name]
         moved = pod_view(target, slim=True)
         node_clone = state.nodes[node_name].clone()
