@@ -78,7 +78,17 @@ class PodIndex:
             if not group.nodes:
                 del groups[key]  # type: ignore[union-attr]
                 self._generation[pod.namespace] += 1
+                if not groups:
+                    self._forget_namespace(pod.namespace)
         self._count_terms(pod, node, -1)
+
+    def _forget_namespace(self, namespace: str) -> None:
+        """A namespace without bound pods leaves no trace: its memoised matches go with its
+        generation, so a later generation starting again at 0 can meet no stale entry."""
+        del self._groups[namespace]
+        del self._generation[namespace]
+        for key in [k for k in self._matches if k[0] == namespace]:
+            del self._matches[key]
 
     def _count_terms(self, pod: PodView, node: str, delta: int) -> None:
         terms = pod.affinity_terms

@@ -114,3 +114,18 @@ def test_replace_nodes_and_pods_converge_to_the_listed_set():
     state.replace_pods([pod("a", "1", "n1", "Running")])
     assert set(state.nodes) == {"n1"} and set(state.pods) == {"uid-a"}
     assert state.nodes["n1"].requested.milli_cpu == 1000
+
+
+def test_pod_index_forgets_an_emptied_namespace_and_counts_it_again_later():
+    from extender.engine.evaluate import cluster_from_objects
+    from extender.model import k8s
+    from extender.model.selectors import selector_from_set
+    from tests.engine.upstream.builders import node, pod
+
+    state = cluster_from_objects([node("n1"), pod("a", "team", labels={"app": "x"}, node="n1")])
+    index, web = state.pod_index, selector_from_set({"app": "x"})
+    assert index.count_by_node("team", web, include_terminating=False) == {"n1": 1}
+    state.delete_pod("team", "a")
+    assert list(index.namespaces()) == [] and index.cached_matches() == 0
+    state.apply("Pod", k8s.convert(pod("b", "team", labels={"app": "x"}, node="n1"), k8s.Pod))
+    assert index.count_by_node("team", web, include_terminating=False) == {"n1": 1}
