@@ -246,9 +246,12 @@ def spread_st(draw: st.DrawFn, own_labels: Mapping[str, str]) -> Obj:
         else draw(selector_st)
     if sel is not None:
         c["labelSelector"] = sel
+    if when == DNS and draw(st.booleans()):
+        # minDomains matters when every domain already has a match and there are fewer
+        # domains than it asks for: likelier over zones and regions than over hostnames.
+        c["minDomains"] = draw(st.sampled_from((2, 3, 4, 5, 1)))
+        c["topologyKey"] = draw(st.sampled_from((ZONE, REGION, ZONE, HOSTNAME)))
     if draw(one_in(2)):  # the rarer fields
-        if when == DNS and draw(st.booleans()):
-            c["minDomains"] = draw(st.integers(1, 5))
         for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             policy = draw(st.sampled_from(POLICIES))
             if policy is not None:

@@ -20,7 +20,10 @@ from extender.model.pod import PodView
 
 def go_round(value: float) -> int:
     """Go's math.Round: half away from zero."""
-    return int(math.floor(value + 0.5)) if value >= 0 else -int(math.floor(-value + 0.5))
+    whole = math.trunc(value)
+    if abs(value - whole) >= 0.5:  # exact: no x + 0.5 rounding (0.49999999999999994 stays 0)
+        whole += 1 if value > 0 else -1
+    return int(whole)
 
 
 def spread_scores(pod: PodView, constraints: list[Constraint], nodes: Sequence[NodeInfo],
