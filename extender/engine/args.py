@@ -189,3 +189,12 @@ class InterPodAffinityArgs(_Args):
     hard_pod_affinity_weight: int = Field(default=1, ge=0, le=100, alias="hardPodAffinityWeight")
     ignore_preferred_terms_of_existing_pods: bool = Field(
         default=False, alias="ignorePreferredTermsOfExistingPods")
+
+
+class CoschedulingArgs(_Args):
+    """scheduler-plugins' `CoschedulingArgs` (defaults from its v1 API: 60 s, off, 10 %)."""
+
+    permit_waiting_time_seconds: int = Field(default=60, ge=0, alias="permitWaitingTimeSeconds")
+    pod_group_backoff_seconds: int = Field(default=0, ge=0, alias="podGroupBackoffSeconds")
+    pod_group_reject_percentage: int = Field(default=10, ge=0, le=100,
+                                             alias="podGroupRejectPercentage")

@@ -18,6 +18,8 @@ from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
+from extender.model.resources import Resources
+from extender.model.scheduling import ElasticQuotaView, PodGroupView
 
 Clock = Callable[[], float]
 T = TypeVar("T")
@@ -60,6 +62,19 @@ class ClusterState:
         #: ReplicationControllers (a LabelSelector, or a label map for the latter).
         self.controllers: dict[tuple[str, str, str], object] = {}
         self.pod_index = PodIndex()
+        # scheduler-plugins' objects (Coscheduling, CapacityScheduling).
+        self.pod_groups: dict[tuple[str, str], PodGroupView] = {}
+        self.elastic_quotas: dict[tuple[str, str], ElasticQuotaView] = {}
+        #: (namespace, pod group) -> {pod uid: gated}: every pod naming the group, pending or
+        #: assigned (the scheduler's pod lister, which Coscheduling counts siblings in).
+        self.group_members: dict[tuple[str, str], dict[str, bool]] = {}
+        self._member_of: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {}  # uid -> (group, key)
+        self._member_uid: dict[tuple[str, str], str] = {}  # (namespace, name) -> uid
+        #: namespace -> Σ quota requests of the pods assigned a node (bound or assumed).
+        self.namespace_used: dict[str, Resources] = {}
+        #: uid -> (pod, expiry): pods that passed a quota check and are on their way to a bind
+        #: (CapacityScheduling's Reserve), counted in their namespace's use until then.
+        self.quota_reservations: dict[str, tuple[PodView, float]] = {}
         self.generation = 0
         #: Bumped on every node add, update or delete: memos over the node set check it.
         self.node_generation = 0
@@ -104,6 +119,7 @@ class ClusterState:
     def apply_pod(self, pod: k8s.Pod) -> PodView | None:
         """Add or update a pod from its object. Returns the view kept, or None if dropped."""
         view = PodView.from_k8s(pod, slim=bool(pod.spec.node_name))
+        self._note_member(view)
         self._forget(view.uid)
         key = (view.namespace, view.name)
         stale_uid = self._uid_by_key.get(key)
@@ -123,11 +139,47 @@ class ClusterState:
 
     def delete_pod(self, namespace: str, name: str, uid: str | None = None) -> None:
         found = uid or self._uid_by_key.get((namespace, name))
+        member = uid or self._member_uid.get((namespace, name))
+        if member:
+            self._forget_member(member)
         if found:
+            self.quota_reservations.pop(found, None)
             self._forget(found)
             self._touch()
 
+    def _note_member(self, view: PodView) -> None:
+        self._forget_member(view.uid)
+        # Finished pods are not members: kube-scheduler's pod informer leaves them out.
+        if view.pod_group and not view.is_terminal:
+            group = (view.namespace, view.pod_group)
+            key = (view.namespace, view.name)
+            self.group_members.setdefault(group, {})[view.uid] = view.gated
+            self._member_of[view.uid] = (group, key)
+            self._member_uid[key] = view.uid
+
+    def _forget_member(self, uid: str) -> None:
+        found = self._member_of.pop(uid, None)
+        if found is None:
+            return
+        group, key = found
+        members = self.group_members.get(group)
+        if members is not None:
+            members.pop(uid, None)
+            if not members:
+                del self.group_members[group]
+        if self._member_uid.get(key) == uid:
+            del self._member_uid[key]
+
+    def _count_used(self, view: PodView, sign: int) -> None:
+        used = self.namespace_used.get(view.namespace)
+        if used is None:
+            used = self.namespace_used[view.namespace] = Resources()
+        used.add(view.quota_requests, sign)
+        used.allowed_pods += sign * view.quota_requests.allowed_pods
+
     def _place(self, view: PodView) -> None:
+        self._count_used(view, 1)
+        self.quota_reservations.pop(view.uid, None)
         info = self.nodes.get(view.node_name)
         if info is None:
             self._orphans.setdefault(view.node_name, {})[view.uid] = view
@@ -143,6 +195,7 @@ class ClusterState:
         if self._uid_by_key.get((view.namespace, view.name)) == uid:
             del self._uid_by_key[(view.namespace, view.name)]
         if view.node_name:
+            self._count_used(view, -1)
             info = self.nodes.get(view.node_name)
             if info is not None and info.remove_pod(view):
                 self.pod_index.remove(view, view.node_name)
@@ -166,6 +219,9 @@ class ClusterState:
         self._uid_by_key[(view.namespace, view.name)] = view.uid
         self._place(view)
         self._touch()
+
+    def pod_by_uid(self, uid: str) -> PodView | None:
+        return self.pods.get(uid)
 
     def pod_by_key(self, namespace: str, name: str) -> PodView | None:
         uid = self._uid_by_key.get((namespace, name))
@@ -265,6 +321,74 @@ class ClusterState:
         if self.controllers.pop((kind, namespace, name), None) is not None:
             self._touch()
 
+    # ---- scheduler-plugins' PodGroups and ElasticQuotas ---------------------------------
+    def apply_pod_group(self, pg: k8s.PodGroup) -> None:
+        view = PodGroupView(pg)
+        self.pod_groups[(view.namespace, view.name)] = view
+        self._touch()
+
+    def delete_pod_group(self, namespace: str, name: str) -> None:
+        if self.pod_groups.pop((namespace, name), None) is not None:
+            self._touch()
+
+    def apply_elastic_quota(self, eq: k8s.ElasticQuota) -> None:
+        view = ElasticQuotaView(eq)
+        self.elastic_quotas[(view.namespace, view.name)] = view
+        self._touch()
+
+    def delete_elastic_quota(self, namespace: str, name: str) -> None:
+        if self.elastic_quotas.pop((namespace, name), None) is not None:
+            self._touch()
+
+    def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
+        return self.pod_groups.get((namespace, name))
+
+    def quotas(self) -> dict[str, ElasticQuotaView]:
+        """namespace -> its ElasticQuota (the first one known, when there are several)."""
+        found: dict[str, ElasticQuotaView] = {}
+        for (namespace, _), view in self.elastic_quotas.items():
+            found.setdefault(namespace, view)
+        return found
+
+    def quota_used(self, namespace: str, exclude: str = "") -> Resources:
+        """Σ quota requests of the namespace's assigned pods and live quota reservations
+        (but `exclude`'s: the pod being scheduled again)."""
+        used = self.namespace_used.get(namespace)
+        total = used.copy() if used is not None else Resources()
+        if self.quota_reservations:
+            now = self.clock()
+            for uid, (pod, expires_at) in list(self.quota_reservations.items()):
+                if expires_at <= now:
+                    del self.quota_reservations[uid]
+                elif pod.namespace == namespace and uid != exclude:
+                    total.add(pod.quota_requests)
+                    total.allowed_pods += pod.quota_requests.allowed_pods
+        return total
+
+    def reserve_quota(self, pod: PodView, ttl: float) -> None:
+        """Count a pod that passed the quota checks in its namespace's use until it is bound
+        (then its assumption counts), deleted, reserved again, or `ttl` runs out."""
+        if pod.uid and not pod.node_name and any(
+                ns == pod.namespace for ns, _ in self.elastic_quotas):
+            self.quota_reservations[pod.uid] = (pod, self.clock() + ttl)
+
+    def release_quota(self, uid: str) -> None:
+        self.quota_reservations.pop(uid, None)
+
+    def quota_counted(self, pod: PodView) -> bool:
+        """Whether `quota_used` counts the pod: it has a node, or a live reservation."""
+        if pod.node_name:
+            return True
+        found = self.quota_reservations.get(pod.uid)
+        return found is not None and found[1] > self.clock()
+
+    def nominated_all(self) -> list[PodView]:
+        return [pod for pods in self.nominated.values() for pod in pods.values()]
+
+    def group_pods(self, namespace: str, group: str) -> dict[str, bool]:
+        """{uid: gated} of every pod naming the group, pending or assigned."""
+        return self.group_members.get((namespace, group), {})
+
     def apply(self, kind: str, obj: object) -> None:
         """Add or update an object of one of `k8s.KINDS`."""
         if kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
@@ -272,7 +396,8 @@ class ClusterState:
             return
         {"Node": self.apply_node, "Pod": self.apply_pod, "PodDisruptionBudget": self.apply_pdb,
          "PriorityClass": self.apply_priority_class, "Namespace": self.apply_namespace,
-         "Service": self.apply_service}[kind](obj)  # type: ignore[operator]
+         "Service": self.apply_service, "PodGroup": self.apply_pod_group,
+         "ElasticQuota": self.apply_elastic_quota}[kind](obj)  # type: ignore[operator]
 
     def delete(self, kind: str, namespace: str, name: str) -> None:
         """Delete an object of one of the kinds `apply` takes (pods: by namespace and name)."""
@@ -290,15 +415,24 @@ class ClusterState:
             self.delete_namespace(name)
         elif kind == "Service":
             self.delete_service(namespace, name)
+        elif kind == "PodGroup":
+            self.delete_pod_group(namespace, name)
+        elif kind == "ElasticQuota":
+            self.delete_elastic_quota(namespace, name)
         else:
             raise KeyError(kind)
 
     def replace(self, kind: str, objects: Iterable[object]) -> None:
-        """Make the objects of a namespace/service/controller kind exactly `objects` (relist)."""
+        """Make the objects of a namespace, service, controller, PodGroup or ElasticQuota kind
+        exactly `objects` (relist)."""
         if kind == "Namespace":
             self.namespaces.clear()
         elif kind == "Service":
             self.services.clear()
+        elif kind == "PodGroup":
+            self.pod_groups.clear()
+        elif kind == "ElasticQuota":
+            self.elastic_quotas.clear()
         else:
             for key in [k for k in self.controllers if k[0] == kind]:
                 del self.controllers[key]
@@ -320,6 +454,8 @@ class ClusterState:
         fresh = {p.metadata.uid: p for p in pods}
         for uid in [u for u in self.pods if u not in fresh and u not in self.assumed]:
             self._forget(uid)
+        for uid in [u for u in self._member_of if u not in fresh and u not in self.assumed]:
+            self._forget_member(uid)
         for pod in fresh.values():
             self.apply_pod(pod)
         self._touch()

@@ -12,6 +12,9 @@ from enum import IntFlag
 POD = "Pod"
 NODE = "Node"
 WILDCARD = "*"
+# scheduler-plugins' custom resources, named as their plugins register them (GVK form).
+POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
+ELASTIC_QUOTA = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
 
 
 class ActionType(IntFlag):

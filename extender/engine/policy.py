@@ -143,8 +143,8 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
                 problems.append(f"plugins.{point}.enabled[{i}].name: {name!r} is listed more than once")
     post = effective_plugins("postFilter", policy.plugins.post_filter)
     if len(post) > 1:
-        problems.append("plugins.postFilter.enabled: at most one of DefaultPreemption, "
-                        "PreemptionToleration can be enabled")
+        problems.append("plugins.postFilter.enabled: at most one of "
+                        f"{', '.join(registry.PREEMPTION_PLUGINS)} can be enabled")
     seen: set[str] = set()
     for i, config in enumerate(policy.plugin_config):
         if config.name in seen:
@@ -175,6 +175,36 @@ def read_policy_document(path: str | Path) -> Any:
         raise PolicyError(str(path), [f"not valid JSON or YAML: {exc}"]) from None
 
 
+def _readable_part(document: dict[str, Any]) -> ExtenderPolicy:
+    """The plugin lists and configurations of a document that failed validation, as far as they
+    can be read (entries without a string name, and non-mapping args, are left out), so that
+    `plugin_problems` can still judge them."""
+    def refs(entries: Any) -> list[PluginRef]:
+        out = []
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                weight = entry.get("weight")
+                out.append(PluginRef.model_construct(
+                    name=entry["name"], weight=weight if isinstance(weight, int) else None))
+        return out
+
+    plugins = document.get("plugins")
+    plugins = plugins if isinstance(plugins, dict) else {}
+    sets: dict[str, PluginSet] = {}
+    for key, field_name in (("filter", "filter"), ("score", "score"), ("postFilter", "post_filter")):
+        raw = plugins.get(key)
+        if isinstance(raw, dict):
+            present = {name: refs(raw[name]) for name in ("enabled", "disabled") if name in raw}
+            sets[field_name] = PluginSet.model_construct(**present)
+    configs = [PluginConfig.model_construct(name=entry["name"], args=entry.get("args") or {})
+               for entry in document.get("pluginConfig") or ()
+               if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+               and isinstance(entry.get("args") or {}, dict)] \
+        if isinstance(document.get("pluginConfig"), list) else []
+    return ExtenderPolicy.model_construct(plugins=Plugins.model_construct(**sets),
+                                          plugin_config=configs)
+
+
 def parse_policy(document: Any, source: str = "<policy>") -> ExtenderPolicy:
     """Validate a parsed document and check plugin names and arguments."""
     if not isinstance(document, dict):
@@ -182,7 +212,13 @@ def parse_policy(document: Any, source: str = "<policy>") -> ExtenderPolicy:
     try:
         policy = ExtenderPolicy.model_validate(document)
     except ValidationError as exc:
-        raise PolicyError(source, _messages(exc)) from None
+        # Every problem in one run: the plugin names and arguments are checked too, on what
+        # could be read of the plugin lists (an unknown key must not hide a bad value).
+        problems = _messages(exc)
+        reported = {line.partition(": ")[0] for line in problems}
+        problems += [line for line in plugin_problems(_readable_part(document), _messages)
+                     if line.partition(": ")[0] not in reported]
+        raise PolicyError(source, problems) from None
     problems = plugin_problems(policy, _messages)
     if problems:
         raise PolicyError(source, problems)

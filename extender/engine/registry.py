@@ -14,14 +14,19 @@ from enum import Enum
 from typing import Any
 
 from extender.engine import args
-from extender.engine.events import NODE, POD, ActionType, ClusterEvent
+from extender.engine.events import ELASTIC_QUOTA, NODE, POD, POD_GROUP, ActionType, ClusterEvent
 from extender.engine.filters.node_affinity import NodeAffinity
 from extender.engine.filters.node_name import NodeName
 from extender.engine.filters.node_ports import NodePorts
 from extender.engine.filters.node_resources_fit import NodeResourcesFit
 from extender.engine.filters.node_unschedulable import NodeUnschedulable
 from extender.engine.filters.taint_toleration import TaintToleration
-from extender.engine.plugins import inter_pod_affinity, pod_topology_spread
+from extender.engine.plugins import (
+    capacity_scheduling,
+    coscheduling,
+    inter_pod_affinity,
+    pod_topology_spread,
+)
 from extender.engine.preemption.plugins import DefaultPreemption, PreemptionToleration
 from extender.engine.scores import balanced_allocation, image_locality, node_affinity, pod_state
 from extender.engine.scores import node_resources_fit as fit_score
@@ -100,6 +105,15 @@ RECORDS = (
                  post_filter=lambda a, v: DefaultPreemption(a)),
     PluginRecord("PreemptionToleration", args.DefaultPreemptionArgs,
                  post_filter=lambda a, v: PreemptionToleration(a)),
+    # scheduler-plugins. Coscheduling's Permit runs in the bind verb, its QueueSort and
+    # PostFilter in the simulator, whenever its filter is enabled.
+    PluginRecord("Coscheduling", args.CoschedulingArgs,
+                 filter=lambda a, v: coscheduling.Coscheduling(a),
+                 events=(ClusterEvent(POD, _A.ADD), ClusterEvent(POD_GROUP, _A.ADD | _A.UPDATE))),
+    PluginRecord("CapacityScheduling",
+                 filter=lambda a, v: capacity_scheduling.CapacityScheduling(),
+                 post_filter=lambda a, v: capacity_scheduling.CapacityScheduling(),
+                 events=(ClusterEvent(POD, _A.DELETE), ClusterEvent(ELASTIC_QUOTA, _A.ALL))),
 )
 
 PLUGINS: dict[str, PluginRecord] = {record.name: record for record in RECORDS}
@@ -121,6 +135,8 @@ DEFAULT_SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("PodTopologySpre
                   ("InterPodAffinity", 2), ("NodeResourcesFit", 1),
                   ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1))
 DEFAULT_POST_FILTERS = ("DefaultPreemption",)
+#: The PostFilter plugins that preempt; a profile runs at most one of them.
+PREEMPTION_PLUGINS = ("DefaultPreemption", "PreemptionToleration", "CapacityScheduling")
 
 
 def factory(point: str, name: str) -> Factory:

@@ -139,6 +139,10 @@ class TopologySpreadConstraint(_Base):
     match_label_keys: list[str] | None = None
 
 
+class PodSchedulingGate(_Base):
+    name: str = ""
+
+
 class PodSpec(_Base):
     node_name: str = ""
     scheduler_name: str = ""
@@ -153,6 +157,7 @@ class PodSpec(_Base):
     priority_class_name: str = ""
     preemption_policy: str | None = None
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
+    scheduling_gates: list[PodSchedulingGate] | None = None
 
 
 class PodCondition(_Base):
@@ -263,6 +268,44 @@ class ReplicationController(_Base):
     spec: ReplicationControllerSpec = msgspec.field(default_factory=ReplicationControllerSpec)
 
 
+# scheduler-plugins' CRDs (`scheduling.x-k8s.io/v1alpha1`), read by Coscheduling and
+# CapacityScheduling.
+
+class PodGroupSpec(_Base):
+    min_member: int = 0
+    min_resources: ResourceList | None = None
+    schedule_timeout_seconds: int | None = None
+
+
+class PodGroupStatus(_Base):
+    phase: str = ""
+    scheduled: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+
+
+class PodGroup(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodGroupSpec = msgspec.field(default_factory=PodGroupSpec)
+    status: PodGroupStatus = msgspec.field(default_factory=PodGroupStatus)
+
+
+class ElasticQuotaSpec(_Base):
+    min: ResourceList | None = None
+    max: ResourceList | None = None
+
+
+class ElasticQuotaStatus(_Base):
+    used: ResourceList | None = None
+
+
+class ElasticQuota(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ElasticQuotaSpec = msgspec.field(default_factory=ElasticQuotaSpec)
+    status: ElasticQuotaStatus = msgspec.field(default_factory=ElasticQuotaStatus)
+
+
 #: The kinds the cluster state keeps, by `kind`.
 KINDS: dict[str, type] = {
     "Node": Node,
@@ -274,6 +317,8 @@ KINDS: dict[str, type] = {
     "ReplicaSet": ReplicaSet,
     "StatefulSet": StatefulSet,
     "ReplicationController": ReplicationController,
+    "PodGroup": PodGroup,
+    "ElasticQuota": ElasticQuota,
 }
 
 

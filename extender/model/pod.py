@@ -15,6 +15,7 @@ from extender.model.resources import (
     pod_requests,
     pod_scoring_non_zero_requests,
 )
+from extender.model.scheduling import pod_group_name, quota_requests
 from extender.model.selectors import (
     NodeSelectorMatcher,
     NodeTermMatcher,
@@ -124,7 +125,7 @@ class PodView:
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
         "preferred_affinity_key", "affinity_terms", "spread_constraints", "controller_ref",
-        "preferred_affinity_error",
+        "preferred_affinity_error", "quota_requests", "pod_group", "gated",
     )
 
     uid: str
@@ -163,6 +164,9 @@ class PodView:
     spread_constraints: tuple[k8s.TopologySpreadConstraint, ...]
     controller_ref: tuple[str, str, str] | None  # (apiVersion, kind, name) of the controller
     preferred_affinity_error: str  # why a preferred node-affinity term does not parse
+    quota_requests: Resources  # CapacityScheduling's request arithmetic (model.scheduling)
+    pod_group: str  # the PodGroup the pod's label names, or ""
+    gated: bool  # has scheduling gates
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
@@ -194,6 +198,10 @@ class PodView:
             elif cond.type == "PodScheduled" and cond.status == "True":
                 self.scheduled_time = parse_time(cond.last_transition_time)
         self.requests = _shared_resources(pod_requests(spec))
+        quota = quota_requests(spec)
+        self.quota_requests = self.requests if quota == self.requests else _shared_resources(quota)
+        self.pod_group = intern(pod_group_name(self.labels)) if self.labels else ""
+        self.gated = bool(spec.scheduling_gates)
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(spec)
         if spec.resources is not None and spec.resources.requests:
             self.scoring_non_zero_cpu, self.scoring_non_zero_memory = pod_scoring_non_zero_requests(spec)

@@ -32,6 +32,7 @@ from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
 from extender.engine.preemption.plugins import DefaultPreemption
 from extender.engine.preemption.victims import (
+    VictimGuard,
     VictimPredicate,
     Victims,
     fits_with_nominated,
@@ -110,7 +111,7 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
                       "preemptable)", pod.key, node, ignored)
 
         verdict = _vet_node(filters, pod, info, proposed, state.nominated_pods(node), pdbs,
-                            can_preempt, now)
+                            can_preempt, now, getattr(plugin, "victim_guard", None))
         if isinstance(verdict, Victims):
             outcome.victims[node] = verdict
         else:
@@ -120,7 +121,8 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
 
 def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
               proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: PdbIndex,
-              can_preempt: VictimPredicate, now: float) -> Victims | tuple[DropReason, str]:
+              can_preempt: VictimPredicate, now: float,
+              guard: VictimGuard | None = None) -> Victims | tuple[DropReason, str]:
     """The victims to reply with on one node, or why the node is dropped."""
     work = info.clone()
     work_filters = filters.clone()
@@ -128,6 +130,11 @@ def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
         work.remove_pod(victim)
         work_filters.remove_pod(victim, work)
     status = fits_with_nominated(work_filters, pod, work, nominated)
+    if status is None and guard is not None and proposed:
+        # The quotas, not only the filters, must allow the pod once the victims are gone.
+        status = guard.after_removal(work_filters, pod)
+        if status is None and guard.keep_evicted(work_filters, pod):
+            status = Status(Code.UNSCHEDULABLE, ("quota still exceeded with these victims",))
     if status is None:
         if not proposed:
             return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
@@ -136,7 +143,8 @@ def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
     if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
         return DropReason.UNRESOLVABLE, _describe(status)
     result = select_victims_on_node(filters, pod, info, pdbs, nominated, now,
-                                    can_preempt=can_preempt, pinned={v.uid for v in proposed})
+                                    can_preempt=can_preempt, pinned={v.uid for v in proposed},
+                                    guard=guard)
     if isinstance(result, Status):
         return (DropReason.NOT_ENOUGH_VICTIMS,
                 f"evicting every preemptable pod is not enough: {_describe(result)}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from extender.engine.framework import Code, Status
 from extender.engine.preemption.ordering import by_importance
@@ -29,6 +30,20 @@ class Victims:
 
     pods: tuple[PodView, ...]
     num_pdb_violations: int
+
+
+class VictimGuard(Protocol):
+    """A PostFilter plugin's own rules inside `SelectVictimsOnNode` (CapacityScheduling's
+    quotas), read from the node's copy of the cycle state."""
+
+    def no_victims(self, node: NodeInfo, pod: PodView) -> Status:
+        """The status when the node has no pod the preemptor may evict."""
+
+    def after_removal(self, filters: FilterPass, pod: PodView) -> Status | None:
+        """With every candidate evicted and the pod fitting: a status if it still may not run."""
+
+    def keep_evicted(self, filters: FilterPass, pod: PodView) -> bool:
+        """With a candidate offered back (and the pod still fitting): whether it must go anyway."""
 
 
 def lower_priority(preemptor: PodView) -> VictimPredicate:
@@ -75,6 +90,7 @@ def select_victims_on_node(
     *,
     can_preempt: VictimPredicate | None = None,
     pinned: Collection[str] = (),
+    guard: VictimGuard | None = None,
 ) -> Victims | Status:
     """The victims on `node_info` for `pod`, or the Status saying why the node cannot help.
 
@@ -83,12 +99,15 @@ def select_victims_on_node(
     `PdbIndex` when called for many nodes); `nominated` the pods nominated to this node;
     `can_preempt` which pods may be evicted (default: lower priority). `pinned` names pods
     that are victims whatever happens (the scheduler's own proposal, when the extender only
-    adds to it); they are not offered back. `node_info` is left untouched.
+    adds to it); they are not offered back. `guard` adds a PostFilter plugin's own rules.
+    `node_info` is left untouched.
     """
     can_preempt = can_preempt or lower_priority(pod)
     pinned = frozenset(pinned)
     potential = [p for p in node_info.pods.values() if can_preempt(p)]
     if not potential:
+        if guard is not None:
+            return guard.no_victims(node_info, pod)
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
     work = node_info.clone()
     filters = filters.clone()
@@ -99,6 +118,10 @@ def select_victims_on_node(
     status = _fits(filters, work, ahead)
     if status is not None:
         return status
+    if guard is not None:
+        status = guard.after_removal(filters, pod)
+        if status is not None:
+            return status
     potential = by_importance(potential, now)
     violating, non_violating = pdb_index(pdbs).split(potential)
     violating_uids = {p.uid for p in violating}
@@ -109,7 +132,8 @@ def select_victims_on_node(
             continue
         work.add_pod(candidate)
         filters.add_pod(candidate, work)
-        if _fits(filters, work, ahead) is not None:
+        if _fits(filters, work, ahead) is not None or (
+                guard is not None and guard.keep_evicted(filters, pod)):
             work.remove_pod(candidate)
             filters.remove_pod(candidate, work)
             victims.append(candidate)

@@ -1,0 +1,227 @@
+"""Coscheduling's PodGroup manager: the state its extension points share across cycles.
+
+One manager serves the filter verb (PreFilter), the bind verb's Permit and the simulator
+(QueueSort, Permit, PostFilter, Unreserve). Time is passed in (`now`, seconds), so the
+extender's monotonic clock and the simulator's virtual clock drive it alike.
+`../shared/reference/plugins-next.md` §5.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from fractions import Fraction
+
+from extender.engine.args import CoschedulingArgs
+from extender.engine.framework import ClusterContext, Code, Status, unresolvable
+from extender.model.nodeinfo import NodeInfo
+from extender.model.pod import PodView
+from extender.model.quantity import format_quantity
+from extender.model.resources import CPU, PODS, Resources
+from extender.model.scheduling import PodGroupView
+
+NAME = "Coscheduling"
+
+NOT_FOUND = "PodGroup not found"
+NO_GROUP = "can not find pod group"
+OPTIMISTIC_REJECTION = "optimistic rejection in PostFilter"
+UNRESERVE_REJECTION = "rejection in Unreserve"
+
+
+_UNSCHEDULABLE = Code.UNSCHEDULABLE
+
+
+class PermitCode(StrEnum):
+    NOT_SPECIFIED = "PodGroup not specified"
+    NOT_FOUND = NOT_FOUND
+    SUCCESS = "Success"
+    WAIT = "Wait"
+
+
+def float32(value: float) -> float:
+    """The value rounded to a Go float32."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+class _Expiring:
+    """Names that expire (`go-cache` with a per-entry TTL)."""
+
+    __slots__ = ("_until",)
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def add(self, name: str, ttl: float, now: float) -> None:
+        self._until[name] = now + ttl
+
+    def has(self, name: str, now: float) -> bool:
+        until = self._until.get(name)
+        if until is None:
+            return False
+        if until <= now:
+            del self._until[name]
+            return False
+        return True
+
+    def delete(self, name: str) -> None:
+        self._until.pop(name, None)
+
+
+class PodGroupManager:
+    """scheduler-plugins' `PodGroupManager` plus the plugin's group bookkeeping."""
+
+    def __init__(self, args: CoschedulingArgs | None = None) -> None:
+        self.args = args or CoschedulingArgs()
+        self.permitted = _Expiring()  # groups whose minResources check passed
+        self.backed_off = _Expiring()  # groups rejected recently (podGroupBackoffSeconds)
+        self.last_failed: dict[str, float] = {}  # group -> when it was last rejected
+
+    # ---- lookups -----------------------------------------------------------------------
+    @staticmethod
+    def group_of(pod: PodView, ctx: ClusterContext) -> tuple[str, PodGroupView | None]:
+        """("ns/group" or "", the PodGroup if it exists): `GetPodGroup`."""
+        if not pod.pod_group:
+            return "", None
+        return f"{pod.namespace}/{pod.pod_group}", ctx.pod_group(pod.namespace, pod.pod_group)
+
+    def timeout(self, group: PodGroupView | None) -> float:
+        """How long a group's pods wait at Permit: its scheduleTimeoutSeconds, else the default."""
+        if group is not None and group.schedule_timeout:
+            return float(group.schedule_timeout)
+        return float(self.args.permit_waiting_time_seconds)
+
+    @staticmethod
+    def assigned(group: PodGroupView, ctx: ClusterContext) -> int:
+        """`CalculateAssignedPods`: the group's pods with a node (bound or assumed)."""
+        count = 0
+        members = ctx.group_pods(group.namespace, group.name)
+        for uid in members:
+            pod = ctx.pod_by_uid(uid)
+            if pod is not None and pod.node_name:
+                count += 1
+        return count
+
+    # ---- PreFilter ---------------------------------------------------------------------
+    def pre_filter(self, pod: PodView, ctx: ClusterContext, now: float) -> Status | None:
+        """The checks that reject a pod before any node is looked at, or None."""
+        full_name, group = self.group_of(pod, ctx)
+        if group is None:
+            return None
+        if self.backed_off.has(full_name, now):
+            return unresolvable(NAME, f"podGroup {full_name} failed recently")
+        members = ctx.group_pods(pod.namespace, pod.pod_group)
+        if len(members) < group.min_member:
+            return unresolvable(NAME, f"pre-filter pod {pod.name} cannot find enough sibling pods, "
+                                      f"current pods number: {len(members)}, minMember of group: "
+                                      f"{group.min_member}")
+        # Gated pods cannot be scheduled: with them the group may still fall short.
+        short = group.min_member - len(members) + sum(1 for gated in members.values() if gated)
+        if short > 0:
+            return unresolvable(NAME, f"pre-filter pod {pod.name} cannot proceed due to gated "
+                                      f"pods in the same PodGroup")
+        if group.min_resources is None or self.permitted.has(full_name, now):
+            return None
+        need = dict(group.min_resources)
+        need[PODS] = group.min_member
+        gap = cluster_gap(ctx.nodes.values(), need, full_name)
+        if gap:
+            return unresolvable(NAME, f"resource gap: {format_gap(gap)}")
+        self.permitted.add(full_name, self.timeout(None), now)
+        return None
+
+    # ---- Permit, PostFilter, Unreserve -------------------------------------------------
+    def permit(self, pod: PodView, ctx: ClusterContext, assigned: int | None = None) -> PermitCode:
+        """Permit's verdict for a pod about to be bound. `assigned` overrides the count of the
+        group's pods with a node (the bind verb counts the binds it holds, which kube-scheduler
+        has assumed but this state has not seen)."""
+        full_name, group = self.group_of(pod, ctx)
+        if not full_name:
+            return PermitCode.NOT_SPECIFIED
+        if group is None:
+            return PermitCode.NOT_FOUND
+        count = self.assigned(group, ctx) if assigned is None else assigned
+        if count + 1 >= group.min_member:
+            self.last_failed.pop(full_name, None)
+            return PermitCode.SUCCESS
+        return PermitCode.WAIT
+
+    def post_filter(self, pod: PodView, ctx: ClusterContext, now: float) -> tuple[Status, bool]:
+        """(status, reject the group's waiting pods?) for a pod no node fits."""
+        full_name, group = self.group_of(pod, ctx)
+        if group is None:
+            return Status(_UNSCHEDULABLE, (NO_GROUP,), NAME), False
+        assigned = self.assigned(group, ctx)
+        if assigned >= group.min_member:
+            return Status(_UNSCHEDULABLE, (), NAME), False
+        not_assigned = float32((group.min_member - assigned) / group.min_member)
+        if not_assigned <= float32(self.args.pod_group_reject_percentage / 100):
+            return Status(_UNSCHEDULABLE, (), NAME), False
+        backoff = self.args.pod_group_backoff_seconds
+        if backoff > 0 and len(ctx.group_pods(pod.namespace, pod.pod_group)) >= group.min_member:
+            self.backed_off.add(full_name, backoff, now)
+        self.reject_group(full_name, now)
+        return Status(_UNSCHEDULABLE, (f"PodGroup {full_name} gets rejected due to Pod {pod.name} "
+                                       f"is unschedulable even after PostFilter",), NAME), True
+
+    def reject_group(self, full_name: str, now: float) -> None:
+        """What Unreserve and a PostFilter rejection do to the group's own state."""
+        self.permitted.delete(full_name)
+        self.last_failed[full_name] = now
+
+    def sort_time(self, pod: PodView, ctx: ClusterContext, initial_attempt: float) -> float:
+        """QueueSort's time for a pod: its group's last failure, else the group's creation,
+        else the pod's initial attempt."""
+        full_name, group = self.group_of(pod, ctx)
+        if group is None:
+            return initial_attempt
+        failed = self.last_failed.get(full_name)
+        if failed is not None:
+            return failed
+        return group.creation_time if group.creation_time is not None else initial_attempt
+
+
+def cluster_gap(nodes: Iterable[NodeInfo], need: Mapping[str, int], full_name: str) -> dict[str, int]:
+    """`CheckClusterResource`: what of `need` the nodes' free resources (the group's own
+    pods not counted as using any) cannot cover; {} when covered."""
+    remaining = {name: amount for name, amount in need.items() if amount > 0}
+    for info in nodes:
+        if not remaining:
+            break
+        free = _free_without_group(info, full_name)
+        for name in list(remaining):
+            left = remaining[name] - free.get(name)
+            if left <= 0:
+                del remaining[name]
+            else:
+                remaining[name] = left
+    return remaining
+
+
+def _free_without_group(info: NodeInfo, full_name: str) -> Resources:
+    requested = info.requested.copy()
+    pods = len(info.pods)
+    namespace, _, group = full_name.partition("/")
+    for pod in info.pods.values():
+        if pod.pod_group == group and pod.namespace == namespace:
+            requested.add(pod.requests, -1)
+            pods -= 1
+    allocatable = info.node.allocatable
+    free = Resources(allocatable.milli_cpu - requested.milli_cpu,
+                     allocatable.memory - requested.memory,
+                     allocatable.ephemeral_storage - requested.ephemeral_storage,
+                     allocatable.allowed_pods - pods)
+    for name, amount in allocatable.scalar.items():
+        free.scalar[name] = amount - requested.scalar.get(name, 0)
+    return free
+
+
+def format_gap(gap: Mapping[str, int]) -> str:
+    """The remaining need as `map[cpu:4 memory:1Gi]` (Go prints a ResourceList with its
+    keys sorted; quantities are shown in their canonical form)."""
+    return "map[" + " ".join(f"{name}:{_quantity(name, amount)}"
+                             for name, amount in sorted(gap.items())) + "]"
+
+
+def _quantity(name: str, amount: int) -> str:
+    return format_quantity(Fraction(amount, 1000) if name == CPU else Fraction(amount))

@@ -1,0 +1,144 @@
+"""Coscheduling's Permit in the bind verb: hold a gang's binds until the gang is complete.
+
+kube-scheduler has assumed a pod by the time it calls `/bind`, so while the call is held the
+pod's resources stay taken in its cache and later pods are placed around them: the gang
+semantics of Permit. A pod of a PodGroup is held until `minMember` pods of the group are held
+or bound; then every held bind of the group proceeds (all-or-nothing). When the first held
+pod's wait runs out (the group's `scheduleTimeoutSeconds`, else `permitWaitingTimeSeconds`,
+capped below kube-scheduler's `httpTimeout`), every held bind of the group answers an error
+and none of them is bound; kube-scheduler forgets the pods and retries them.
+
+Holding is an `asyncio` wait: other binds and verbs go on meanwhile. The holds live in this
+process: a restart answers nothing for them (kube-scheduler's call fails and it retries), so
+no pod is lost; the replica kube-scheduler calls must be the one holding (the sidecar layout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from extender.engine.cluster import ClusterState
+from extender.engine.plugins.coscheduling import (
+    NAME,
+    UNRESERVE_REJECTION,
+    PermitCode,
+    PodGroupManager,
+)
+from extender.state.binder import Binder, BindError
+
+log = logging.getLogger(__name__)
+
+#: Seconds kept between the end of a hold and kube-scheduler's `httpTimeout`: the bind itself
+#: (bounded by the bind deadline) and this margin must fit after it.
+MARGIN = 1.0
+
+
+def http_timeout_for(permit_wait: float, bind_deadline: float) -> float:
+    """The `httpTimeout` kube-scheduler needs so a bind held `permit_wait` seconds, then bound
+    within `bind_deadline`, still answers in time (what `render-config` writes)."""
+    return permit_wait + bind_deadline + 2 * MARGIN
+
+
+def hold_limit(http_timeout: float, bind_deadline: float) -> float:
+    """The longest a bind may be held so it still answers before `http_timeout`."""
+    return max(0.0, http_timeout - bind_deadline - MARGIN)
+
+
+@dataclass
+class _Held:
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    decided: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class PermitBinder:
+    """A `Binder` that runs Coscheduling's Permit before binding through `inner`."""
+
+    def __init__(self, inner: Binder, state: ClusterState, manager: PodGroupManager, *,
+                 http_timeout: float, bind_deadline: float,
+                 clock: Callable[[], float] = time.monotonic,
+                 on_outcome: Callable[[str], None] | None = None) -> None:
+        self.inner = inner
+        self.state = state
+        self.manager = manager
+        self.limit = hold_limit(http_timeout, bind_deadline)
+        self.clock = clock
+        self.on_outcome = on_outcome
+        #: "ns/group" -> uid -> the held bind
+        self.held: dict[str, dict[str, _Held]] = {}
+
+    def held_count(self) -> int:
+        return sum(len(group) for group in self.held.values())
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        pod = self.state.pending_pod(uid) or self.state.pods.get(uid)
+        if pod is None or not pod.pod_group:
+            # A pod this state has never seen has no group we could know of: bind it.
+            await self.inner.bind(namespace, name, uid, node)
+            return
+        full_name, group = self.manager.group_of(pod, self.state)
+        if group is None:
+            self._count("rejected")
+            raise BindError(f"pod {namespace}/{name} rejected at Permit by {NAME}: "
+                            f"PodGroup not found", "permit_rejected")
+        waiting = self.held.setdefault(full_name, {})
+        others = [h for u, h in waiting.items() if u != uid]
+        assigned = self.manager.assigned(group, self.state) + len(others)
+        code = self.manager.permit(pod, self.state, assigned)
+        if code is PermitCode.SUCCESS:
+            for other in others:
+                if not other.decided.done():
+                    other.decided.set_result("")
+            self.held.pop(full_name, None)
+            await self._bind_or_unreserve(full_name, namespace, name, uid, node)
+            return
+        wait = min(self.manager.timeout(group), self.limit)
+        entry = waiting[uid] = _Held(namespace, name, uid, node)
+        self._count("held")
+        try:
+            rejection = await asyncio.wait_for(asyncio.shield(entry.decided), wait)
+        except TimeoutError:
+            rejection = f"rejected due to timeout after waiting {_go_seconds(wait)} at plugin {NAME}"
+            self._unreserve(full_name, uid)
+        finally:
+            current = self.held.get(full_name)
+            if current is not None and current.get(uid) is entry:
+                del current[uid]
+                if not current:
+                    del self.held[full_name]
+        if rejection:
+            self._count("permit_rejected")
+            raise BindError(f"pod {namespace}/{name} rejected at Permit: {rejection}",
+                            "permit_rejected")
+        await self._bind_or_unreserve(full_name, namespace, name, uid, node)
+
+    async def _bind_or_unreserve(self, full_name: str, namespace: str, name: str, uid: str,
+                                 node: str) -> None:
+        try:
+            await self.inner.bind(namespace, name, uid, node)
+        except BindError:
+            self._unreserve(full_name, uid)
+            raise
+
+    def _unreserve(self, full_name: str, uid: str) -> None:
+        """Unreserve: reject every other held bind of the group."""
+        for other_uid, other in list(self.held.get(full_name, {}).items()):
+            if other_uid != uid and not other.decided.done():
+                other.decided.set_result(f"{UNRESERVE_REJECTION} at plugin {NAME}")
+        self.manager.reject_group(full_name, self.clock())
+
+    def _count(self, outcome: str) -> None:
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+
+def _go_seconds(seconds: float) -> str:
+    """A duration as Go's `time.Duration.String()` prints whole and fractional seconds."""
+    text = f"{seconds:.9f}".rstrip("0").rstrip(".")
+    return f"{text}s"

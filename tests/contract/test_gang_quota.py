@@ -1,0 +1,178 @@
+"""CapacityScheduling and Coscheduling through the real HTTP app (snapshot mode): the filter
+verb's PreFilter rejections, the quota reservation between filter and bind, and the preempt
+verb pruning kube-scheduler's victims to those the quota rules allow."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.testclient import TestClient
+
+from extender.api.app import create_app
+from extender.api.runtime import Runtime
+from extender.engine.evaluate import cluster_from_objects
+from extender.engine.policy import parse_policy
+from extender.engine.profile import build_profile
+from extender.state.binder import SnapshotBinder
+from tests.engine.upstream.builders import node, pod
+
+GROUP = "scheduling.x-k8s.io/pod-group"
+
+
+def quota(namespace: str, low: dict[str, str], high: dict[str, str]) -> dict:
+    return {"kind": "ElasticQuota", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "metadata": {"name": "eq", "namespace": namespace},
+            "spec": {"min": low, "max": high}}
+
+
+def pod_group(name: str, min_member: int, min_resources: dict[str, str] | None = None) -> dict:
+    spec: dict = {"minMember": min_member}
+    if min_resources:
+        spec["minResources"] = min_resources
+    return {"kind": "PodGroup", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def client_for(objects: list[dict], filters: list[str], post_filter: str | None = None,
+               reservation_ttl: float = 30.0) -> TestClient:
+    document: dict = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                      "plugins": {"filter": {"enabled": [{"name": n} for n in filters]}}}
+    if post_filter:
+        document["plugins"]["postFilter"] = {"enabled": [{"name": post_filter}]}
+    state = cluster_from_objects(objects)
+    runtime = Runtime(build_profile(parse_policy(document)), state, SnapshotBinder(state, 30.0))
+    if "CapacityScheduling" in filters:
+        runtime.quota_reservation_ttl = reservation_ttl
+    return TestClient(create_app(runtime))
+
+
+def filter_args(pending: dict, names: list[str]) -> dict:
+    return {"Pod": pending, "Nodes": None, "NodeNames": names}
+
+
+NODES = [node("n1", allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"}),
+         node("n2", allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"})]
+ROOMY = {"cpu": "100", "memory": "100Gi"}
+
+
+def test_quota_rejection_fails_every_node_as_resolvable() -> None:
+    objects = [*NODES, quota("ns1", {"cpu": "1", **{"memory": "100Gi"}}, {"cpu": "2", "memory": "100Gi"}),
+               pod("old", "ns1", node="n1", requests={"cpu": "1500m"})]
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"]) as client:
+        big = pod("big", "ns1", requests={"cpu": "1"})
+        reply = client.post("/filter", json=filter_args(big, ["n1", "n2"])).json()
+    message = "Pod ns1/big is rejected in PreFilter because ElasticQuota ns1 is more than Max"
+    # FailedNodes (preemption may help), every candidate with the same message.
+    assert reply["FailedNodes"] == {"n1": message, "n2": message}
+    assert not reply["FailedAndUnresolvableNodes"]
+    assert not reply["NodeNames"]
+
+
+def test_two_pods_filtered_back_to_back_cannot_both_take_the_last_unit() -> None:
+    objects = [*NODES, quota("ns1", {"cpu": "2", "memory": "100Gi"}, {"cpu": "2", "memory": "100Gi"}),
+               pod("old", "ns1", node="n1", requests={"cpu": "1"})]
+    first = pod("first", "ns1", requests={"cpu": "1"})
+    second = pod("second", "ns1", requests={"cpu": "1"})
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"]) as client:
+        assert client.post("/filter", json=filter_args(first, ["n1", "n2"])).json()["NodeNames"] == ["n1", "n2"]
+        # `first` is not bound yet, but it passed: kube-scheduler has reserved it.
+        reply = client.post("/filter", json=filter_args(second, ["n1", "n2"])).json()
+        assert reply["NodeNames"] == []
+        assert reply["FailedNodes"]["n1"] == ("Pod ns1/second is rejected in PreFilter because "
+                                              "ElasticQuota ns1 is more than Max")
+        # Filtering `first` again (a retry) does not count it twice.
+        assert client.post("/filter", json=filter_args(first, ["n1"])).json()["NodeNames"] == ["n1"]
+        bind = {"PodName": "first", "PodNamespace": "ns1", "PodUID": first["metadata"]["uid"],
+                "Node": "n2"}
+        assert client.post("/bind", json=bind).json() == {"Error": ""}
+        reply = client.post("/filter", json=filter_args(second, ["n1", "n2"])).json()
+        assert reply["NodeNames"] == []
+
+
+def test_reservation_expires_when_no_bind_follows() -> None:
+    objects = [*NODES, quota("ns1", {"cpu": "1", "memory": "100Gi"}, {"cpu": "1", "memory": "100Gi"})]
+    first = pod("first", "ns1", requests={"cpu": "1"})
+    second = pod("second", "ns1", requests={"cpu": "1"})
+    with client_for(objects, ["CapacityScheduling"], reservation_ttl=0.0001) as client:
+        assert client.post("/filter", json=filter_args(first, ["n1"])).json()["NodeNames"] == ["n1"]
+        assert client.post("/filter", json=filter_args(second, ["n1"])).json()["NodeNames"] == ["n1"]
+
+
+def test_coscheduling_prefilter_rejections_are_unresolvable() -> None:
+    members = [pod(f"m{i}", labels={GROUP: "pg"}, requests={"cpu": "1"}) for i in range(2)]
+    objects = [*NODES, pod_group("pg", 3), *members]
+    with client_for(objects, ["NodeResourcesFit", "Coscheduling"]) as client:
+        reply = client.post("/filter", json=filter_args(members[0], ["n1", "n2"])).json()
+        message = ("pre-filter pod m0 cannot find enough sibling pods, current pods number: 2, "
+                   "minMember of group: 3")
+        assert reply["FailedAndUnresolvableNodes"] == {"n1": message, "n2": message}
+        assert not reply["FailedNodes"]
+        # A pod of no group is not Coscheduling's business.
+        loner = pod("loner", requests={"cpu": "1"})
+        assert client.post("/filter", json=filter_args(loner, ["n1"])).json()["NodeNames"] == ["n1"]
+
+
+def test_coscheduling_min_resources_gap() -> None:
+    members = [pod(f"m{i}", labels={GROUP: "pg"}, requests={"cpu": "1"}) for i in range(3)]
+    objects = [*NODES, pod_group("pg", 3, {"cpu": "10"}), *members]
+    with client_for(objects, ["Coscheduling"]) as client:
+        reply = client.post("/filter", json=filter_args(members[0], ["n1"])).json()
+    assert reply["FailedAndUnresolvableNodes"] == {"n1": "resource gap: map[cpu:2]"}
+
+
+# capacity_scheduling_test.go TestDryRunPreemption, "in-namespace preemption" and
+# "cross-namespace preemption" (memory only), through the preempt verb: kube-scheduler's
+# DefaultPreemption proposes every lower-priority pod; CapacityScheduling keeps the ones its
+# quota rules allow.
+def _preemption_objects(ns1: tuple[int, int], ns2: tuple[int, int], p2_priority: int) -> list[dict]:
+    def eq(ns: str, low: int, high: int) -> dict:
+        return quota(ns, {"cpu": "100", "memory": str(low)}, {"cpu": "100", "memory": str(high)})
+
+    return [node("node-a", allocatable={"cpu": "100", "memory": "150", "pods": "110"}),
+            eq("ns1", *ns1), eq("ns2", *ns2),
+            pod("t1-p1", "ns1", node="node-a", requests={"memory": "50"}, priority=10),
+            pod("t1-p2", "ns2", node="node-a", requests={"memory": "50"}, priority=p2_priority),
+            pod("t1-p3", "ns2", node="node-a", requests={"memory": "50"}, priority=10)]
+
+
+def _preempt(client: TestClient, proposed: list[str]) -> dict:
+    preemptor = pod("t1-p", "ns1", requests={"memory": "50"}, priority=100)
+    body = {"Pod": preemptor, "NodeNameToMetaVictims": {
+        "node-a": {"Pods": [{"UID": f"uid-{uid}"} for uid in proposed], "NumPDBViolations": 0}}}
+    return client.post("/preempt", content=json.dumps(body)).json()
+
+
+def test_preempt_keeps_own_namespace_victims_when_over_min() -> None:
+    objects = _preemption_objects((50, 200), (200, 200), 10)
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
+        reply = _preempt(client, ["ns1-t1-p1", "ns2-t1-p2", "ns2-t1-p3"])
+    assert reply["NodeNameToMetaVictims"] == {
+        "node-a": {"Pods": [{"UID": "uid-ns1-t1-p1"}], "NumPDBViolations": 0}}
+
+
+def test_preempt_takes_borrowers_when_within_min() -> None:
+    objects = _preemption_objects((150, 200), (50, 200), 1000)
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
+        # kube-scheduler proposes the lower-priority pods; ns1 is within its min, so only
+        # ns2's pods (borrowing beyond its min) may go, and one of them is enough.
+        reply = _preempt(client, ["ns1-t1-p1", "ns2-t1-p3"])
+    assert reply["NodeNameToMetaVictims"] == {
+        "node-a": {"Pods": [{"UID": "uid-ns2-t1-p3"}], "NumPDBViolations": 0}}
+
+
+def test_preempt_replaces_a_disallowed_proposal_with_an_allowed_victim() -> None:
+    objects = _preemption_objects((150, 200), (50, 200), 10)
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
+        # Only the preemptor's own-namespace pod is proposed, which a namespace within its
+        # min may not evict; the borrower t1-p3 may go, and is enough.
+        reply = _preempt(client, ["ns1-t1-p1"])
+    assert reply["NodeNameToMetaVictims"] == {
+        "node-a": {"Pods": [{"UID": "uid-ns2-t1-p3"}], "NumPDBViolations": 0}}
+
+
+def test_preempt_drops_a_node_without_an_allowed_victim() -> None:
+    # ns1 is within its min and ns2 is not borrowing (used 100 ≤ min 200): nobody may go.
+    objects = _preemption_objects((150, 200), (200, 200), 10)
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
+        reply = _preempt(client, ["ns1-t1-p1", "ns2-t1-p3"])
+    assert not reply["NodeNameToMetaVictims"]
