@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 # The extender image: `docker build -t ghcr.io/example/scheduler-extender:0.1.0 .`
-# Stage 1 builds the wheel and installs it with its dependencies into a virtualenv;
+# Stage 1 builds the wheel and installs it with its base dependencies (no extras: the `plot`
+# extra's matplotlib is for the simulator's chart, never the server) into a virtualenv;
 # stage 2 copies only that virtualenv onto a fresh slim Python, so no source tree, build
-# backend or compiler reaches the final image.
+# backend or compiler reaches the final image. The default policy and the demo cluster are
+# package data (extender/data/), inside the installed package.
 
 # Pinned by digest (the multi-arch index of python:3.11-slim-bookworm, Python 3.11.16, as
 # recorded by docker-library/repo-info): a rebuild gets the same base. To move to a newer
@@ -13,7 +15,7 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY extender ./extender
 # pip picks the binary wheels that uvloop, httptools, msgspec and pydantic-core publish
 # for manylinux, so nothing is compiled here either.
@@ -33,11 +35,8 @@ RUN groupadd --system --gid 10001 extender \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin extender
 COPY --from=build /opt/venv /opt/venv
-# The embedded defaults `extender serve` looks for in its working directory: the default policy
-# and the demo cluster, so a bare `docker run` answers; Kubernetes passes --policy/--in-cluster.
-WORKDIR /app
-COPY config/policy.yaml config/policy.yaml
-COPY config/examples/cluster.json config/examples/cluster.json
+# No WORKDIR or data files: a bare `docker run` serves the packaged defaults (policy and demo
+# cluster, found from any working directory); Kubernetes passes --policy and --in-cluster.
 USER 10001:10001
 # 8888: the scheduler verbs (plain HTTP, or TLS / mutual TLS with --tls-*); 8081: /healthz and
 # /readyz over plain HTTP only (--health-port), so probes need no client certificate.

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from extender.api import metrics
 from extender.api.app import create_app
+from extender.api.health import CheckedReadiness
 from extender.api.offload import DEFAULT_OFFLOAD_BYTES, Offloader
 from extender.api.protocol import (
     DEFAULT_HEADER_TIMEOUT,
@@ -24,41 +25,86 @@ from extender.api.runtime import (
     DEFAULT_MAX_CANDIDATES,
     Runtime,
 )
+from extender.data import default_policy, demo_snapshot
+from extender.engine import policy as policy_module
 from extender.engine.cluster import ClusterState
-from extender.engine.policy import ExtenderPolicy, PolicyError, load_policy, parse_policy
+from extender.engine.policy import ExtenderPolicy, PolicyError
 from extender.engine.profile import Profile, build_profile
 from extender.kube.client import KubeClient
 from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
+from extender.logs import FORMATS
 from extender.state.binder import ApiBinder, SnapshotBinder
-from extender.state.informer import LiveState
+from extender.state.events import EventRecorder
+from extender.state.informer import LiveState, resources_for
 from extender.state.snapshot import SnapshotError, load_snapshot
 
 log = logging.getLogger("extender.serve")
 
-DEFAULT_POLICY = Path("config/policy.yaml")
-DEFAULT_SNAPSHOT = Path("config/examples/cluster.json")
-BUILTIN_POLICY = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
+# Shipped as package data (extender/data/), so found from any working directory.
+DEFAULT_POLICY = default_policy()
+DEFAULT_SNAPSHOT = demo_snapshot()
+
+
+class _KubectlDefault:
+    def __repr__(self) -> str:
+        return "<kubectl's default: $KUBECONFIG, else ~/.kube/config>"
+
+
+#: `--kubeconfig` without a file: kubectl's resolution ($KUBECONFIG, else ~/.kube/config). Not
+#: a string, so argparse does not turn it into a Path.
+KUBECONFIG_AUTO = _KubectlDefault()
 
 
 class StartupError(Exception):
     """A configuration problem that stops the server before it listens."""
 
 
+def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register `extender serve` (see `extender.cli`)."""
+    parser = subparsers.add_parser(
+        "serve", help="run the extender HTTP service",
+        description="Serve filter, prioritize, preempt and bind for kube-scheduler. Flags "
+                    "follow kube-scheduler's component flags (--bind-address, --secure-port, "
+                    "--tls-*-file, --client-ca-file, -v, --logging-format); the older names "
+                    "remain as aliases.")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def _verbosity(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default: 127.0.0.1; 0.0.0.0 for all)")
-    parser.add_argument("--port", type=int, default=8888, help="port to listen on (default: 8888)")
+    parser.add_argument("--bind-address", "--host", dest="host", default="127.0.0.1",
+                        metavar="ADDRESS",
+                        help="address to listen on (default: 127.0.0.1; 0.0.0.0 for all). "
+                             "--host is an alias")
+    parser.add_argument("--secure-port", "--port", dest="port", type=int, default=8888,
+                        metavar="PORT",
+                        help="port to listen on, HTTPS with --tls-cert-file, else plain HTTP "
+                             "(default: 8888). --port is an alias")
     parser.add_argument("--policy", type=Path, default=None,
-                        help="ExtenderPolicy file, JSON or YAML (default: config/policy.yaml if "
-                             "present, else kube-scheduler's default plugins, which it spells out)")
+                        help="ExtenderPolicy file, JSON or YAML (default: the packaged extender/data/"
+                             "policy.yaml if present, else kube-scheduler's default plugins, which it spells out)")
     source = parser.add_argument_group("cluster state (pick one; default: the demo snapshot)")
     source.add_argument("--snapshot", type=Path, default=None,
                         help="load the cluster from `kubectl get nodes,pods,poddisruptionbudgets,"
-                             "priorityclasses -A -o json|yaml` output (default: "
-                             "config/examples/cluster.json)")
-    source.add_argument("--kubeconfig", type=Path, default=None,
-                        help="watch a live cluster through this kubeconfig file")
-    source.add_argument("--context", default=None, help="kubeconfig context (default: current)")
+                             "priorityclasses,namespaces,services,replicasets,statefulsets,"
+                             "replicationcontrollers -A -o json|yaml` output, plus podgroups and "
+                             "elasticquotas for Coscheduling/CapacityScheduling (default: the "
+                             "packaged demo cluster, extender/data/cluster.json)")
+    source.add_argument("--kubeconfig", type=Path, default=None, nargs="?", const=KUBECONFIG_AUTO,
+                        metavar="FILE",
+                        help="watch a live cluster through this kubeconfig file; without FILE, "
+                             "kubectl's: the $KUBECONFIG list (merged), else ~/.kube/config. Exec "
+                             "credential plugins run as kubectl runs them")
+    source.add_argument("--context", default=None,
+                        help="kubeconfig context (default: current); alone, it implies "
+                             "--kubeconfig without FILE")
     source.add_argument("--in-cluster", action="store_true",
                         help="watch the cluster this pod runs in (service-account credentials)")
     live = parser.add_argument_group("live state and binding")
@@ -67,6 +113,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     live.add_argument("--bind-deadline", type=float, default=4.0,
                       help="seconds a bind may spend retrying; keep below the scheduler's "
                            "httpTimeout (default: 4)")
+    live.add_argument("--scheduler-http-timeout", type=float, default=None, metavar="SECONDS",
+                      help="the httpTimeout of the extender's entry in kube-scheduler's "
+                           "configuration: binds held at Coscheduling's Permit answer before it "
+                           "(default: what render-config --policy writes: the permit wait + "
+                           "--bind-deadline + 2s)")
     live.add_argument("--assume-ttl", type=float, default=30.0,
                       help="seconds a bound pod is counted on its node before the watch must "
                            "confirm it (default: 30)")
@@ -94,27 +145,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="open connections beyond this are refused at once "
                              f"(default: {DEFAULT_MAX_CONNECTIONS})")
     parser.add_argument("--health-port", type=int, default=None,
-                        help="also serve /healthz and /readyz over plain HTTP on this port (for "
-                             "probes under mutual TLS; never the scheduler verbs)")
+                        help="also serve /healthz, /livez and /readyz over plain HTTP on this port "
+                             "(for probes under mutual TLS; never the scheduler verbs)")
     parser.add_argument("--health-host", default=None,
-                        help="address of --health-port (default: the same as --host)")
-    parser.add_argument("--log-level", default="info",
-                        choices=["debug", "info", "warning", "error"], help="log level (default: info)")
+                        help="address of --health-port (default: the same as --bind-address)")
+    logs = parser.add_argument_group("logging")
+    logs.add_argument("-v", "--v", dest="verbosity", type=_verbosity, default=None,
+                      metavar="LEVEL",
+                      help="log verbosity, as klog's: 0 start-up, sync and failures; 4 also one "
+                           "line per scheduler request; 10 everything (default: 0)")
+    logs.add_argument("--logging-format", default="text", choices=FORMATS,
+                      help="text (klog's text lines) or json (klog's JSON layout: ts, v, msg, "
+                           "err, key/value pairs) (default: text)")
+    logs.add_argument("--log-level", default=None,
+                      choices=["debug", "info", "warning", "error"],
+                      help="alias kept for compatibility: debug is -v 10, info is -v 0, "
+                           "warning and error write only warnings and errors (-v wins when "
+                           "both are given)")
     parser.add_argument("--floor-endpoint", action="store_true",
                         help="also serve POST /_floor, a no-op used by bench/ as the HTTP floor")
     tls = parser.add_argument_group("TLS")
-    tls.add_argument("--tls-cert-file", type=Path, default=None, help="serve HTTPS with this certificate")
-    tls.add_argument("--tls-key-file", type=Path, default=None, help="private key of --tls-cert-file")
-    tls.add_argument("--tls-client-ca-file", type=Path, default=None,
-                     help="require client certificates signed by this CA (mutual TLS)")
+    tls.add_argument("--tls-cert-file", type=Path, default=None, metavar="FILE",
+                     help="serve HTTPS with this certificate")
+    tls.add_argument("--tls-private-key-file", "--tls-key-file", dest="tls_key_file", type=Path,
+                     default=None, metavar="FILE",
+                     help="private key of --tls-cert-file. --tls-key-file is an alias")
+    tls.add_argument("--client-ca-file", "--tls-client-ca-file", dest="tls_client_ca_file",
+                     type=Path, default=None, metavar="FILE",
+                     help="require client certificates signed by this CA (mutual TLS). "
+                          "--tls-client-ca-file is an alias")
 
 
 def resolve_policy(path: Path | None) -> tuple[ExtenderPolicy, str]:
-    if path is None and DEFAULT_POLICY.is_file():
-        path = DEFAULT_POLICY
-    if path is None:
-        return parse_policy(BUILTIN_POLICY, "<built-in default policy>"), "<built-in defaults>"
-    return load_policy(path), str(path)
+    """`--policy`, else the packaged default policy."""
+    return policy_module.resolve_policy(path, DEFAULT_POLICY)
 
 
 def build_runtime(args: argparse.Namespace) -> Runtime:
@@ -123,6 +187,8 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
     except PolicyError as exc:
         raise StartupError(f"invalid policy:\n{exc}") from None
     profile = build_profile(policy)
+    if args.kubeconfig is None and args.context is not None and not args.in_cluster:
+        args.kubeconfig = KUBECONFIG_AUTO
     live = args.kubeconfig is not None or args.in_cluster
     if live and args.snapshot is not None:
         raise StartupError("--snapshot cannot be combined with --kubeconfig or --in-cluster")
@@ -141,6 +207,7 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
                           SnapshotBinder(state, args.assume_ttl, on_outcome=count_bind),
                           source=f"snapshot {snapshot}")
     configure_limits(runtime, args)
+    configure_gang_and_quota(runtime, args)
     log.info("extender configured", extra={
         "policy": policy_source, "source": runtime.source, "nodes": len(runtime.state.nodes),
         "pods": len(runtime.state.pods), "filters": list(profile.filter_names),
@@ -167,6 +234,27 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
         runtime.shutdown.append(listener.stop)
 
 
+def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None:
+    """Coscheduling's Permit in the bind verb; CapacityScheduling's reservations on filter."""
+    from extender.state.permit import PermitBinder, http_timeout_for
+
+    coscheduling = next((p for p in runtime.profile.filters if p.name == "Coscheduling"), None)
+    wait = 0.0
+    if coscheduling is not None:
+        manager = coscheduling.manager  # type: ignore[union-attr]
+        wait = float(manager.args.permit_waiting_time_seconds)
+        http_timeout = args.scheduler_http_timeout
+        if http_timeout is None:
+            http_timeout = http_timeout_for(wait, args.bind_deadline)
+        runtime.binder = PermitBinder(runtime.binder, runtime.state, manager,
+                                      http_timeout=http_timeout, bind_deadline=args.bind_deadline,
+                                      on_outcome=count_bind)
+    if "CapacityScheduling" in runtime.profile.filter_names:
+        # A pod that passed the quota checks counts against its quota until its bind (held at
+        # Permit for up to `wait`) assumes it.
+        runtime.quota_reservation_ttl = max(args.assume_ttl, wait + args.bind_deadline)
+
+
 def count_bind(outcome: str) -> None:
     metrics.BIND.labels(outcome).inc()
 
@@ -179,34 +267,78 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
             config = in_cluster_config()
             source = "in-cluster"
         else:
-            config = load_kubeconfig(args.kubeconfig, args.context)
-            source = f"kubeconfig {args.kubeconfig}"
+            auto = args.kubeconfig is KUBECONFIG_AUTO
+            config = load_kubeconfig(None if auto else args.kubeconfig, args.context)
+            source = f"kubeconfig {config.source if auto else args.kubeconfig}"
         client = KubeClient(config)
+        client.prepare_credentials()  # a broken exec plugin stops the start, with its message
     except ConfigError as exc:
         raise StartupError(f"cannot use the cluster credentials: {exc}") from None
     # httpx logs every request at INFO; the informers' own logs say what matters.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     state = ClusterState()
-    live = LiveState(client, state, freeze_gc=True, owns_client=True)
-    live.counters.on_event = lambda resource, kind: metrics.INFORMER_EVENTS.labels(resource, kind).inc()
-    live.counters.on_synced = lambda resource: metrics.INFORMER_SYNCED.labels(resource).set(1)
-    live.counters.on_stale = lambda resource: metrics.INFORMER_STALE_EVENTS.labels(resource).inc()
-    for name in live.informers:
-        metrics.INFORMER_SYNCED.labels(name).set(0)
+    # PodGroups/ElasticQuotas are watched only when a plugin reads them: a cluster without
+    # scheduler-plugins' CRDs must not wait for them.
+    live = LiveState(client, state, resources=resources_for(profile.filter_names),
+                     freeze_gc=True, owns_client=True)
+    export_informer_metrics(live)
     binder = ApiBinder(client, state, deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
                        on_retry=metrics.BIND_RETRIES.inc, on_outcome=count_bind)
-
-    def readiness() -> tuple[bool, str]:
-        why = live.not_ready_reason(args.max_staleness)
-        return (why is None, why or "cluster state synced")
+    readiness = CheckedReadiness(lambda: live.not_ready_reason(args.max_staleness),
+                                 lambda: informer_checks(live, args.max_staleness))
 
     async def start() -> None:
         live.start()
 
     runtime = Runtime(profile, state, binder, readiness=readiness, source=source)
     runtime.startup.append(start)
+    # FailedScheduling Events on pods the extender rejects (read by the filter and bind routes).
+    events = EventRecorder(client, on_outcome=lambda outcome: metrics.EVENTS.labels(outcome).inc())
+    runtime.events = events
+    runtime.startup.append(events.start)
+    runtime.shutdown.append(events.stop)  # before live.stop closes the client
     runtime.shutdown.append(live.stop)
     return runtime
+
+
+def export_informer_metrics(live: LiveState) -> None:
+    """Feed the informers' counters and sync age to Prometheus."""
+    counters = live.counters
+    counters.on_event = lambda resource, kind: metrics.INFORMER_EVENTS.labels(resource, kind).inc()
+    counters.on_synced = lambda resource: metrics.INFORMER_SYNCED.labels(resource).set(1)
+    counters.on_stale = lambda resource: metrics.INFORMER_STALE_EVENTS.labels(resource).inc()
+    counters.on_watch = lambda resource: metrics.INFORMER_WATCHES.labels(resource).inc()
+    counters.on_error = lambda resource: metrics.INFORMER_ERRORS.labels(resource).inc()
+
+    def listed(resource: str, relist: bool) -> None:
+        metrics.INFORMER_LISTS.labels(resource).inc()
+        if relist:
+            metrics.INFORMER_RELISTS.labels(resource).inc()
+
+    counters.on_list = listed
+    for name, informer in live.informers.items():
+        metrics.INFORMER_SYNCED.labels(name).set(0)
+        for family in (metrics.INFORMER_LISTS, metrics.INFORMER_RELISTS,
+                       metrics.INFORMER_WATCHES, metrics.INFORMER_ERRORS):
+            family.labels(name)  # present at 0 from the start
+        metrics.INFORMER_SYNC_AGE.labels(name).set_function(
+            lambda informer=informer: informer.sync_age_seconds)
+
+
+def informer_checks(live: LiveState, max_staleness: float) -> list[tuple[str, str | None]]:
+    """One readiness check per informer, for `/readyz?verbose`: `informer-<resource>`."""
+    checks: list[tuple[str, str | None]] = []
+    for name, informer in live.informers.items():
+        why: str | None = None
+        if not informer.synced:
+            why = "not synced yet"
+        elif informer.stale_seconds > max_staleness:
+            why = (f"watch down for {informer.stale_seconds:.0f}s "
+                   f"(bound {max_staleness:g}s)")
+        if why is not None and informer.last_error:
+            why += f"; last error: {informer.last_error}"
+        checks.append((f"informer-{name}", why))
+    return checks
 
 
 def tune_gc() -> None:
@@ -227,15 +359,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         runtime = build_runtime(args)
     except StartupError as exc:
-        log.error(str(exc))
-        print(f"extender: {exc}", flush=True)
+        log.error("cannot start", extra={"fields": {"err": str(exc)}})
+        print(f"extender: {exc}", file=sys.stderr, flush=True)
         return 2
     app = create_app(runtime, floor_endpoint=args.floor_endpoint)
     limits = ConnectionLimits(header_timeout=args.header_timeout,
                               max_connections=args.max_connections)
     config = uvicorn.Config(app, host=args.host, port=args.port, loop="uvloop",
                             http=guarded_protocol(limits), access_log=False, log_config=None,
-                            lifespan="on", timeout_keep_alive=75)
+                            use_colors=False, lifespan="on", timeout_keep_alive=75)
     server = uvicorn.Server(config)
     if args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file:
         from extender.ops.tls import configure_server_tls
@@ -244,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
             configure_server_tls(server, runtime, args.tls_cert_file, args.tls_key_file,
                                  args.tls_client_ca_file)
         except (ValueError, OSError) as exc:
-            print(f"extender: TLS: {exc}", flush=True)
+            print(f"extender: TLS: {exc}", file=sys.stderr, flush=True)
             return 2
     tune_gc()
     server.run()

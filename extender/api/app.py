@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from extender import __version__
-from extender.api import bind, filter, health, preempt, prioritize
+from extender.api import bind, explain, filter, health, preempt, prioritize
 from extender.api.runtime import Runtime
 from extender.api.verb import verb_route
 
@@ -41,7 +41,11 @@ def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> FastAPI:
         app.add_route(f"/{verb}", verb_route(verb, module.handle, module.error_reply,
                                              needs_ready=verb != "bind", offload=verb != "bind"),
                       methods=["POST"])
+    # Not a scheduler verb: an operator's "why not this node" (a filter body, read-only).
+    app.add_route("/explain", verb_route("explain", explain.handle, explain.error_reply),
+                  methods=["POST"])
     app.add_route("/healthz", health.healthz, methods=["GET"])
+    app.add_route("/livez", health.livez, methods=["GET"])
     app.add_route("/readyz", health.readyz, methods=["GET"])
     app.add_route("/version", health.version, methods=["GET"])
     app.add_route("/metrics", health.metrics_route, methods=["GET"])

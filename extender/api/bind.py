@@ -13,6 +13,7 @@ from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.api.verb import decode
 from extender.state.binder import BindError
+from extender.state.events import events_of
 
 
 def error_reply(message: str, status: int) -> Response:
@@ -33,5 +34,7 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         record.outcome = "bind_failed"
         record.details["error"] = str(exc)
         record.details["bind_outcome"] = exc.outcome
+        events_of(runtime).bind_failed(args.PodNamespace, args.PodName, args.PodUID, args.Node,
+                                       str(exc))
         return json_response(wire.encode(wire.ExtenderBindingResult(Error=str(exc))))
     return json_response(wire.encode(wire.ExtenderBindingResult()))

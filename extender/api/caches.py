@@ -47,6 +47,12 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         "deferred_state_changes": runtime.gate.pending,
         # binds being performed (one entry per pod and node while its call runs).
         "binds_in_flight": getattr(runtime.binder, "in_flight", 0),
+        # binds held at Coscheduling's Permit: each ends within the hold bound.
+        "binds_held_at_permit": runtime.binder.held_count() if hasattr(runtime.binder, "held_count") else 0,
+        # pods counted against their ElasticQuota until bound: each expires.
+        "quota_reservations": len(state.quota_reservations),
+        # Event series and per-pod rate buckets: at most 4 096 (oldest first).
+        "event_series": runtime.events.entries if runtime.events is not None else 0,
         "quantity_nanos": len(getattr(quantity, "_TEXT_NANOS", ())),  # cleared past 65 536
         **interned_sizes(),
         **shared_sizes(),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from operator import attrgetter
 
 from starlette.responses import Response
 
@@ -15,6 +14,7 @@ from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.engine.framework import Code, Status
 from extender.engine.runner import run_filters
+from extender.state.events import events_of
 
 
 def error_reply(message: str, status: int) -> Response:
@@ -22,9 +22,6 @@ def error_reply(message: str, status: int) -> Response:
     # readiness failures answer 200 so the scheduler shows our message, not a bare status code.
     code = 200 if status == 503 else status
     return json_response(wire.encode(wire.ExtenderFilterResult(Error=message)), code)
-
-
-_message = attrgetter("message")
 
 
 def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[str, str]]:
@@ -42,6 +39,10 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     statuses = {**candidates.rejected, **result.statuses}
     failed, unresolvable = split_failures(statuses)
     passed = [info.node.name for info in result.passed]
+    if passed and runtime.quota_reservation_ttl:
+        # CapacityScheduling's Reserve: kube-scheduler will place the pod on one of these, so
+        # the next pod's quota check must already count it.
+        runtime.gate.call(runtime.state.reserve_quota, pod, runtime.quota_reservation_ttl)
     if candidates.raw is not None:
         raw = candidates.raw
         reply = wire.ExtenderFilterResult(
@@ -50,8 +51,10 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     else:
         reply = wire.ExtenderFilterResult(
             NodeNames=passed, FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable)
+    events_of(runtime).filter_verdict(pod, len(candidates.names), len(passed), statuses,
+                                      result.rejection)
     record.details["passed"] = len(passed)
     record.details["failed"] = len(statuses)
-    for message, count in Counter(map(_message, statuses.values())).items():
-        metrics.FILTER_REJECTIONS.labels(message).inc(count)
+    # By plugin and code, never by the reason text (a taint's value would make a series).
+    metrics.count_filter_rejections(Counter((s.plugin, s.code) for s in statuses.values()))
     return json_response(wire.encode(reply))

@@ -1,6 +1,14 @@
-"""Liveness, readiness, version and metrics."""
+"""Liveness, readiness, version and metrics.
+
+`/livez` and `/healthz` answer while the process serves; `/readyz` once the cluster state is
+synced. With `?verbose`, each answers one line per check, as kube-apiserver does
+(`[+]informer-pods ok`, `[-]informer-nodes failed: <reason>`), then
+`readyz check passed` or `readyz check failed`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -10,13 +18,60 @@ from extender.api import metrics
 from extender.api.caches import cache_sizes
 from extender.api.runtime import Runtime
 
+#: A named check and why it fails (None: it passes).
+CheckResult = tuple[str, str | None]
 
-async def healthz(request: Request) -> Response:
+
+class CheckedReadiness:
+    """`Runtime.readiness` that also names its checks for `/readyz?verbose`.
+
+    `reason()` is None when ready, else why not (the message verbs answer with); `checks()`
+    lists (name, failure reason or None), one per informer for a live cluster."""
+
+    def __init__(self, reason: Callable[[], str | None],
+                 checks: Callable[[], list[CheckResult]], ok: str = "cluster state synced") -> None:
+        self.reason, self.checks, self.ok = reason, checks, ok
+
+    def __call__(self) -> tuple[bool, str]:
+        why = self.reason()
+        return (why is None, why or self.ok)
+
+
+def readiness_checks(runtime: Runtime) -> list[CheckResult]:
+    checks = getattr(runtime.readiness, "checks", None)
+    if callable(checks):
+        return [("ping", None), *checks()]
+    ready, why = runtime.readiness()
+    return [("ping", None), ("cluster-state", None if ready else why)]
+
+
+def _verbose(kind: str, checks: list[CheckResult]) -> Response:
+    lines = [f"[+]{name} ok" if why is None else f"[-]{name} failed: {why}"
+             for name, why in checks]
+    passed = all(why is None for _, why in checks)
+    lines.append(f"{kind} check {'passed' if passed else 'failed'}")
+    return Response(("\n".join(lines) + "\n").encode(), status_code=200 if passed else 503,
+                    media_type="text/plain")
+
+
+def _wants_verbose(request: Request) -> bool:
+    return "verbose" in request.query_params
+
+
+async def livez(request: Request) -> Response:
+    """The process answers (its event loop runs): liveness."""
+    if _wants_verbose(request):
+        return _verbose(request.url.path.strip("/") or "livez", [("ping", None)])
     return Response(b"ok", media_type="text/plain")
+
+
+healthz = livez
 
 
 async def readyz(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
+    if _wants_verbose(request):
+        return _verbose("readyz", readiness_checks(runtime))
     ready, why = runtime.readiness()
     return Response(f"{'ok' if ready else 'not ready'}: {why}".encode(),
                     status_code=200 if ready else 503, media_type="text/plain")

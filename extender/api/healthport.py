@@ -1,7 +1,8 @@
-"""`serve --health-port`: `/healthz` and `/readyz` over plain HTTP on a second listener.
+"""`serve --health-port`: `/healthz`, `/livez` and `/readyz` over plain HTTP on a second
+listener (`?verbose` lists the checks, as on the main port).
 
 Under mutual TLS the kubelet's probes and a container's HEALTHCHECK present no client
-certificate, so they cannot reach the main port. This listener answers only the two health
+certificate, so they cannot reach the main port. This listener answers only the health
 endpoints (never a scheduler verb, so it grants nothing), on the same event loop: a stalled
 loop fails the probe, as it should.
 """
@@ -21,6 +22,7 @@ from extender.api.runtime import Runtime
 
 def health_app(runtime: Runtime) -> Starlette:
     app = Starlette(routes=[Route("/healthz", health.healthz, methods=["GET"]),
+                            Route("/livez", health.livez, methods=["GET"]),
                             Route("/readyz", health.readyz, methods=["GET"])])
     app.state.runtime = runtime
     return app

@@ -1,26 +1,66 @@
-"""Prometheus metrics, served at `/metrics`."""
+"""Prometheus metrics, served at `/metrics`.
+
+Every label takes its values from a small fixed set (verbs, outcomes, plugin names, status
+codes, resource kinds, cache names), never from free text such as a node's taint value, so the
+number of series does not grow with the cluster. The `_created` series that prometheus_client
+adds to every counter and histogram are turned off: they doubled the series and nothing reads
+them.
+"""
 
 from __future__ import annotations
 
+import platform
+
+import prometheus_client
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 
+from extender import __version__
+
+prometheus_client.disable_created_metrics()
+
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+BUILD_INFO = Gauge("extender_build_info",
+                   "Always 1; the labels give the extender's version and the Python running it.",
+                   ["version", "python_version"])
+BUILD_INFO.labels(__version__, platform.python_version()).set(1)
 
 REQUEST_DURATION = Histogram(
     "extender_request_duration_seconds", "Time to answer a scheduler request, by verb.",
     ["verb"], buckets=_BUCKETS)
 REQUESTS = Counter("extender_requests_total", "Scheduler requests, by verb and outcome.",
                    ["verb", "outcome"])
-FILTER_REJECTIONS = Counter("extender_filter_rejections_total",
-                            "Nodes rejected by filter, by reason.", ["reason"])
+FILTER_REJECTIONS = Counter(
+    "extender_filter_rejections_total",
+    "Nodes rejected by filter, by the plugin that rejected them and its status code "
+    "(Unschedulable, UnschedulableAndUnresolvable, Error).", ["plugin", "code"])
 PREEMPT_NODE_DROPS = Counter("extender_preempt_node_drops_total",
                              "Candidate nodes dropped from a preempt reply, by reason.", ["reason"])
 BIND = Counter("extender_bind_total", "Bind calls, by outcome.", ["outcome"])
+EVENTS = Counter("extender_events_total",
+                 "FailedScheduling Events, by outcome (posted, patched, deduplicated, "
+                 "rate_limited, dropped, failed, queued).", ["outcome"])
 BIND_RETRIES = Counter("extender_bind_retries_total", "Retried Kubernetes API calls while binding.")
 INFORMER_SYNCED = Gauge("extender_informer_synced",
                         "1 once the informer for a resource has listed, else 0.", ["resource"])
 INFORMER_EVENTS = Counter("extender_informer_events_total", "Watch events applied.",
                           ["resource", "type"])
+INFORMER_LISTS = Counter("extender_informer_lists_total",
+                         "Complete lists of a resource (the first one and every relist).",
+                         ["resource"])
+INFORMER_RELISTS = Counter(
+    "extender_informer_relists_total",
+    "Lists after the first one (the watch's version expired: 410 Gone, or it was ahead of the "
+    "server's).", ["resource"])
+INFORMER_WATCHES = Counter("extender_informer_watches_total", "Watch requests started.",
+                           ["resource"])
+INFORMER_ERRORS = Counter("extender_informer_errors_total",
+                          "Failed list or watch requests (each is retried with backoff).",
+                          ["resource"])
+INFORMER_SYNC_AGE = Gauge(
+    "extender_informer_last_sync_age_seconds",
+    "Seconds since the informer's last successful list or watch event (bookmarks included); "
+    "+Inf before its first list.", ["resource"])
 STATE_NODES = Gauge("extender_state_nodes", "Nodes in the extender's cluster state.")
 STATE_PODS = Gauge("extender_state_pods", "Pods in the extender's cluster state.")
 INFORMER_STALE_EVENTS = Counter(
@@ -37,9 +77,24 @@ REQUEST_HEADS_REFUSED = Counter(
     "Connections closed because a request head was too slow (timeout) or too large.", ["reason"])
 OPEN_CONNECTIONS = Gauge("extender_open_connections", "Open HTTP connections, by listener.",
                          ["listener"])
+OPEN_CONNECTIONS.labels("main")  # present at 0 before the first connection
 LARGE_REQUESTS = Gauge("extender_large_requests",
                        "Large requests running off the event loop or waiting for their turn.",
                        ["state"])
+
+#: kube-scheduler's names for the framework's status codes (`framework.Code`'s values).
+CODE_NAMES = {0: "Success", 1: "Error", 2: "Unschedulable", 3: "UnschedulableAndUnresolvable",
+              4: "Wait", 5: "Skip"}
+#: The `plugin` label of a node the extender itself rejected before any plugin ran (a name
+#: it does not know, or a Node object it cannot read).
+EXTENDER_PLUGIN = "Extender"
+
+
+def count_filter_rejections(counts: dict[tuple[str, int], int]) -> None:
+    """`counts`: (plugin, status code) -> rejected nodes, from one filter request."""
+    for (plugin, code), count in counts.items():
+        FILTER_REJECTIONS.labels(plugin or EXTENDER_PLUGIN,
+                                 CODE_NAMES.get(int(code), "Error")).inc(count)
 
 
 def exposition() -> tuple[bytes, str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extender.api import metrics
+from extender.logs import REQUEST_LEVEL
 
 log = logging.getLogger("extender.request")
 
@@ -27,7 +28,8 @@ class RequestRecord:
         elapsed = time.perf_counter() - self.started
         metrics.REQUEST_DURATION.labels(self.verb).observe(elapsed)
         metrics.REQUESTS.labels(self.verb, self.outcome).inc()
-        level = logging.INFO if status < 500 else logging.ERROR
+        # One line per call from -v 4 up (as kube-scheduler logs per-pod detail); a 5xx always.
+        level = REQUEST_LEVEL if status < 500 else logging.ERROR
         if log.isEnabledFor(level):
             log.log(level, "%s %s", self.verb, self.outcome, extra={"fields": {
                 "verb": self.verb, "pod": self.pod, "nodes": self.nodes, "outcome": self.outcome,

@@ -10,6 +10,7 @@ from extender.api.offload import Offloader
 from extender.engine.cluster import ClusterState
 from extender.engine.profile import Profile
 from extender.state.binder import Binder
+from extender.state.events import EventRecorder
 from extender.state.gate import StateGate, gate_for
 
 #: Largest body by default: NodeNames requests are small (a 15 000-node preempt with its
@@ -42,6 +43,11 @@ class Runtime:
     startup: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     shutdown: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     source: str = "snapshot"
+    #: Seconds a pod that passed CapacityScheduling's filter counts against its quota before
+    #: its bind (0: the policy has no CapacityScheduling).
+    quota_reservation_ttl: float = 0.0
+    #: FailedScheduling Events on pods (live mode only; None: no API server to post to).
+    events: EventRecorder | None = None
 
     @property
     def gate(self) -> StateGate:

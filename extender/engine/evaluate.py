@@ -19,15 +19,16 @@ import msgspec
 
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import Code, CycleState, PluginError, Status
-from extender.engine.policy import ExtenderPolicy, load_policy, parse_policy
-from extender.engine.profile import build_profile
+from extender.engine.policy import BUILTIN_POLICY, ExtenderPolicy, load_policy, parse_policy
+from extender.engine.profile import Profile, build_profile
 from extender.engine.runner import extender_scores, prepare_filters, run_filters, run_scores
 from extender.model import k8s
+from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
 
 #: kube-scheduler's defaults: every phase left out of the policy.
-DEFAULT_POLICY = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
+DEFAULT_POLICY = BUILTIN_POLICY
 
 _CODES = {
     Code.UNSCHEDULABLE: "Unschedulable",
@@ -87,12 +88,12 @@ def _policy(policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None) -> E
     return load_policy(policy)
 
 
-def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
-             policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None = None,
-             nodes: Sequence[str] | None = None) -> Evaluation:
-    """Run the policy's filters and scorers for `pod` over `nodes` (None: every node) of the
-    cluster `objects` describe. Raises `PolicyError` for an invalid policy or plugin
-    arguments and `EvaluationError` for objects it cannot read."""
+def evaluation_inputs(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
+                      policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None = None,
+                      nodes: Sequence[str] | None = None,
+                      ) -> tuple[Profile, ClusterState, PodView, list[NodeInfo]]:
+    """`evaluate`'s arguments read: the profile, the cluster, the pod's view and the candidate
+    nodes in order (`engine.explain` reads the same arguments the same way)."""
     profile = build_profile(_policy(policy))
     state = cluster_from_objects(objects)
     try:
@@ -103,7 +104,17 @@ def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
     unknown = [name for name in names if name not in state.nodes]
     if unknown:
         raise EvaluationError(f"nodes: {', '.join(unknown)} not among the objects' nodes")
-    infos = [state.nodes[name] for name in names]
+    return profile, state, view, [state.nodes[name] for name in names]
+
+
+def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
+             policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None = None,
+             nodes: Sequence[str] | None = None) -> Evaluation:
+    """Run the policy's filters and scorers for `pod` over `nodes` (None: every node) of the
+    cluster `objects` describe. Raises `PolicyError` for an invalid policy or plugin
+    arguments and `EvaluationError` for objects it cannot read."""
+    profile, state, view, infos = evaluation_inputs(objects, pod, policy, nodes)
+    names = [info.node.name for info in infos]
     cycle = CycleState()
     prepared = prepare_filters(profile, view, state, cycle)
     result = run_filters(profile, view, infos, state, prepared)

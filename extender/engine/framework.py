@@ -9,8 +9,11 @@ Filter plugins come in two shapes:
   extensions preemption and nominated pods call on a cloned `CycleState`), a Status that
   rejects the pod on every node, or None (Skip).
 
-A score plugin runs PreScore, Score and NormalizeScore in one call over the candidates
-(`score(state, pod, nodes, ctx)`), returning 0..100 per node, or None to skip (PreScore Skip).
+A score plugin has kube-scheduler's steps apart: `raw_scores(state, pod, nodes, ctx)` is
+PreScore and Score (each candidate's raw score, or None to skip: PreScore Skip), and
+`normalize(raw, state)` is NormalizeScore (0..100 per node). `score(state, pod, nodes, ctx)` is
+the two in one call, `normalize(raw_scores(...))`, and is what the verbs run; it may take a
+faster path to the same answer.
 A PostFilter plugin (`post_filter(...)`) decides what to do when no node fits.
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from extender.engine.podindex import PodIndex
 from extender.model.disruption import PdbView, PriorityClassView
@@ -27,6 +30,9 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.resources import Resources
 from extender.model.scheduling import ElasticQuotaView, PodGroupView
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 MAX_NODE_SCORE = 100
 MAX_EXTENDER_PRIORITY = 10
@@ -243,18 +249,56 @@ class CrossNodeFilterPlugin(Protocol):
         """A `FilterState`; a Status rejecting the pod on every node; or None (Skip)."""
 
 
+def is_cross_node(plugin: FilterPlugin | CrossNodeFilterPlugin) -> TypeIs[CrossNodeFilterPlugin]:
+    """Whether a filter plugin has the cross-node shape (`pre_filter`), not the node-local
+    one (`prepare`)."""
+    return hasattr(plugin, "pre_filter")
+
+
 class ScorePlugin(Protocol):
     name: str
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
-        """PreScore, Score and NormalizeScore: 0..100 in the order of `nodes`; None to skip."""
+        """PreScore, Score and NormalizeScore: 0..100 in the order of `nodes`; None to skip.
+        Always equal to `normalize(raw_scores(...))` (a property test holds it so)."""
+
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        """PreScore and Score: each node's score before NormalizeScore, in the order of
+        `nodes`; None to skip. A plugin without NormalizeScore returns its 0..100 scores.
+        It may record what `normalize` needs in `state` (as PreScore's CycleState data)."""
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """NormalizeScore: `raw_scores`' values (given the same `state`) onto 0..100. May work
+        in place on `raw`; without a NormalizeScore step, `raw` itself."""
 
 
 class PostFilterPlugin(Protocol):
+    """A preemption PostFilter (`engine.preemption.plugins`): kube-scheduler's
+    `preemption.Interface` hooks around the shared `Evaluator` flow."""
+
     name: str
     #: Put before the plugin's failure messages ("preemption: " for DefaultPreemption).
     message_prefix: str
+    #: Any terminating lower-priority pod on the nominated node blocks the preemptor (≤1.26).
+    legacy_terminating: bool
+    args: Any  # DefaultPreemptionArgs
+    #: The plugin's own steps inside `SelectVictimsOnNode` (a `VictimGuard`), or None.
+    victim_guard: Any
+
+    def can_preempt(self, preemptor: PodView, ctx: ClusterContext,
+                    now: float) -> Callable[[PodView], bool]:
+        """Which pods the preemptor may evict."""
+
+    def pod_eligible_to_preempt_others(self, pod: PodView, nominated_status: Status | None,
+                                       nominated_node: NodeInfo | None,
+                                       can_preempt: Callable[[PodView], bool],
+                                       ctx: ClusterContext) -> tuple[bool, str]:
+        """`PodEligibleToPreemptOthers`: (eligible, why not)."""
+
+    def offset_and_num_candidates(self, num_nodes: int, rng: Any) -> tuple[int, int]:
+        """`GetOffsetAndNumCandidates`."""
 
     def post_filter(self, profile: Profile, pod: PodView, statuses: Mapping[str, Status],
                     ctx: ClusterContext, now: float, rng: Any, *,

@@ -190,11 +190,12 @@ def _readable_part(document: dict[str, Any]) -> ExtenderPolicy:
 
     plugins = document.get("plugins")
     plugins = plugins if isinstance(plugins, dict) else {}
-    sets: dict[str, PluginSet] = {}
+    sets: dict[str, Any] = {}
     for key, field_name in (("filter", "filter"), ("score", "score"), ("postFilter", "post_filter")):
         raw = plugins.get(key)
         if isinstance(raw, dict):
-            present = {name: refs(raw[name]) for name in ("enabled", "disabled") if name in raw}
+            present: dict[str, Any] = {name: refs(raw[name]) for name in ("enabled", "disabled")
+                                       if name in raw}
             sets[field_name] = PluginSet.model_construct(**present)
     configs = [PluginConfig.model_construct(name=entry["name"], args=entry.get("args") or {})
                for entry in document.get("pluginConfig") or ()
@@ -223,6 +224,21 @@ def parse_policy(document: Any, source: str = "<policy>") -> ExtenderPolicy:
     if problems:
         raise PolicyError(source, problems)
     return policy
+
+
+#: kube-scheduler's defaults: every phase left out of the policy.
+BUILTIN_POLICY = {"apiVersion": API_VERSION, "kind": KIND}
+
+
+def resolve_policy(path: str | Path | None,
+                   default: Path | None = None) -> tuple[ExtenderPolicy, str]:
+    """The policy at `path`, else at `default` when that file exists, else the built-in
+    defaults; with where it came from."""
+    if path is None and default is not None and default.is_file():
+        path = default
+    if path is None:
+        return parse_policy(BUILTIN_POLICY, "<built-in default policy>"), "<built-in defaults>"
+    return load_policy(path), str(path)
 
 
 def load_policy(path: str | Path) -> ExtenderPolicy:

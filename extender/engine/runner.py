@@ -9,8 +9,9 @@ combined either as kube-scheduler's totals or on the extender wire's 0..10 scale
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from extender.engine.framework import (
     MAX_NODE_SCORE,
@@ -21,12 +22,15 @@ from extender.engine.framework import (
     PluginError,
     Profile,
     Status,
+    is_cross_node,
 )
 from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -124,9 +128,8 @@ def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None =
         elif check is not None:
             entries.append(_Prepared(f"{plugin.name}/PreFilter", profile.node_only(plugin), check))
     for plugin in profile.filters:
-        pre_filter = getattr(plugin, "pre_filter", None)
-        if pre_filter is not None:
-            result = _call(plugin, pre_filter, state, pod, _context(ctx))
+        if is_cross_node(plugin):
+            result = _call(plugin, plugin.pre_filter, state, pod, _context(ctx))
             if isinstance(result, Status):
                 if rejection is None:  # the first rejecting PreFilter's status is the pod's
                     rejection = result
@@ -142,7 +145,7 @@ def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None =
     return FilterPass(pod, state, entries, rejection)
 
 
-def _call(plugin: object, method, *args):  # type: ignore[no-untyped-def]
+def _call(plugin: object, method: Callable[..., T], *args: Any) -> T:
     try:
         return method(*args)
     except EngineError:
@@ -163,7 +166,7 @@ def run_checks(checks: Sequence[NodeCheck] | FilterPass, nodes: Sequence[NodeInf
         if many is not None:
             survivors = many(survivors, statuses)
         else:
-            kept = []
+            kept: list[NodeInfo] = []
             append = kept.append
             for node in survivors:
                 status = check(node)
@@ -229,7 +232,8 @@ def _memoised_checks(checks: Sequence[NodeCheck], key: Signature, nodes: Sequenc
         if verdict is None:
             kept.append(node)
         else:
-            statuses[view.name] = verdict
+            # The memo holds `object`s; under `key`, this function's verdicts (Status | None).
+            statuses[view.name] = verdict  # type: ignore[assignment]
     return kept
 
 

@@ -4,23 +4,28 @@ List pages and watch events are decoded straight into the typed structs of
 `extender.model.k8s` (fields the engine does not read are skipped without building objects).
 Errors come out as `KubeError` subclasses so callers never need to know about httpx:
 `ApiError` (the server answered with a failure `Status`), `GoneError` (410: the resource
-version or continue token is too old, relist), `TransportError` (no answer: connect, reset,
+version or continue token is too old, relist), `CredentialError` (an exec credential plugin
+failed: a 401 without asking the server), `TransportError` (no answer: connect, reset,
 timeout).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Generator
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
 import msgspec
 
-from extender.kube.config import ClusterConfig, TokenSource
+from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
+from extender.kube.exec import Credential, ExecError, ExecPlugin
 from extender.model import k8s
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 USER_AGENT = "extender/0.1"
 
@@ -46,6 +51,13 @@ class ApiError(KubeError):
 
 class GoneError(ApiError):
     """410 Gone / Expired: the resource version or continue token is too old; relist."""
+
+
+class CredentialError(ApiError):
+    """No credential to send: the exec plugin failed (treated as a 401, never retried at once)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(401, "Unauthorized", message)
 
 
 # ---- wire types --------------------------------------------------------------------------
@@ -141,6 +153,69 @@ class _BearerAuth(httpx.Auth):
             yield request
 
 
+class _ExecAuth(httpx.Auth):
+    """The exec plugin's credential: a bearer token and/or a client certificate.
+
+    The plugin runs in a worker thread (never on the event loop) when no valid credential is
+    cached. On a 401 the credential that was sent is discarded, the plugin runs again, and the
+    request is sent once more with the new credential (client-go refreshes on a 401 too, for
+    the next request). A new client certificate is handed to `on_certificate`.
+    """
+
+    def __init__(self, plugin: ExecPlugin,
+                 on_certificate: Callable[[Credential], Any] | None = None) -> None:
+        self.plugin = plugin
+        self.on_certificate = on_certificate
+        self._installed: Credential | None = None
+
+    def _credential(self) -> Credential:
+        try:
+            return self.plugin.get()
+        except ExecError as exc:
+            raise CredentialError(str(exc)) from None
+
+    async def _acredential(self) -> Credential:
+        cred = self.plugin.cached()
+        if cred is None:
+            cred = await asyncio.to_thread(self._credential)
+        if cred.has_certificate and cred is not self._installed and self.on_certificate is not None:
+            self._installed = cred
+            result = self.on_certificate(cred)
+            if asyncio.iscoroutine(result):
+                await result
+        return cred
+
+    @staticmethod
+    def _apply(request: httpx.Request, cred: Credential) -> None:
+        if cred.token:
+            request.headers["Authorization"] = f"Bearer {cred.token}"
+        else:
+            request.headers.pop("Authorization", None)
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        cred = self._credential()
+        self._apply(request, cred)
+        response = yield request
+        if response.status_code == 401:
+            self.plugin.invalidate(cred)
+            fresh = self._credential()
+            if fresh is not cred:
+                self._apply(request, fresh)
+                yield request
+
+    async def async_auth_flow(self, request: httpx.Request,
+                              ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        cred = await self._acredential()
+        self._apply(request, cred)
+        response = yield request
+        if response.status_code == 401:
+            self.plugin.invalidate(cred)
+            fresh = await self._acredential()
+            if fresh is not cred:
+                self._apply(request, fresh)
+                yield request
+
+
 # ---- client ------------------------------------------------------------------------------
 class KubeClient:
     """List, watch, get and bind against one API server."""
@@ -156,11 +231,21 @@ class KubeClient:
         self.config = config
         self._timeout = timeout
         ctx = config.ssl_context()
+        self._ssl_context = ctx
         self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
+        #: The exec credential plugin, when the kubeconfig user has one.
+        self.exec_plugin: ExecPlugin | None = None
+        auth: httpx.Auth
+        if config.exec is not None:
+            self.exec_plugin = ExecPlugin(config.exec)
+            self._exec_auth = _ExecAuth(self.exec_plugin, self._install_certificate)
+            auth = self._exec_auth
+        else:
+            auth = _BearerAuth(config.token_source())
         self._http = httpx.AsyncClient(
             base_url=config.server,
             verify=ctx if ctx is not None else True,
-            auth=_BearerAuth(config.token_source()),
+            auth=auth,
             timeout=timeout,
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
             transport=transport,
@@ -173,6 +258,46 @@ class KubeClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    # ---- exec credentials ----------------------------------------------------------------
+    def prepare_credentials(self) -> None:
+        """Run the exec credential plugin now (if any), so that a broken one is a start-up
+        error rather than a stream of 401s; raises `ConfigError` with the plugin's message."""
+        if self.exec_plugin is None:
+            return
+        try:
+            cred = self.exec_plugin.get()
+        except ExecError as exc:
+            raise ConfigError(f"{self.config.source}: {exc}") from None
+        if cred.has_certificate:
+            self._load_certificate(cred)
+            self._exec_auth._installed = cred
+
+    def _load_certificate(self, cred: Credential) -> None:
+        ctx = self._ssl_context
+        if ctx is None:
+            log.warning("exec plugin returned a client certificate, but %s is plain http: not used",
+                        self.config.server)
+            return
+        with _pem_file(cred.client_certificate, None) as cert, \
+                _pem_file(cred.client_key, None) as key:
+            try:
+                ctx.load_cert_chain(cert, key)
+            except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+                raise CredentialError(f"exec plugin returned an unusable client certificate: {exc}"
+                                      ) from None
+
+    async def _install_certificate(self, cred: Credential) -> None:
+        """A new client certificate from the plugin: new connections present it, and idle
+        pooled ones (which presented the old one) are closed, as client-go closes them."""
+        self._load_certificate(cred)
+        pool = getattr(getattr(self._http, "_transport", None), "_pool", None)
+        for connection in list(getattr(pool, "connections", ())):
+            try:
+                if connection.is_idle():
+                    await connection.aclose()
+            except Exception as exc:  # best effort: the next handshake uses the new certificate
+                log.debug("could not close an idle connection: %s", exc)
+
     async def __aenter__(self) -> KubeClient:
         return self
 
@@ -183,8 +308,9 @@ class KubeClient:
     async def _request(
         self, method: str, path: str, *, params: dict[str, str] | None = None,
         body: bytes | None = None, timeout: float | None = None,
+        content_type: str = "application/json",
     ) -> httpx.Response:
-        headers = {"Content-Type": "application/json"} if body is not None else None
+        headers = {"Content-Type": content_type} if body is not None else None
         try:
             return await self._http.request(
                 method, path, params=params, content=body, headers=headers,
@@ -289,6 +415,30 @@ class KubeClient:
         )
         if resp.status_code not in (200, 201):
             raise _status_error(resp.status_code, resp.content)
+
+
+    # ---- events (events.k8s.io/v1) ------------------------------------------------------
+    async def create_event(self, namespace: str, event: dict[str, Any], *,
+                           timeout: float | None = None) -> None:
+        """POST an `events.k8s.io/v1` Event; raises on any failure."""
+        resp = await self._request("POST", events_path(namespace), body=msgspec.json.encode(event),
+                                   timeout=timeout)
+        if resp.status_code not in (200, 201):
+            raise _status_error(resp.status_code, resp.content)
+
+    async def patch_event(self, namespace: str, name: str, patch: dict[str, Any], *,
+                          timeout: float | None = None) -> None:
+        """A JSON merge patch of an Event (its `series`); raises on any failure (404: gone)."""
+        resp = await self._request(
+            "PATCH", f"{events_path(namespace)}/{quote(name, safe='')}",
+            body=msgspec.json.encode(patch), timeout=timeout,
+            content_type="application/merge-patch+json")
+        if resp.status_code != 200:
+            raise _status_error(resp.status_code, resp.content)
+
+
+def events_path(namespace: str) -> str:
+    return f"/apis/events.k8s.io/v1/namespaces/{quote(namespace, safe='')}/events"
 
 
 def _watch_event(line: bytes, decode_object: Any) -> WatchEvent:

@@ -86,6 +86,9 @@ class NodeView:
     unschedulable: bool
     allocatable: Resources
     images: Mapping[str, int]  # normalised image name -> size in bytes
+    resource_version: str
+    #: Each user's entries under its own keys: a value's type is the user's to know.
+    memo: dict[Signature, object]
 
     @classmethod
     def from_k8s(cls, node: k8s.Node) -> NodeView:
@@ -93,7 +96,7 @@ class NodeView:
         self.name = node.metadata.name
         self.uid = node.metadata.uid
         self.resource_version = node.metadata.resource_version
-        self.memo: dict[Signature, object] = {}
+        self.memo = {}
         self.labels = node.metadata.labels or _EMPTY_LABELS
         self.taints = intern_taints(tuple(Taint(t.key, t.value, t.effect) for t in node.spec.taints or ()))
         self.unschedulable = node.spec.unschedulable

@@ -248,7 +248,7 @@ class PodView:
         # the node-only filters on any node.
         self.placement_key = _placement_encoder.encode(
             (spec.node_name, spec.node_selector, spec.tolerations, required))
-        names = set()
+        names: set[str] = set()
         for c in containers:
             if c.resources:
                 names.update(c.resources.requests or ())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from extender.model import k8s
+from extender.model.quantity import milli_value, value
 from extender.model.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -18,7 +19,6 @@ from extender.model.resources import (
     is_scalar_resource,
     resources_from_list,
 )
-from extender.model.quantity import milli_value, value
 from extender.model.timeparse import parse_time
 
 #: The pod label naming the pod's PodGroup (in the pod's namespace).

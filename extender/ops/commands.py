@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from extender.engine.args import NEWEST_VERSION, OLDEST_VERSION, parse_version
+from extender.ops.kubeversions import format_version
 from extender.ops.schedconfig import (
     DEFAULT_LEASE_NAMESPACE,
     DEFAULT_SCHEDULER_NAME,
@@ -45,8 +47,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
     render.add_argument("--ignored-by-scheduler", action="store_true",
                         help="mark the managed resources ignoredByScheduler, so kube-scheduler's "
                              "NodeResourcesFit leaves them to the extender")
-    render.add_argument("--http-timeout", default="5s", metavar="DURATION",
-                        help="httpTimeout per call, a Go duration (5s, 500ms, 1m)")
+    render.add_argument("--http-timeout", default=None, metavar="DURATION",
+                        help="httpTimeout per call, a Go duration (5s, 500ms, 1m); default 5s, "
+                             "or, when --policy enables Coscheduling, long enough for a bind "
+                             "held at Permit (permitWaitingTimeSeconds + --bind-deadline + 2s)")
+    render.add_argument("--policy", default=None, metavar="FILE",
+                        help="the extender's ExtenderPolicy: with Coscheduling enabled, the "
+                             "default httpTimeout leaves room for its Permit wait")
+    render.add_argument("--bind-deadline", type=float, default=4.0, metavar="SECONDS",
+                        help="the extender's --bind-deadline (default: 4), for that httpTimeout")
     render.add_argument("--ignorable", action="store_true",
                         help="let scheduling go on without the extender when it fails or is down")
     render.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME,
@@ -83,10 +92,34 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
                     "are printed but pass unless --strict), 1 otherwise.",
     )
     check.add_argument("files", nargs="+", metavar="FILE",
-                       help="KubeSchedulerConfiguration (v1, v1beta3), legacy Policy (kind: "
-                            "Policy) or ExtenderPolicy file; the kind is read from the file")
+                       help="KubeSchedulerConfiguration (v1; v1beta3 and v1beta2 for the "
+                            "releases that read them), legacy Policy (kind: Policy) or "
+                            "ExtenderPolicy file; the kind is read from the file")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    check.add_argument("--kubernetes-version", default=None, metavar="1.N",
+                       help="judge a KubeSchedulerConfiguration as this kube-scheduler release "
+                            "reads it: which apiVersions it decodes and which plugins it has "
+                            f"({format_version(OLDEST_VERSION)}..{format_version(NEWEST_VERSION)}; "
+                            f"default: {format_version(NEWEST_VERSION)})")
     check.set_defaults(func=run_check_config)
+
+
+def _http_timeout(args: argparse.Namespace) -> str | float:
+    """The httpTimeout to render: the flag, else what the policy's Permit wait needs, else 5s."""
+    if args.http_timeout is not None:
+        return str(args.http_timeout)
+    if args.policy is None:
+        return "5s"
+    from extender.engine.policy import load_policy
+    from extender.engine.profile import build_profile
+    from extender.state.permit import http_timeout_for
+
+    profile = build_profile(load_policy(args.policy))
+    coscheduling = next((p for p in profile.filters if p.name == "Coscheduling"), None)
+    if coscheduling is None:
+        return "5s"
+    wait = coscheduling.manager.args.permit_waiting_time_seconds  # type: ignore[union-attr]
+    return max(5.0, http_timeout_for(wait, args.bind_deadline))
 
 
 def run_render_config(args: argparse.Namespace) -> int:
@@ -96,7 +129,7 @@ def run_render_config(args: argparse.Namespace) -> int:
         text = render_config(
             args.url, verbs=args.verbs, weight=args.weight, node_cache=args.node_cache,
             managed_resources=args.managed_resources,
-            ignored_by_scheduler=args.ignored_by_scheduler, timeout=args.http_timeout, tls=tls,
+            ignored_by_scheduler=args.ignored_by_scheduler, timeout=_http_timeout(args), tls=tls,
             ignorable=args.ignorable, scheduler_name=args.scheduler_name,
             leader_election=args.leader_election, lease_namespace=args.lease_namespace,
             kubeconfig=args.kubeconfig)
@@ -111,9 +144,14 @@ def run_render_config(args: argparse.Namespace) -> int:
 
 
 def run_check_config(args: argparse.Namespace) -> int:
+    try:
+        version = parse_version(args.kubernetes_version)
+    except ValueError as exc:
+        print(f"check-config: --kubernetes-version: {exc}", file=sys.stderr)
+        return 2
     failed = False
     for name in args.files:
-        for problem in check_config(name):
+        for problem in check_config(name, version):
             print(problem)
             failed = failed or problem.severity == "error" or args.strict
     return 1 if failed else 0

@@ -37,8 +37,6 @@ EXTENSION_POINTS = (
     # workload-aware scheduling (newer than v1.34); decoding accepts them on those versions
     "placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter",
 )
-# Plugins removed from the v1 API: validation rejects them by name.
-REMOVED_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 
 _PLUGIN = Obj({"name": Str(), "weight": Int(32)})
 _PLUGIN_SET = Obj({"enabled": List(_PLUGIN), "disabled": List(_PLUGIN)})
@@ -200,18 +198,8 @@ def _check_profiles(profiles: list[Any], out: Collector) -> None:
             names.setdefault(name, i)
         _check_percentage(child(path, "percentageOfNodesToScore"),
                           profile.get("percentageOfNodesToScore"), out)
-        _check_plugins(_dict(profile.get("plugins")), child(path, "plugins"), out)
         _check_plugin_config(_list(profile.get("pluginConfig")), child(path, "pluginConfig"), out)
     _check_common_queue_sort(profiles, out)
-
-
-def _check_plugins(plugins: dict[str, Any], path: str, out: Collector) -> None:
-    for point, plugin_set in plugins.items():
-        for j, plugin in enumerate(_list(_dict(plugin_set).get("enabled"))):
-            name = _dict(plugin).get("name")
-            if name in REMOVED_PLUGINS:
-                out.error(child(child(child(path, point), "enabled"), j),
-                          f"plugin {name} was removed in {API_V1}")
 
 
 def _check_plugin_config(configs: list[Any], path: str, out: Collector) -> None:
@@ -225,8 +213,6 @@ def _check_plugin_config(configs: list[Any], path: str, out: Collector) -> None:
         if name in seen:
             out.error(child(where, "name"), f"duplicate configuration for plugin {name!r}")
         seen.add(name)
-        if name in REMOVED_PLUGINS:
-            out.error(child(where, "name"), f"plugin {name} was removed in {API_V1}")
         spec = PLUGIN_ARGS.get(name)
         if spec is not None:  # out-of-tree plugin args are not decoded by kube-scheduler
             args = config.get("args")

@@ -1,9 +1,12 @@
 """Render and check the files that wire kube-scheduler to the extender.
 
-`check_config(path)` recognises the file by its `kind`:
+`check_config(path, version)` recognises the file by its `kind`:
 
-* `KubeSchedulerConfiguration` (v1; v1beta3 tolerated) — strict keys everywhere and every rule
-  kube-scheduler applies to `extenders` (see `kubesched`);
+* `KubeSchedulerConfiguration` — the API versions kube-scheduler `version` (default: the newest
+  supported) decodes (v1 from 1.25, v1beta3 until 1.28, v1beta2 until 1.27), strict keys
+  everywhere, every rule kube-scheduler applies to `extenders` (see `kubesched`), and the plugin
+  names of every profile: known when that release has them in tree or the extender's registry
+  has them (see `kubeversions`);
 * `Policy` — the legacy policy file of clusters older than v1.23 (see `legacypolicy`);
 * `ExtenderPolicy` — the extender's own policy, checked by `extender.engine.policy.load_policy`.
 
@@ -20,7 +23,8 @@ from typing import Any
 
 import yaml
 
-from extender.ops import kubesched, legacypolicy
+from extender.engine.args import NEWEST_VERSION, Version
+from extender.ops import kubesched, kubeversions, legacypolicy
 from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
 from extender.ops.problems import Collector, Problem
 
@@ -56,8 +60,9 @@ class ExtenderTLS:
 # --- checking --------------------------------------------------------------------------------
 
 
-def check_config(path: str | Path) -> list[Problem]:
-    """Every problem in one file, errors and warnings: keys and types first, then rules."""
+def check_config(path: str | Path, version: Version = NEWEST_VERSION) -> list[Problem]:
+    """Every problem in one file, errors and warnings: keys and types first, then rules.
+    A KubeSchedulerConfiguration is judged as kube-scheduler `version` (1, N) reads it."""
     path = Path(path)
     out = Collector(str(path))
     try:
@@ -90,27 +95,90 @@ def check_config(path: str | Path) -> list[Problem]:
     if doc.get("kind") == "ExtenderPolicy":
         out.problems.extend(_check_extender_policy(path))
     else:
-        check_document(doc, out)
+        check_document(doc, out, version)
     return out.problems
 
 
-def check_document(doc: dict[str, Any], out: Collector) -> None:
+def check_document(doc: dict[str, Any], out: Collector,
+                   version: Version = NEWEST_VERSION) -> None:
     """Checks for an already-parsed KubeSchedulerConfiguration or legacy Policy."""
     kind, api_version = doc.get("kind"), doc.get("apiVersion")
     if kind == kubesched.KIND:
-        if api_version in (kubesched.API_V1, kubesched.API_V1BETA3):
-            kubesched.check_configuration(doc, out)
+        verdict = (kubeversions.api_version_problem(api_version, version)
+                   if isinstance(api_version, str) else None)
+        if api_version in kubeversions.API_VERSIONS and (verdict is None or verdict[0] == "warning"):
+            if verdict is not None:
+                out.warning("apiVersion", verdict[1])
+            _check_configuration(doc, out, version, api_version)
+        elif verdict is not None:
+            out.error("apiVersion", verdict[1])
         elif isinstance(api_version, str) and api_version.startswith(kubesched.GROUP + "/"):
             out.error("apiVersion", f"{api_version} is no longer served by kube-scheduler; "
                       f"use {kubesched.API_V1}")
         else:
-            out.error("apiVersion", f"must be {kubesched.API_V1} (or the deprecated "
-                      f"{kubesched.API_V1BETA3}), got {api_version!r}")
+            out.error("apiVersion", f"must be {kubesched.API_V1} (or a version kube-scheduler "
+                      f"{kubeversions.format_version(version)} still reads), got {api_version!r}")
     elif kind == legacypolicy.KIND:
         legacypolicy.check_policy(doc, out)
     else:
         out.error("kind", f"unknown kind {kind!r}: expected {kubesched.KIND}, "
                   f"{legacypolicy.KIND} (legacy) or ExtenderPolicy")
+
+
+def _check_configuration(doc: dict[str, Any], out: Collector, version: Version,
+                         api_version: str) -> None:
+    """`kubesched`'s checks, with the verdicts that depend on the release made here instead
+    (`kubeversions`: which plugins and API versions a release has): its apiVersion
+    deprecation note assumes the newest release."""
+    inner = Collector(out.file)
+    kubesched.check_configuration(doc, inner)
+    for problem in inner.problems:
+        if problem.path == "apiVersion" and problem.severity == "warning":
+            continue
+        out.problems.append(problem)
+    _check_plugin_names(doc, out, version, api_version)
+
+
+def _check_plugin_names(doc: dict[str, Any], out: Collector, version: Version,
+                        api_version: str) -> None:
+    """Every plugin a profile names must exist in kube-scheduler `version` (in tree) or in the
+    extender's registry: an unknown enabled plugin stops kube-scheduler (`"X" does not exist`);
+    an unknown disabled one or configuration is ignored by it, so only a warning."""
+    profiles = doc.get("profiles")
+    for i, profile in enumerate(profiles if isinstance(profiles, list) else ()):
+        if not isinstance(profile, dict):
+            continue
+        plugins = profile.get("plugins")
+        for point, plugin_set in (plugins.items() if isinstance(plugins, dict) else ()):
+            if not isinstance(plugin_set, dict):
+                continue
+            for list_name in ("enabled", "disabled"):
+                entries = plugin_set.get(list_name)
+                for j, entry in enumerate(entries if isinstance(entries, list) else ()):
+                    name = entry.get("name") if isinstance(entry, dict) else None
+                    if not isinstance(name, str) or (list_name == "disabled" and name == "*"):
+                        continue
+                    message = kubeversions.plugin_problem(name, version, api_version)
+                    if message is None:
+                        continue
+                    where = f"profiles[{i}].plugins.{point}.{list_name}[{j}].name"
+                    if list_name == "enabled":
+                        out.error(where, message)
+                    else:
+                        out.warning(where, f"{message} (kube-scheduler ignores it)")
+        configs = profile.get("pluginConfig")
+        for j, config in enumerate(configs if isinstance(configs, list) else ()):
+            name = config.get("name") if isinstance(config, dict) else None
+            if not isinstance(name, str):
+                continue
+            message = kubeversions.plugin_problem(name, version, api_version)
+            if message is None:
+                continue
+            where = f"profiles[{i}].pluginConfig[{j}].name"
+            if message.startswith("unknown"):
+                out.warning(where, f"{message} (kube-scheduler ignores its arguments)")
+            else:
+                out.error(where, message)
 
 
 def _check_extender_policy(path: Path) -> list[Problem]:

@@ -32,7 +32,8 @@ def _percentage(text: str) -> int:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, metavar="CLUSTER",
-                   help="snapshot: kubectl get nodes,pods,pdb,priorityclasses -A -o yaml|json")
+                   help="snapshot: kubectl get nodes,pods,pdb,priorityclasses -A -o yaml|json "
+                        "(podgroups,elasticquotas too for Coscheduling/CapacityScheduling)")
     p.add_argument("--workload", required=True, metavar="PODS",
                    help="pending pods (List or multi-document YAML) and SimulationEvents")
     p.add_argument("--policy", required=True, metavar="POLICY", help="ExtenderPolicy file")
@@ -121,6 +122,14 @@ def run(args: argparse.Namespace) -> int:
     from extender.simulator.workload import WorkloadError, load_workload
     from extender.state.snapshot import SnapshotError, load_snapshot
 
+    if args.plot:
+        from extender.simulator.plot import PlotUnavailable, require_plotting
+
+        try:  # before the run, not after it
+            require_plotting()
+        except PlotUnavailable as exc:
+            print(f"extender simulate: --plot: {exc}", file=sys.stderr)
+            return 2
     try:
         profile = build_profile(load_policy(args.policy))
         state = load_snapshot(args.cluster)

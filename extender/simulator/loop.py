@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from extender.engine.cluster import ClusterState
-from extender.engine.framework import ClusterContext, Code, T
+from extender.engine.events import ELASTIC_QUOTA, POD_GROUP, ActionType, ClusterEvent
+from extender.engine.framework import ClusterContext, Code, Status, T
+from extender.engine.plugins.coscheduling.core import NAME as COSCHEDULING
+from extender.engine.plugins.coscheduling.core import NOT_FOUND as PODGROUP_NOT_FOUND
+from extender.engine.plugins.coscheduling.core import (
+    OPTIMISTIC_REJECTION,
+    UNRESERVE_REJECTION,
+    PermitCode,
+)
 from extender.engine.podindex import PodIndex
 from extender.engine.preemption.evaluator import ABSENT, NO_CANDIDATE
 from extender.engine.preemption.evaluator import fit_error_message as _histogram_message
@@ -31,11 +41,25 @@ from extender.engine.preemption.victims import Victims
 from extender.engine.profile import Profile
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-from extender.simulator.clock import MILLISECOND, SECOND, Timeline, VirtualClock, to_seconds
-from extender.simulator.events import NODE_ADD, node_update_events
+from extender.model.resources import Resources
+from extender.model.scheduling import ElasticQuotaView, PodGroupView
+from extender.simulator.clock import (
+    MILLISECOND,
+    SECOND,
+    Timeline,
+    VirtualClock,
+    seconds,
+    to_seconds,
+)
+from extender.simulator.events import ASSIGNED_POD_DELETE, NODE_ADD, node_update_events
 from extender.simulator.extenders import ExtenderError, HttpExtender
 from extender.simulator.nodetree import NodeTree
 from extender.simulator.nominator import Nominator
+from extender.simulator.permit import (
+    MAX_PERMIT_TIMEOUT,
+    WaitingPod,
+    timeout_message,
+)
 from extender.simulator.precheck import node_pre_check
 from extender.simulator.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
@@ -45,7 +69,7 @@ from extender.simulator.queue import (
     QueuedPodInfo,
 )
 from extender.simulator.schedule import Algorithm, Placement
-from extender.simulator.workload import Arrival, SimEvent, Workload
+from extender.simulator.workload import Arrival, ObjectArrival, SimEvent, Workload
 
 PENDING = "Pending"
 SCHEDULED = "Scheduled"
@@ -63,10 +87,21 @@ def pod_with(pod: PodView, **changes: Any) -> PodView:
     return clone
 
 
-def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: str = "") -> str:
-    """FitError.Error(): the reasons histogram, then `" <PostFilterMsg>."` (Go's separator, so a
-    nested preemption FitError ends in ".." as in real FailedScheduling events)."""
-    message = _histogram_message(num_all_nodes, statuses, ABSENT)
+def _other_than(uid: str) -> Callable[[PodView], bool]:
+    return lambda pod: pod.uid != uid
+
+
+def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: str = "",
+              pre_filter_msg: str = "") -> str:
+    """FitError.Error(): the PreFilter rejection's message or else the reasons histogram, then
+    `" <PostFilterMsg>."` (Go's separator, so a nested preemption FitError ends in ".." as in
+    real FailedScheduling events)."""
+    if pre_filter_msg:
+        # A PreFilter rejection gives every node the same status: upstream shows its message
+        # once instead of the histogram.
+        message = f"0/{num_all_nodes} nodes are available: {pre_filter_msg}."
+    else:
+        message = _histogram_message(num_all_nodes, statuses, ABSENT)
     if post_filter_msg:
         message += f" {post_filter_msg}."
     return message
@@ -101,9 +136,10 @@ class PodRecord:
     status: str = PENDING
     node: str = ""
     nominated_node: str = ""
-    #: The last failure: a message, or the FitError's (nodes, statuses, post-filter message),
-    #: formatted only when asked for (most failures are superseded by a later attempt).
-    failure: str | tuple[int, Mapping[str, Any], str] = ""
+    #: The last failure: a message, or the FitError's (nodes, statuses, post-filter message,
+    #: pre-filter message), formatted only when asked for (most are superseded by a later
+    #: attempt).
+    failure: str | tuple[int, Mapping[str, Any], str, str] = ""
     attempts: int = 0
     arrived_at: int | None = None
     scheduled_at: int | None = None
@@ -205,6 +241,34 @@ class SimContext:
     def label_column(self, key: str) -> Mapping[NodeInfo, str | None]:
         return self._sim.state.label_column(key)
 
+    # scheduler-plugins' objects. The pod lister sees pending pods too (they are not in the
+    # simulated cluster state until assumed), hence the simulation's own group index.
+    def pod_by_uid(self, uid: str) -> PodView | None:
+        return self._sim.state.pods.get(uid) or self._sim.pending.get(uid)
+
+    def nominated_all(self) -> list[PodView]:
+        return [pod for pods in self._sim.queue.nominator.by_node.values() for pod in pods]
+
+    def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
+        return self._sim.state.pod_group(namespace, name)
+
+    def group_pods(self, namespace: str, group: str) -> Mapping[str, bool]:
+        return self._sim.group_members.get((namespace, group), {})
+
+    def quotas(self) -> Mapping[str, ElasticQuotaView]:
+        return self._sim.state.quotas()
+
+    def quota_used(self, namespace: str, exclude: str = "") -> Resources:
+        return self._sim.state.quota_used(namespace, exclude)
+
+    def quota_counted(self, pod: PodView) -> bool:
+        return self._sim.state.quota_counted(pod)
+
+    def clock(self) -> float:
+        """The virtual time, in epoch seconds (what Coscheduling's TTLs and failure times
+        are kept in)."""
+        return self._sim._epoch_now()
+
 
 @dataclass
 class _PostFilter:
@@ -214,6 +278,9 @@ class _PostFilter:
     nominate: str | None = None  # None: keep (ModeNoop); "" clears; a name nominates
     node: str = ""
     victims: tuple[PodView, ...] = ()
+    code: Code = Code.UNSCHEDULABLE  # the PostFilter status's code when nothing is nominated
+    #: Coscheduling's PostFilter rejected this group's waiting pods ((namespace, PodGroup)).
+    reject_group: tuple[str, str] | None = None
 
 
 class Simulation:
@@ -232,6 +299,17 @@ class Simulation:
         self.timeline = Timeline(self.clock)
         self.pending: dict[str, PodView] = {}  # uid -> current view of each pending pod
         self.records: dict[str, PodRecord] = {}
+        # Coscheduling runs at every extension point it has when its filter is enabled, as
+        # scheduler-plugins registers it (multiPoint): QueueSort, PreFilter, PostFilter
+        # (after the profile's preemption), Permit and Unreserve.
+        self.gang: Any = next((f for f in profile.filters
+                               if getattr(f, "name", "") == COSCHEDULING), None)
+        #: Pods held at Permit (uid -> WaitingPod), in the order they started waiting.
+        self.waiting: dict[str, WaitingPod] = {}
+        #: (namespace, PodGroup) -> {uid: gated} of every pod naming it that exists (pending,
+        #: waiting, bound or finished): what Coscheduling's pod lister lists.
+        self.group_members: dict[tuple[str, str], dict[str, bool]] = {
+            group: dict(members) for group, members in state.group_members.items()}
         self.queue = PriorityQueue(
             self.clock,
             pod_initial_backoff=self.config.pod_initial_backoff,
@@ -239,6 +317,7 @@ class Simulation:
             pod_max_in_unschedulable_pods=self.config.pod_max_in_unschedulable_pods,
             plugins=profile.filter_names,
             nominator=Nominator(pod_alive=lambda p: p.uid in self.pending),
+            sort_key=self._coscheduling_sort_key if self.gang is not None else None,
         )
         self.queue.start(self.timeline)
         self.rng = random.Random(self.config.seed)
@@ -274,6 +353,9 @@ class Simulation:
             self.state.delete_pod(pod.namespace, pod.name, pod.uid)
             arrival = Arrival(0, pod, dict(self.raw_pods.get(pod.uid, {})))
             self.timeline.at(0, partial(self._arrive, arrival, "cluster"))
+        # PodGroups and ElasticQuotas first: at equal times they exist before the pods.
+        for created in self.workload.objects:
+            self.timeline.at(created.time, partial(self._create_object, created))
         for arrival in self.workload.arrivals:
             self.timeline.at(arrival.time, partial(self._arrive, arrival, "workload"))
         for event in self.workload.events:
@@ -281,6 +363,9 @@ class Simulation:
 
     def _epoch_now(self) -> float:
         return self.workload.epoch + to_seconds(self.clock.now())
+
+    def _epoch_of(self, t: int) -> float:
+        return self.workload.epoch + to_seconds(t)
 
     def node_list(self) -> list[NodeInfo]:
         if self._node_list is None:
@@ -311,6 +396,8 @@ class Simulation:
         pod = arrival.pod
         if arrival.raw:
             self.raw_pods.setdefault(pod.uid, arrival.raw)
+        if pod.pod_group:
+            self.group_members.setdefault((pod.namespace, pod.pod_group), {})[pod.uid] = pod.gated
         rec = self._record(pod, origin)
         rec.arrived_at = self.clock.now()
         if pod.node_name:  # already bound elsewhere: it just takes its room
@@ -352,6 +439,13 @@ class Simulation:
         pending = next((p for p in self.pending.values()
                         if p.namespace == namespace and p.name == name), None)
         if pending is not None:
+            waiting = self.waiting.get(pending.uid)
+            if waiting is not None:
+                # The delete event rejects a pod waiting at Permit (`RejectWaitingPod`); its
+                # binding cycle then fails and does not requeue it (it is gone).
+                self._unwait(waiting)
+                self._reject_waiting([(waiting, "", False)])
+            self._forget_member(pending)
             del self.pending[pending.uid]
             self.queue.delete(pending)
             self._record(pending, "workload").status = DELETED
@@ -368,9 +462,27 @@ class Simulation:
         self._remove_bound(bound.uid)
 
     def _remove_bound(self, uid: str) -> None:
+        waiting = self.waiting.get(uid)
+        if waiting is not None:  # a preemption victim still waiting at Permit (assumed only)
+            pending = self.pending.pop(uid)
+            self._unwait(waiting)
+            self._reject_waiting([(waiting, "", False)])
+            self._forget_member(pending)
+            self.queue.nominator.delete(pending)
+            self.settled += 1
+            return
         pod = self.state.pods.get(uid)
         if pod is None:
+            # A victim that was waiting at Permit and has been rejected since (its group's
+            # Unreserve): it is gone all the same.
+            if uid in self.pending:
+                pending = self.pending.pop(uid)
+                self.queue.delete(pending)
+                self._forget_member(pending)
+                self.settled += 1
+                self.version += 1
             return
+        self._forget_member(pod)
         self.state.delete_pod(pod.namespace, pod.name, uid)
         self.version += 1
         self.queue.assigned_pod_deleted(pod)
@@ -419,6 +531,11 @@ class Simulation:
         return self.result()
 
     def result(self) -> SimulationResult:
+        if self.waiting:
+            self.warnings.append(
+                f"{len(self.waiting)} pod(s) still waiting at Permit when the run stopped: "
+                + ", ".join(sorted(f"{w.info.pod.namespace}/{w.info.pod.name}"
+                                   for w in self.waiting.values())))
         calls: dict[str, int] = {}
         for ext in self.config.extenders:
             for verb, n in ext.calls.items():
@@ -460,10 +577,14 @@ class Simulation:
         if pod.uid not in self.pending:
             return  # deleted while it was being scheduled
         if placement.node is not None and placement.node.name in self.state.nodes:
+            if self.gang is not None and self._permit(info, placement.node.name):
+                return  # waiting at Permit, or rejected there
             error = self._bind(info, placement.node.name)
             if not error:
                 return
             placement = Placement([], placement.diagnosis, error=error)
+            if self.gang is not None:
+                self._unreserve(pod)
         elif placement.node is not None:
             placement = Placement([], placement.diagnosis, error=f'node "{placement.node.name}" not found')
         self._handle_failure(info, placement, post, len(nodes))
@@ -505,7 +626,8 @@ class Simulation:
             rec.failure = placement.error
         else:
             info.unschedulable_plugins = set(placement.diagnosis.unschedulable_plugins)
-            rec.failure = (num_nodes, placement.diagnosis.statuses, post.message if post else "")
+            rec.failure = (num_nodes, placement.diagnosis.statuses, post.message if post else "",
+                           placement.diagnosis.pre_filter_msg)
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         if post is not None and post.nominate is not None:
             before = self.queue.nominator.nominated_node(info.pod)
@@ -519,6 +641,13 @@ class Simulation:
         self._failed_version[pod.uid] = self.version
         if self.progress is not None:
             self.progress(self.settled, self.total, self.cycles)
+        if post is not None and post.reject_group is not None:
+            # Coscheduling's PostFilter rejected the group's waiting pods; their binding
+            # cycles fail now.
+            rejected = [w for w in self.waiting.values() if w.group == post.reject_group]
+            for waiting in rejected:
+                self._unwait(waiting)
+            self._reject_waiting([(w, OPTIMISTIC_REJECTION, True) for w in rejected])
 
     def _patch_nomination(self, pod: PodView, node: str) -> None:
         """The status patch of `nominatedNodeName`, and the informer update that follows."""
@@ -557,9 +686,219 @@ class Simulation:
         self.state.replace_view(terminating)
         self.queue.assigned_pod_updated(current, terminating)
 
+    # -- scheduler-plugins' objects and Coscheduling --------------------------------------------
+
+    def _create_object(self, created: ObjectArrival) -> None:
+        """A PodGroup or ElasticQuota is created (or replaced): the state takes it and the
+        queue hears the event its plugin registered."""
+        obj = created.obj
+        if created.stamp:  # the API server's stamp, whole seconds as metav1.Time keeps it
+            stamp = datetime.fromtimestamp(math.floor(self._epoch_now()), UTC)
+            obj.metadata.creation_timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+        namespace, name = obj.metadata.namespace, obj.metadata.name
+        if created.kind == "PodGroup":
+            known = self.state.pod_group(namespace, name) is not None
+            resource = POD_GROUP
+        else:
+            known = any(key[0] == namespace and key[1] == name for key in self.state.elastic_quotas)
+            resource = ELASTIC_QUOTA
+        self.state.apply(created.kind, obj)
+        self.version += 1
+        if created.kind == "PodGroup":
+            self._resort_group((namespace, name))
+        action = ActionType.UPDATE if known else ActionType.ADD
+        label = f"{created.kind}{'Update' if known else 'Add'}"
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, label))
+
+    def _forget_member(self, pod: PodView) -> None:
+        if pod.pod_group:
+            members = self.group_members.get((pod.namespace, pod.pod_group))
+            if members is not None:
+                members.pop(pod.uid, None)
+
+    def _coscheduling_sort_key(self, info: QueuedPodInfo) -> tuple:
+        """Coscheduling's `Less` as a key: priority (higher first), then the group's last
+        failure, else its PodGroup's creation, else the pod's initial attempt (earlier first),
+        then "namespace/name"."""
+        pod = info.pod
+        initial = info.initial_attempt_timestamp
+        when = self.gang.manager.sort_time(
+            pod, self.ctx, self._epoch_of(info.timestamp if initial is None else initial))
+        return (-pod.priority, when, f"{pod.namespace}/{pod.name}", info.seq)
+
+    def _resort_group(self, group: tuple[str, str]) -> None:
+        """What Coscheduling's `Less` reads for the group changed: re-key its queued pods."""
+        if self.gang is None:
+            return
+        members = self.group_members.get(group, {})
+        self.queue.resort(f"{group[0]}/{self.pending[uid].name}"
+                          for uid in members if uid in self.pending)
+
+    def _permit(self, info: QueuedPodInfo, node_name: str) -> bool:
+        """`RunPermitPlugins` (Coscheduling's Permit) for a pod about to be assumed on
+        `node_name`. Returns False when the pod may be bound now, True when the stage took it
+        (waiting, or rejected)."""
+        pod = info.pod
+        manager = self.gang.manager
+        # The assigned count is the cycle's snapshot: this pod is not in it yet.
+        code = manager.permit(pod, self.ctx)
+        if code == PermitCode.NOT_SPECIFIED:
+            return False
+        group = (pod.namespace, pod.pod_group)
+        if code == PermitCode.NOT_FOUND:
+            # Rejected: Unreserve (Coscheduling finds no group), ForgetPod (an AssignedPodDelete
+            # for the queue, before the failure is handled), then a one-node FitError.
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            status = Status(Code.UNSCHEDULABLE, (PODGROUP_NOT_FOUND,), COSCHEDULING)
+            self._fail_at_permit(info, node_name, status, clear_nomination=True)
+            return True
+        if code == PermitCode.SUCCESS:
+            # Quorum: allow every waiting pod of the group (their binding cycles go on), then
+            # this pod binds. Its group's failure time was cleared.
+            self._resort_group(group)
+            for waiting in [w for w in self.waiting.values() if w.group == group]:
+                self._allow(waiting)
+            return False
+        # Wait: the pod is assumed (its room taken, counted as assigned) until allowed,
+        # rejected or timed out.
+        _, view = manager.group_of(pod, self.ctx)
+        wait = seconds(manager.timeout(view))
+        wait = min(wait, MAX_PERMIT_TIMEOUT)
+        now = self.clock.now()
+        self.state.assume(pod, node_name, math.inf)
+        self.queue.nominator.delete(pod)
+        self.version += 1
+        waiting = WaitingPod(info, node_name, COSCHEDULING, group, now, wait)
+        waiting.timer = self.timeline.at(now + wait, partial(self._permit_timeout, pod.uid))
+        self.waiting[pod.uid] = waiting
+        # ActivateSiblings: the group's other pods move to activeQ at the end of the cycle.
+        members = self.group_members.get(group, {})
+        self.queue.activate([self.pending[uid] for uid in members
+                             if uid != pod.uid and uid in self.pending
+                             and uid not in self.waiting])
+        return True
+
+    def _allow(self, waiting: WaitingPod) -> None:
+        """A waiting pod is allowed: its binding cycle binds it now."""
+        self._unwait(waiting)
+        info = waiting.info
+        info.pod = self.pending.get(waiting.uid, info.pod)
+        error = self._bind(info, waiting.node)
+        if error:  # the extender's bind failed: the binding cycle's failure path
+            self._reject_waiting([(waiting, error, True)], bind_error=True)
+
+    def _unwait(self, waiting: WaitingPod) -> None:
+        """Take a pod out of the waiting map (allowed or rejected) and stop its timer."""
+        self.waiting.pop(waiting.uid, None)
+        if waiting.timer is not None:
+            Timeline.cancel(waiting.timer)
+
+    def _permit_timeout(self, uid: str) -> None:
+        waiting = self.waiting.get(uid)
+        if waiting is None:
+            return
+        self._unwait(waiting)
+        self._reject_waiting([(waiting, timeout_message(waiting.wait, waiting.plugin), True)])
+
+    def _unreserve(self, pod: PodView) -> None:
+        """Coscheduling's Unreserve after a failed binding: reject the group's waiting pods."""
+        if not pod.pod_group:
+            return
+        full_name, view = self.gang.manager.group_of(pod, self.ctx)
+        if view is None:
+            return
+        group = (pod.namespace, pod.pod_group)
+        rejected = [w for w in self.waiting.values() if w.group == group]
+        for waiting in rejected:
+            self._unwait(waiting)
+        self.gang.manager.reject_group(full_name, self._epoch_now())
+        self._resort_group(group)
+        self._reject_waiting([(w, UNRESERVE_REJECTION, True) for w in rejected])
+
+    def _reject_waiting(self, rejected: Iterable[tuple[WaitingPod, str, bool]], *,
+                        bind_error: bool = False) -> None:
+        """The binding cycles of rejected waiting pods fail, one after the other
+        (`handleBindingCycleError`): Unreserve — Coscheduling rejects the group's other waiting
+        pods ("rejection in Unreserve") and records the group's failure —, ForgetPod, the
+        failure handler (a one-node FitError naming the rejecting plugin; not for a pod that
+        is gone), then the deferred AssignedPodDelete that moves every pod but this one.
+        Each item is (pod already out of the waiting map, message, requeue)."""
+        todo = deque(rejected)
+        while todo:
+            waiting, message, requeue = todo.popleft()
+            pod = self.pending.get(waiting.uid, waiting.info.pod)
+            full_name, view = self.gang.manager.group_of(pod, self.ctx)
+            if view is not None:
+                others = [w for w in self.waiting.values() if w.group == waiting.group]
+                for other in others:
+                    self._unwait(other)
+                    todo.append((other, UNRESERVE_REJECTION, True))
+                self.gang.manager.reject_group(full_name, self._epoch_now())
+                self._resort_group(waiting.group)
+            assumed = self.state.pods.get(waiting.uid)
+            if assumed is not None and assumed.node_name:
+                self.state.delete_pod(assumed.namespace, assumed.name, assumed.uid)
+                self.version += 1
+            if requeue and waiting.uid in self.pending:
+                waiting.info.pod = pod
+                if bind_error:
+                    self._fail_with_error(waiting.info, message)
+                else:
+                    status = Status(Code.UNSCHEDULABLE, (message,), waiting.plugin)
+                    self._fail_at_permit(waiting.info, waiting.node, status,
+                                         clear_nomination=True)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, _other_than(waiting.uid))
+            bind_error = False
+
+    def _fail_at_permit(self, info: QueuedPodInfo, node_name: str, status: Status, *,
+                        clear_nomination: bool) -> None:
+        """The failure handler for a pod rejected at Permit: a FitError over one node whose
+        status names the rejecting plugin (as kube-scheduler wraps a Permit rejection since
+        kubernetes#119046 and a WaitOnPermit one since #119785, 1.28–1.29)."""
+        pod = info.pod
+        rec = self.records[pod.uid]
+        rec.failure = (1, {node_name: status}, "", "")
+        info.unschedulable_plugins = {status.plugin} if status.plugin else set()
+        self._requeue_failed(info, clear_nomination)
+
+    def _fail_with_error(self, info: QueuedPodInfo, message: str) -> None:
+        self.records[info.pod.uid].failure = message
+        info.unschedulable_plugins = set()
+        self._requeue_failed(info, True)
+
+    def _requeue_failed(self, info: QueuedPodInfo, clear_nomination: bool) -> None:
+        pod = info.pod
+        self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+        if clear_nomination:
+            before = self.queue.nominator.nominated_node(pod)
+            self.queue.nominator.add(pod, "")
+            self._patch_nomination(pod, "")
+            self.records[pod.uid].nominated_node = ""
+            if before:
+                self.version += 1
+        self._failed_version[pod.uid] = self.version
+        if self.progress is not None:
+            self.progress(self.settled, self.total, self.cycles)
+
     # -- preemption -----------------------------------------------------------------------------
 
     def _post_filter(self, pod: PodView, placement: Placement, pod_raw: Mapping[str, Any]) -> _PostFilter:
+        """`RunPostFilterPlugins`: the profile's preemption, then (with Coscheduling enabled)
+        Coscheduling's PostFilter unless preemption succeeded or failed with an error. The
+        Unschedulable statuses' reasons join with ", " into the FitError's PostFilterMsg; the
+        last plugin result that is not a no-op (preemption's cleared nomination) stands."""
+        post = self._preemption(pod, placement, pod_raw)
+        if self.gang is None or post.nominate or post.code != Code.UNSCHEDULABLE:
+            return post
+        status, reject = self.gang.manager.post_filter(pod, self.ctx, self._epoch_now())
+        reasons = ([post.message] if post.message else []) + list(status.reasons)
+        post.message = ", ".join(reasons)
+        if reject:
+            post.reject_group = (pod.namespace, pod.pod_group)
+            self._resort_group(post.reject_group)  # the group's failure time changed
+        return post
+
+    def _preemption(self, pod: PodView, placement: Placement, pod_raw: Mapping[str, Any]) -> _PostFilter:
         plugin = self.profile.post_filter
         if plugin is None:
             return _PostFilter()
@@ -567,12 +906,15 @@ class Simulation:
         result = plugin.post_filter(self.profile, pod, placement.diagnosis.statuses, self.ctx,
                                     now, self.rng)
         if result.status.code != Code.SUCCESS:
-            return _PostFilter(result.status.message, "" if result.clear_nomination else None)
+            return _PostFilter(result.status.message, "" if result.clear_nomination else None,
+                               code=result.status.code)
         node, victims = result.node_name, result.victims
         if any(e.preempt_verb and e.is_interested(pod) for e in self.config.extenders):
             chosen = self._extender_preemption(pod, result.candidates, pod_raw, now)
             if isinstance(chosen, str):
-                return _PostFilter(plugin.message_prefix + chosen)
+                # An extender's error is an Error status; no candidate left is Unschedulable.
+                code = Code.UNSCHEDULABLE if chosen == NO_CANDIDATE else Code.ERROR
+                return _PostFilter(plugin.message_prefix + chosen, code=code)
             node, victims = chosen
         assert victims is not None
         return _PostFilter("", node, node, victims.pods)

@@ -9,14 +9,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display; must precede pyplot
-import matplotlib.pyplot as plt  # noqa: E402
-
 MAX_BARS = 60
+INSTALL_HINT = "pip install 'extender[plot]'"
 _PANELS = (("cpuFraction", "CPU requested / allocatable"),
            ("memoryFraction", "memory requested / allocatable"))
+
+
+class PlotUnavailable(ImportError):
+    """matplotlib, which only the `plot` extra installs, is missing."""
+
+
+def _pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, imported on first use: the server never needs it."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise PlotUnavailable(
+            f"the PNG plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+    matplotlib.use("Agg")  # no display; must precede pyplot
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def require_plotting() -> None:
+    """Fail now, with the install hint, if `plot_utilization` could not run."""
+    _pyplot()
 
 
 def _percent(usage: dict[str, Any] | None, key: str) -> float:
@@ -25,7 +43,11 @@ def _percent(usage: dict[str, Any] | None, key: str) -> float:
 
 
 def plot_utilization(report: dict[str, Any], path: str | Path) -> None:
-    """Write the allocation chart of a report (see `report.build_report`) to `path`."""
+    """Write the allocation chart of a report (see `report.build_report`) to `path`.
+
+    Raises `PlotUnavailable` (naming `pip install 'extender[plot]'`) without matplotlib.
+    """
+    plt = _pyplot()
     nodes = report["nodes"]
     many = len(nodes) > MAX_BARS
     width = 10 if many else max(8.0, 0.35 * len(nodes) + 3)

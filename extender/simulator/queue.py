@@ -3,7 +3,8 @@
 A faithful copy of the legacy (queueing-hints disabled) behaviour of
 `pkg/scheduler/internal/queue/scheduling_queue.go` (≈v1.28–v1.30), see reference §D:
 
-- activeQ: heap, PrioritySort order (priority desc, then queue timestamp asc);
+- activeQ: heap, PrioritySort order (priority desc, then queue timestamp asc), or the
+  profile's own QueueSort order given as a key (`sort_key`);
 - podBackoffQ: heap by backoff expiry, `timestamp + min(initial × 2^(attempts−1), max)`;
 - unschedulablePods: a pool keyed by namespace/name;
 - flushers: backoff-completed every 1 s, unschedulable leftovers every 30 s;
@@ -146,6 +147,12 @@ class _KeyedHeap:
         return (e[2] for e in self._live.values())
 
 
+def priority_sort_key(info: QueuedPodInfo) -> tuple:
+    """PrioritySort's `Less` as a key: higher priority first, then the earlier queue timestamp
+    (the sequence number breaks the ties a virtual clock makes)."""
+    return (-info.pod.priority, info.timestamp, info.seq)
+
+
 def is_pod_updated(old_pod: Pod | None, new_pod: Pod) -> bool:
     """Did anything but status change? (upstream `isPodUpdated`)."""
     if old_pod is None:
@@ -171,6 +178,7 @@ class PriorityQueue:
         pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS,
         plugins: Iterable[str] | None = None,
         nominator: Nominator | None = None,
+        sort_key: Callable[[QueuedPodInfo], tuple] | None = None,
     ) -> None:
         self.clock = clock
         self.pod_initial_backoff = pod_initial_backoff
@@ -179,7 +187,9 @@ class PriorityQueue:
         # Enabled plugins decide which cluster events are of interest at all.
         self._interest = interest_map(all_plugins() if plugins is None else plugins)
         self.nominator = nominator if nominator is not None else Nominator()
-        self._active = _KeyedHeap(lambda i: (-i.pod.priority, i.timestamp, i.seq))
+        # activeQ's order is the profile's QueueSort `Less` as a key: PrioritySort (priority,
+        # then queue timestamp) unless the profile brings its own (Coscheduling's).
+        self._active = _KeyedHeap(sort_key or priority_sort_key)
         self._backoff = _KeyedHeap(lambda i: (self.backoff_expiry(i), i.seq))
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
@@ -332,6 +342,14 @@ class PriorityQueue:
             self.nominator.add(info.pod)
             activated = True
         return activated
+
+    def resort(self, keys: Iterable[str]) -> None:
+        """Re-key the activeQ entries of these pods ("namespace/name") after what a QueueSort
+        plugin's `Less` reads changed (Coscheduling: a group's last failure or its PodGroup)."""
+        for key in keys:
+            info = self._active.get(key)
+            if info is not None:
+                self._active.add_or_update(info)
 
     # -- cluster events ------------------------------------------------------------------------
 

@@ -43,6 +43,8 @@ class Diagnosis:
 
     statuses: dict[str, Status] = field(default_factory=dict)
     unschedulable_plugins: set[str] = field(default_factory=set)
+    #: A PreFilter rejection's message: the FitError shows it instead of the histogram.
+    pre_filter_msg: str = ""
 
     def record(self, node: str, status: Status) -> None:
         self.statuses[node] = status
@@ -164,6 +166,9 @@ class Algorithm:
             # A PreFilter rejection: every node gets its status (no filter runs).
             for node in nodes:
                 diagnosis.record(node.node.name, filters.rejection)
+            if filters.rejection.plugin:
+                diagnosis.unschedulable_plugins.add(filters.rejection.plugin)
+            diagnosis.pre_filter_msg = filters.rejection.message
             return [], diagnosis
         raw = pod_raw or {}
         if pod.nominated_node_name:

@@ -6,6 +6,10 @@ documents:
 * **Pods** (`kind: Pod`). Each arrives at its `metadata.creationTimestamp`; pods without one
   arrive at the start. A pod that already carries `spec.nodeName` is not scheduled: it is
   placed on that node when it arrives (as if bound by someone else).
+* scheduler-plugins' **PodGroups** and **ElasticQuotas** (`scheduling.x-k8s.io/v1alpha1`,
+  read by Coscheduling and CapacityScheduling). Each is created at its
+  `metadata.creationTimestamp` (at the start without one, and then stamped with that time,
+  as the API server stamps a new object); missing namespaces are `default`.
 * **Events** (`kind: SimulationEvent`), each with a time and exactly one action::
 
       apiVersion: simulator.extender/v1
@@ -38,10 +42,13 @@ import msgspec
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
+from extender.model.scheduling import ElasticQuotaView, PodGroupView
 from extender.simulator.clock import MICROSECOND, SECOND, seconds
 from extender.state.snapshot import iter_objects, read_documents
 
 EVENT_KIND = "SimulationEvent"
+#: Objects besides pods that a workload may create over time (kind -> model).
+OBJECT_KINDS: dict[str, type] = {"PodGroup": k8s.PodGroup, "ElasticQuota": k8s.ElasticQuota}
 ACTIONS = ("deletePod", "addNode", "updateNode", "deleteNode")
 _UID_NAMESPACE = uuid.UUID("6f0c5d3e-8d1c-4a59-9d0e-5a1b2c3d4e5f")
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
@@ -80,6 +87,17 @@ class Arrival:
 
 
 @dataclass(slots=True)
+class ObjectArrival:
+    """A PodGroup or ElasticQuota created at `time` (virtual ns)."""
+
+    time: int
+    kind: str  # one of OBJECT_KINDS
+    obj: Any  # the typed object (k8s.PodGroup or k8s.ElasticQuota)
+    #: Whether the file gave no creationTimestamp (the simulation stamps the arrival time).
+    stamp: bool = False
+
+
+@dataclass(slots=True)
 class SimEvent:
     time: int
     action: str  # one of ACTIONS
@@ -92,6 +110,7 @@ class SimEvent:
 class Workload:
     arrivals: list[Arrival] = field(default_factory=list)
     events: list[SimEvent] = field(default_factory=list)
+    objects: list[ObjectArrival] = field(default_factory=list)
     epoch_ns: int = 0  # the wall-clock time (ns since the epoch) that virtual time 0 stands for
 
     @property
@@ -196,11 +215,14 @@ def load_workload(path: str | Path) -> Workload:
         raise WorkloadError(str(exc)) from None
     pods: list[tuple[dict[str, Any], PodView, int | None]] = []
     events: list[tuple[SimEvent, float | None, int | None]] = []
+    objects: list[tuple[str, Any, int | None]] = []
     seen: set[str] = set()
     for obj in iter_objects(documents):
         kind = obj.get("kind")
         if kind == EVENT_KIND:
             events.append(_parse_event(obj, where))
+        elif kind in OBJECT_KINDS:
+            objects.append(_parse_object(kind, obj, where, seen))
         elif kind == "Pod" or (kind is None and "spec" in obj and "containers" in (obj.get("spec") or {})):
             raw = _fill_identity(obj)
             name = raw["metadata"].get("name")
@@ -217,10 +239,14 @@ def load_workload(path: str | Path) -> Workload:
             pods.append((raw, view, parse_time_ns(raw["metadata"].get("creationTimestamp"))))
     absolutes = [t for _, _, t in pods if t is not None]
     absolutes += [a for _, _, a in events if a is not None]
+    absolutes += [t for _, _, t in objects if t is not None]
     epoch = min(absolutes) if absolutes else 0
     workload = Workload(epoch_ns=epoch)
     for raw, view, created in pods:
         workload.arrivals.append(Arrival(created - epoch if created is not None else 0, view, raw))
+    for kind, typed, created in objects:
+        workload.objects.append(ObjectArrival(created - epoch if created is not None else 0, kind,
+                                              typed, created is None))
     for event, relative, absolute in events:
         event.time = seconds(relative) if relative is not None else absolute - epoch  # type: ignore[operator]
         if event.time < 0:
@@ -229,4 +255,27 @@ def load_workload(path: str | Path) -> Workload:
     # Stable sorts: equal times keep file order.
     workload.arrivals.sort(key=lambda a: a.time)
     workload.events.sort(key=lambda e: e.time)
+    workload.objects.sort(key=lambda o: o.time)
     return workload
+
+
+def _parse_object(kind: str, obj: dict[str, Any], where: str,
+                  seen: set[str]) -> tuple[str, Any, int | None]:
+    """(kind, typed object, creation time in epoch ns or None) of a PodGroup/ElasticQuota."""
+    raw = dict(obj)
+    meta = dict(raw.get("metadata") or {})
+    if not meta.get("name"):
+        raise WorkloadError(f"{where}: a {kind} needs metadata.name")
+    meta["namespace"] = meta.get("namespace") or "default"
+    raw["metadata"] = meta
+    key = f"{kind} {meta['namespace']}/{meta['name']}"
+    if key in seen:
+        raise WorkloadError(f"{where}: {key} appears twice")
+    seen.add(key)
+    try:
+        typed = k8s.convert(raw, OBJECT_KINDS[kind])
+        # The state converts the quantities when it takes the object: check them now.
+        (PodGroupView if kind == "PodGroup" else ElasticQuotaView)(typed)
+    except (msgspec.ValidationError, QuantityError, ValueError) as exc:
+        raise WorkloadError(f"{where}: {key}: {exc}") from None
+    return kind, typed, parse_time_ns(meta.get("creationTimestamp"))

@@ -55,6 +55,8 @@ class ResourceSpec:
     path: str
     kind: type
     field_selector: str = ""
+    #: For a custom resource: its CRD's name, and where the CRD manifest ships.
+    crd: str = ""
 
 
 NODES = ResourceSpec("nodes", "/api/v1/nodes", k8s.Node)
@@ -72,6 +74,23 @@ REPLICATION_CONTROLLERS = ResourceSpec(
 )
 ALL_RESOURCES = (NODES, PODS, PDBS, PRIORITY_CLASSES, NAMESPACES, SERVICES, REPLICA_SETS,
                  STATEFUL_SETS, REPLICATION_CONTROLLERS)
+# scheduler-plugins' custom resources: watched only when a plugin of the policy reads them.
+POD_GROUPS = ResourceSpec("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+                          k8s.PodGroup, crd="podgroups.scheduling.x-k8s.io")
+ELASTIC_QUOTAS = ResourceSpec("elasticquotas", "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas",
+                              k8s.ElasticQuota, crd="elasticquotas.scheduling.x-k8s.io")
+#: Which custom resources each plugin reads.
+PLUGIN_RESOURCES = {"Coscheduling": (POD_GROUPS,), "CapacityScheduling": (ELASTIC_QUOTAS,)}
+
+
+def resources_for(plugin_names: Iterable[str]) -> tuple[ResourceSpec, ...]:
+    """The core resources plus the custom resources the named plugins read."""
+    extra: list[ResourceSpec] = []
+    for name in plugin_names:
+        for spec in PLUGIN_RESOURCES.get(name, ()):
+            if spec not in extra:
+                extra.append(spec)
+    return (*ALL_RESOURCES, *extra)
 
 
 # ---- how each resource is applied to the state ------------------------------------------
@@ -186,7 +205,8 @@ _SINKS: dict[type, type[_Sink]] = {
     k8s.Node: _NodeSink, k8s.Pod: _PodSink,
     k8s.PodDisruptionBudget: _PdbSink, k8s.PriorityClass: _PriorityClassSink,
     **{kind: _kind_sink(kind) for kind in (k8s.Namespace, k8s.Service, k8s.ReplicaSet,
-                                           k8s.StatefulSet, k8s.ReplicationController)},
+                                           k8s.StatefulSet, k8s.ReplicationController,
+                                           k8s.PodGroup, k8s.ElasticQuota)},
 }
 
 
@@ -223,7 +243,8 @@ class Counters:
 
     def __init__(self) -> None:
         self.events: Counter[tuple[str, str]] = Counter()  # (resource, event type)
-        self.relists: Counter[str] = Counter()
+        self.relists: Counter[str] = Counter()  # every complete list, the first one included
+        self.watches: Counter[str] = Counter()  # watch requests started
         self.restarts: Counter[str] = Counter()  # after a failure (not clean ends)
         self.errors: Counter[str] = Counter()
         self.stale: Counter[str] = Counter()  # events ignored as not newer (per resource)
@@ -231,6 +252,11 @@ class Counters:
         self.on_event: Callable[[str, str], None] | None = None
         self.on_synced: Callable[[str], None] | None = None
         self.on_stale: Callable[[str], None] | None = None
+        # Called with the resource: a list starts (`relist`: True after the first), a watch
+        # request starts, a list or watch fails.
+        self.on_list: Callable[[str, bool], None] | None = None
+        self.on_watch: Callable[[str], None] | None = None
+        self.on_error: Callable[[str], None] | None = None
 
     def event(self, resource: str, kind: str) -> None:
         self.events[(resource, kind)] += 1
@@ -278,6 +304,11 @@ class Informer:
         self.synced_event = asyncio.Event()
 
     @property
+    def sync_age_seconds(self) -> float:
+        """Seconds since the last successful list or watch event (inf before the first list)."""
+        return max(0.0, self.clock() - self.last_ok)
+
+    @property
     def stale_seconds(self) -> float:
         """0 while the watch is open, else the time since we were last known in sync."""
         if not self.synced:
@@ -317,12 +348,20 @@ class Informer:
 
     def _failed(self, exc: Exception, trace: bool = False) -> None:
         self.counters.errors[self.spec.name] += 1
+        if self.counters.on_error is not None:
+            self.counters.on_error(self.spec.name)
         self.last_error = str(exc) or type(exc).__name__
+        if self.spec.crd and isinstance(exc, ApiError) and exc.code == 404:
+            self.last_error = (f"the CustomResourceDefinition {self.spec.crd} is not installed "
+                               "(enable the gang-quota component in your manifests' overlay "
+                               f"and apply it): {self.last_error}")
         log.warning("%s: %s", self.spec.name, self.last_error, exc_info=trace)
 
     async def relist(self) -> None:
         """Page through the whole collection and make the state's set equal to it."""
         self.counters.relists[self.spec.name] += 1
+        if self.counters.on_list is not None:
+            self.counters.on_list(self.spec.name, self.synced)
         self.gate.call(self.sink.begin_relist)
         token, rv = "", ""
         while True:
@@ -354,6 +393,9 @@ class Informer:
             self.opened_at = self.last_ok = self.clock()
             self.last_error = ""
 
+        self.counters.watches[self.spec.name] += 1
+        if self.counters.on_watch is not None:
+            self.counters.on_watch(self.spec.name)
         try:
             events = self.client.watch(
                 self.spec.path, self.spec.kind, resource_version=self.resource_version,

@@ -28,6 +28,7 @@ from extender.engine.plugins.coscheduling import (
     PermitCode,
     PodGroupManager,
 )
+from extender.engine.waiting import SECOND_NS, timeout_message
 from extender.state.binder import Binder, BindError
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,10 @@ class PermitBinder:
         #: "ns/group" -> uid -> the held bind
         self.held: dict[str, dict[str, _Held]] = {}
 
+    @property
+    def in_flight(self) -> int:
+        return getattr(self.inner, "in_flight", 0)
+
     def held_count(self) -> int:
         return sum(len(group) for group in self.held.values())
 
@@ -104,7 +109,10 @@ class PermitBinder:
         try:
             rejection = await asyncio.wait_for(asyncio.shield(entry.decided), wait)
         except TimeoutError:
-            rejection = f"rejected due to timeout after waiting {_go_seconds(wait)} at plugin {NAME}"
+            rejection = timeout_message(round(wait * SECOND_NS), NAME)
+            # The group failed as a whole: kube-scheduler never runs Coscheduling's PostFilter
+            # for it here, so its podGroupBackoffSeconds starts now.
+            self.manager.back_off(full_name, group, self.state, self.clock())
             self._unreserve(full_name, uid)
         finally:
             current = self.held.get(full_name)
@@ -136,9 +144,3 @@ class PermitBinder:
     def _count(self, outcome: str) -> None:
         if self.on_outcome is not None:
             self.on_outcome(outcome)
-
-
-def _go_seconds(seconds: float) -> str:
-    """A duration as Go's `time.Duration.String()` prints whole and fractional seconds."""
-    text = f"{seconds:.9f}".rstrip("0").rstrip(".")
-    return f"{text}s"

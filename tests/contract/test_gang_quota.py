@@ -176,3 +176,51 @@ def test_preempt_drops_a_node_without_an_allowed_victim() -> None:
     with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
         reply = _preempt(client, ["ns1-t1-p1", "ns2-t1-p3"])
     assert not reply["NodeNameToMetaVictims"]
+
+
+def test_preempt_reclaims_for_a_pod_the_quota_prefilter_rejected() -> None:
+    # Σ min is 150 and 150 is used, so CapacityScheduling's PreFilter rejects the preemptor
+    # ("total ElasticQuota used is more than min"); ns1 is within its min, so the pods ns2
+    # borrows beyond its min may be evicted, and evicting one makes room in node and quota.
+    objects = _preemption_objects((100, 200), (50, 200), 10)
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
+        preemptor = pod("t1-p", "ns1", requests={"memory": "50"}, priority=100)
+        reply = client.post("/filter", json=filter_args(preemptor, ["node-a"])).json()
+        assert reply["FailedNodes"] == {"node-a": "Pod ns1/t1-p is rejected in PreFilter because "
+                                                  "total ElasticQuota used is more than min"}
+        reply = _preempt(client, ["ns2-t1-p3"])
+    assert reply["NodeNameToMetaVictims"] == {
+        "node-a": {"Pods": [{"UID": "uid-ns2-t1-p3"}], "NumPDBViolations": 0}}
+
+
+def test_the_readme_walk_through_prints_what_the_readme_shows() -> None:
+    # config/examples/gang-quota-{cluster,policy}.yaml and requests/*.json, as the README's
+    # "gang scheduling and quotas" section runs them with curl.
+    from pathlib import Path
+
+    from extender.engine.policy import load_policy
+    from extender.state.snapshot import load_snapshot
+
+    examples = Path(__file__).resolve().parents[2] / "config" / "examples"
+    state = load_snapshot(examples / "gang-quota-cluster.yaml")
+    runtime = Runtime(build_profile(load_policy(examples / "gang-quota-policy.yaml")), state,
+                      SnapshotBinder(state, 30.0))
+    runtime.quota_reservation_ttl = 30.0
+
+    def post(name: str) -> dict:
+        return client.post("/filter", content=(examples / "requests" / f"{name}.json").read_bytes()).json()
+
+    with TestClient(create_app(runtime)) as client:
+        assert post("quota-web-1") == {"Nodes": None, "NodeNames": ["worker-1", "worker-2"],
+                                       "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
+                                       "Error": ""}
+        etl = "Pod team-a/etl-1 is rejected in PreFilter because total ElasticQuota used is more than min"
+        assert post("quota-etl-1") == {"Nodes": None, "NodeNames": [],
+                                       "FailedNodes": {"worker-1": etl, "worker-2": etl},
+                                       "FailedAndUnresolvableNodes": {}, "Error": ""}
+        train = ("pre-filter pod train-0 cannot find enough sibling pods, current pods number: 2, "
+                 "minMember of group: 3")
+        assert post("gang-train-0") == {"Nodes": None, "NodeNames": [], "FailedNodes": {},
+                                        "FailedAndUnresolvableNodes": {"worker-1": train,
+                                                                       "worker-2": train},
+                                        "Error": ""}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -108,7 +110,13 @@ def test_health_version_metrics(server):
     httpx.post(f"{server}/filter", content=fixture_bytes("filter-names.request.json"))
     metrics = httpx.get(f"{server}/metrics").text
     assert 'extender_requests_total{outcome="ok",verb="filter"}' in metrics
-    assert 'extender_filter_rejections_total{reason="Insufficient cpu"}' in metrics
+    # By plugin and status code, never by the reason text.
+    assert ('extender_filter_rejections_total{code="Unschedulable",plugin="NodeResourcesFit"}'
+            in metrics)
+    assert not re.search(r"extender_filter_rejections_total\{[^}]*reason=", metrics)
+    assert "_created" not in metrics and "extender_build_info{" in metrics
+    assert httpx.get(f"{server}/livez").text == "ok"
+    assert httpx.get(f"{server}/readyz?verbose").text.endswith("readyz check passed\n")
 
 
 def test_help_documents_every_serve_flag():
@@ -117,7 +125,9 @@ def test_help_documents_every_serve_flag():
     for flag in ("--host", "--port", "--policy", "--snapshot", "--kubeconfig", "--in-cluster",
                  "--max-body-bytes", "--log-level", "--tls-cert-file", "--tls-client-ca-file",
                  "--nodes-form", "--max-candidates", "--offload-bytes", "--body-timeout",
-                 "--header-timeout", "--max-connections", "--health-port", "--health-host"):
+                 "--header-timeout", "--max-connections", "--health-port", "--health-host",
+                 "--bind-address", "--secure-port", "--tls-private-key-file", "--client-ca-file",
+                 "--tls-key-file", "--v", "--logging-format"):
         assert flag in out
 
 
@@ -136,3 +146,47 @@ def test_scheduler_config_reaches_every_verb(server):
             assert set(body) == set(expected) and body.get("Error", "") == ""
         else:
             assert [entry["Host"] for entry in body] == [entry["Host"] for entry in expected]
+
+
+def _serve_logs(*flags: str) -> tuple[str, int]:
+    """Start serve with `flags`, send one filter, stop it; its standard error and port."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "extender", "serve", "--secure-port", str(port), *flags,
+         "--policy", str(FIXTURES / "policy-leastallocated.json")],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "FORCE_COLOR": "1", "TERM": "xterm-256color"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, proc)
+        assert httpx.post(f"{url}/filter",
+                          content=fixture_bytes("filter-names.request.json")).status_code == 200
+    finally:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+    return err, port
+
+
+def test_kube_scheduler_flags_json_logs_at_v4():
+    err, port = _serve_logs("--bind-address", "127.0.0.1", "--logging-format=json", "--v=4")
+    assert "\x1b" not in err
+    entries = [json.loads(line) for line in err.splitlines()]  # every line is one JSON object
+    assert all(isinstance(e["ts"], float) and "msg" in e and ("v" in e or "err" in e)
+               for e in entries)
+    requests = [e for e in entries if e.get("verb") == "filter"]
+    assert len(requests) == 1 and requests[0]["v"] == 4 and requests[0]["outcome"] == "ok"
+    assert any(f"127.0.0.1:{port}" in e["msg"] for e in entries)  # uvicorn's line, uncoloured
+
+
+def test_default_logs_are_klog_text_without_request_lines():
+    err, _ = _serve_logs("--host", "127.0.0.1")
+    lines = err.splitlines()
+    assert lines and all(re.match(r"[IWE]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ \S+:\d+\] ", line)
+                         or line.startswith(("\t", " >")) for line in lines), err
+    assert any('"extender configured"' in line for line in lines)
+    assert not any("verb=" in line for line in lines)  # request lines need -v 4
+    assert "\x1b" not in err

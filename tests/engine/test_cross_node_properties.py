@@ -17,7 +17,8 @@ tolerations, a controller owner), these properties must hold:
    `node_fits` (per node); also the PreFilter states' counts themselves.
 2. `test_scores_match_reference`: PreScore+Score+NormalizeScore of each plugin over a random
    candidate subset in random order (Skip = no scores); `test_evaluate_matches_reference`
-   does filter then score end to end through `evaluate`.
+   does filter then score end to end through `evaluate`; `test_scores_are_normalised_raw_scores`
+   holds each plugin's `score` to its `normalize(raw_scores(...))`.
 3. `test_add_remove_pod_on_a_clone`: `FilterPass.clone()` then RemovePod of a bound pod or
    AddPod of a new one: InterPodAffinity's verdicts equal the reference's AddPod/RemovePod rule
    (and, for a removal, a fresh PreFilter on the cluster without the pod), PodTopologySpread's
@@ -536,6 +537,29 @@ def test_scores_match_reference(sc: Scenario, data: st.DataObject) -> None:
         for plugin in (PTS, IPA):
             assert engine_scores(plugin, sc, view, state, infos) == \
                 ref_scores(plugin, sc, pod, world, names), plugin
+
+
+@_settings(75)
+@given(scenarios(), st.data())
+def test_scores_are_normalised_raw_scores(sc: Scenario, data: st.DataObject) -> None:
+    """`score` is `normalize(raw_scores(...))` (the split `explain` shows), PreScore's ignored
+    candidates of PodTopologySpread passed through the cycle state."""
+    state = cluster_from_objects(sc.objects)
+    for pod in sc.pods:
+        view = pod_view(pod)
+        names = data.draw(st.lists(st.sampled_from(sc.node_names), min_size=1, unique=True),
+                          label="candidates")
+        infos = [state.nodes[n] for n in names]
+        for plugin in (PTS, IPA):
+            scorer = profile_for([], [plugin], sc.pts_args, sc.ipa_args).scorers[0][0]
+            cycle = CycleState()
+            raw = scorer.raw_scores(cycle, view, infos, state)
+            expected = scorer.score(CycleState(), view, infos, state)
+            if expected is None:
+                assert raw is None, plugin
+                continue
+            assert raw is not None and len(raw) == len(infos), plugin
+            assert scorer.normalize(list(raw), cycle) == expected, plugin
 
 
 @_settings(75)

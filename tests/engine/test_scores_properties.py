@@ -196,6 +196,26 @@ def test_scoring_is_per_request_and_independent_of_node_order(plugin, cluster):
         assert backward == forward[::-1]
 
 
+@settings(max_examples=100, deadline=None)
+@given(plugins(), clusters(), st.booleans())
+def test_score_is_normalize_of_raw_scores(plugin, cluster, raw_first):
+    """`score` is `normalize(raw_scores(...))`: the Score/NormalizeScore split `explain` shows
+    gives the verbs' answer, with the node-view memos cold or warm."""
+    pod, infos, ctx = cluster
+    if not raw_first:
+        expected = plugin.score(CycleState(), pod, infos, ctx)
+    state = CycleState()
+    raw = plugin.raw_scores(state, pod, infos, ctx)
+    if raw_first:
+        expected = plugin.score(CycleState(), pod, infos, ctx)
+    if expected is None:
+        assert raw is None
+        return
+    assert raw is not None and len(raw) == len(infos)
+    assert all(type(s) is int for s in raw), raw
+    assert plugin.normalize(list(raw), state) == expected
+
+
 @given(shapes, st.integers(-50, 200))
 def test_broken_linear_stays_within_the_shape(shape, p):
     scaled = [(u, s * 10) for u, s in shape]

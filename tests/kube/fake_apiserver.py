@@ -15,6 +15,8 @@ What it honours (and the tests of this module check):
   Success; 404 for a missing pod; 409 for a UID (or resourceVersion) precondition mismatch,
   for a pod already assigned to a node, for a terminating pod; 400 for a name mismatch.
 - Bearer-token auth (401 otherwise); optional TLS (trustme) with optional client certificates.
+- `events.k8s.io/v1` Events: POST (the API's required fields; 409 for a name taken) and a
+  merge-patch PATCH; kept in `events`, patches in `event_patches`.
 
 Fault injection (`inject(Fault(...))`, `drop_watches()`, `compact()`): answer a status
 (500, 429, 410 …) n times, hang, drop the connection without an answer, or perform the
@@ -67,9 +69,15 @@ RESOURCES = {
         Resource("replicationcontrollers", "ReplicationController", "v1", "/api/v1", True),
         Resource("replicasets", "ReplicaSet", "apps/v1", "/apis/apps/v1", True),
         Resource("statefulsets", "StatefulSet", "apps/v1", "/apis/apps/v1", True),
+        # scheduler-plugins' CRDs (served unless the server is made `without` them)
+        Resource("podgroups", "PodGroup", "scheduling.x-k8s.io/v1alpha1",
+                 "/apis/scheduling.x-k8s.io/v1alpha1", True),
+        Resource("elasticquotas", "ElasticQuota", "scheduling.x-k8s.io/v1alpha1",
+                 "/apis/scheduling.x-k8s.io/v1alpha1", True),
     )
 }
 KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
+EVENTS_PREFIX = "/apis/events.k8s.io/v1/"
 
 # metav1.StatusReason for the codes faults inject.
 _REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
@@ -87,6 +95,8 @@ _SELECTABLE = {
     "replicationcontrollers": {"metadata.name", "metadata.namespace"},
     "replicasets": {"metadata.name", "metadata.namespace"},
     "statefulsets": {"metadata.name", "metadata.namespace"},
+    "podgroups": {"metadata.name", "metadata.namespace"},
+    "elasticquotas": {"metadata.name", "metadata.namespace"},
 }
 
 
@@ -217,7 +227,10 @@ class FakeApiServer:
         history: int = 10_000,
         bookmark_interval: float = 0.5,
         initial_rv: int = 1000,
+        without: tuple[str, ...] = (),
     ) -> None:
+        #: Resources (plurals) this server does not serve: a CRD that is not installed.
+        self.without = set(without)
         self.tokens: set[str] = {token} if token else set()
         self.tls = tls
         self.client_certs = client_certs
@@ -230,6 +243,10 @@ class FakeApiServer:
         self.faults: list[Fault] = []
         self.bindings: list[tuple[str, str, str, str]] = []  # (namespace, name, uid, node) performed
         self.requests: list[RequestLog] = []
+        #: events.k8s.io/v1 Events created, by (namespace, name), as stored (patches applied).
+        self.events: dict[tuple[str, str], dict[str, Any]] = {}
+        #: (namespace, name, patch) of every PATCH of an Event, in order.
+        self.event_patches: list[tuple[str, str, dict[str, Any]]] = []
         self._snapshots: dict[int, tuple[int, list[dict[str, Any]]]] = {}
         self._snapshot_ids = itertools.count(1)
         self._lock = threading.RLock()
@@ -575,7 +592,14 @@ class FakeApiServer:
                 await self._respond(writer, code, status_body(code, reason, f"injected {code}"), extra)
                 return True
         try:
+            if req.path.startswith(EVENTS_PREFIX):
+                code, body = self._event_request(req)
+                entry.status = code
+                await self._respond(writer, code, body)
+                return True
             route = self._route(req.path)
+            if route[1].plural in self.without:
+                raise _HttpError(404, "NotFound", "the server could not find the requested resource")
             if is_watch and req.method == "GET" and route[0] == "collection":
                 entry.status = 200
                 gone = fault is not None and fault.action == "gone"
@@ -808,6 +832,48 @@ class FakeApiServer:
             self.update("Pod", ns, name, assign)
             self.bindings.append((ns, name, pmeta["uid"], node))
         return status_body(201, "", "")
+
+
+    # ---- events.k8s.io/v1 ----------------------------------------------------------------
+    def _event_request(self, req: _Request) -> tuple[int, dict[str, Any]]:
+        """POST …/namespaces/{ns}/events (create, with the API's required fields) and PATCH
+        …/events/{name} (a JSON merge patch, e.g. `series`); 404 for a missing Event."""
+        rest = req.path[len(EVENTS_PREFIX):].split("/")
+        if len(rest) < 3 or rest[0] != "namespaces" or rest[2] != "events" or len(rest) > 4:
+            raise _HttpError(404, "NotFound", "the server could not find the requested resource")
+        ns = rest[1]
+        try:
+            doc = json.loads(req.body or b"null")
+        except ValueError:
+            raise _HttpError(400, "BadRequest", "invalid JSON body") from None
+        if len(rest) == 3 and req.method == "POST":
+            meta = (doc or {}).get("metadata") or {}
+            name = meta.get("name", "")
+            missing = [f for f in ("eventTime", "reportingController", "reportingInstance",
+                                   "action", "reason", "regarding") if not (doc or {}).get(f)]
+            if not name or missing:
+                raise _HttpError(422, "Invalid", f"Event is invalid: required: {missing or ['name']}")
+            if meta.get("namespace", ns) != ns or doc["regarding"].get("namespace", ns) != ns:
+                raise _HttpError(422, "Invalid", "Event is invalid: namespace mismatch")
+            if len(doc.get("note", "").encode()) > 1024:
+                raise _HttpError(422, "Invalid", "Event is invalid: note: must have at most 1024 bytes")
+            with self._lock:
+                if (ns, name) in self.events:
+                    raise _HttpError(409, "AlreadyExists", f'events.events.k8s.io "{name}" already exists')
+                doc.setdefault("metadata", {})["namespace"] = ns
+                self.events[(ns, name)] = doc
+            return 201, doc
+        if len(rest) == 4 and req.method == "PATCH":
+            name = rest[3]
+            with self._lock:
+                current = self.events.get((ns, name))
+                if current is None:
+                    raise _HttpError(404, "NotFound", f'events.events.k8s.io "{name}" not found')
+                self.event_patches.append((ns, name, doc))
+                for key, value in (doc or {}).items():
+                    current[key] = value
+                return 200, copy.deepcopy(current)
+        raise _HttpError(405, "MethodNotAllowed", f"{req.method} is not supported here")
 
 
 def _bookmark(res: Resource, rv: int) -> dict[str, Any]:

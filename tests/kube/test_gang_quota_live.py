@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,23 +17,14 @@ import pytest
 
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer
+from tests.polling import free_port, until
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def _until(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def _policy(tmp_path: Path, filters: list[str], post_filter: str | None = None) -> Path:
@@ -51,7 +41,7 @@ class Extender:
     """`extender serve --kubeconfig` in a subprocess."""
 
     def __init__(self, server: FakeApiServer, tmp_path: Path, policy: Path, *extra: str) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.log_path = tmp_path / "extender.log"
         log = self.log_path.open("w")
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
@@ -74,7 +64,7 @@ class Extender:
                 except httpx.TransportError:
                     return False
 
-            _until(ready, 30, "the extender to be ready")
+            until(ready, "the extender to be ready", 30)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -246,7 +236,7 @@ def test_missing_crd_is_a_readiness_message(tmp_path: Path) -> None:
                     except httpx.TransportError:
                         return False
 
-                _until(answered, 30, "the readiness message")
+                until(answered, "the readiness message", 30)
                 ready = client.get("/readyz")
                 assert ready.status_code == 503
                 assert ("the CustomResourceDefinition podgroups.scheduling.x-k8s.io is not "

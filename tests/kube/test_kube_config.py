@@ -68,7 +68,8 @@ def test_relative_paths_resolve_against_the_kubeconfig_directory(tmp_path: Path)
     ("doc", "message"),
     [
         (_doc({"server": "https://x"}, {"token": "t"}, current=None), "no current-context"),
-        (_doc({"server": "https://x"}, {"exec": {"command": "aws"}}), "credential plugin"),
+        (_doc({"server": "https://x"}, {"exec": {"command": "aws"}}),
+         "apiVersion must be specified for u1 to use exec authentication plugin"),
         (_doc({"server": "https://x"}, {"username": "a", "password": "b"}), "basic auth"),
         (_doc({"server": "ftp://x"}, {"token": "t"}), "no http(s) server"),
         (_doc({"server": "https://x", "certificate-authority-data": "%%%"}, {}), "not valid base64"),

@@ -107,7 +107,7 @@ async def test_timeout_rejects_every_held_bind_of_the_group() -> None:
 async def test_wait_is_capped_below_the_http_timeout() -> None:
     binder = setup([group("pg", 2), *(member(f"m{i}") for i in range(2))], Recorder(),
                    http_timeout=3.5)  # 3.5 - bind deadline 2 - margin 1 = 0.5 s
-    with pytest.raises(BindError, match="waiting 0.5s"):
+    with pytest.raises(BindError, match="waiting 500ms at plugin Coscheduling"):
         await asyncio.wait_for(binder.bind("default", "m0", uid("m0"), "n1"), 2)
 
 
@@ -132,3 +132,24 @@ async def test_missing_pod_group_is_rejected_and_unknown_pods_pass() -> None:
         await binder.bind("default", "m0", uid("m0"), "n1")
     await binder.bind("default", "stranger", "uid-x", "n1")
     assert inner.bound == [("stranger", "n1")]
+
+
+@pytest.mark.anyio
+async def test_a_timed_out_group_backs_off_in_prefilter() -> None:
+    inner = Recorder()
+    objects = [group("pg", 2, timeout=1), *(member(f"m{i}") for i in range(2))]
+    state = cluster_from_objects([node("n1", allocatable={"cpu": "64", "memory": "64Gi",
+                                                          "pods": "110"}), *objects])
+    manager = PodGroupManager(CoschedulingArgs(podGroupBackoffSeconds=30))
+    binder = PermitBinder(inner, state, manager, http_timeout=30, bind_deadline=2.0)
+    with pytest.raises(BindError, match="timeout"):
+        await binder.bind("default", "m0", uid("m0"), "n1")
+    view = state.pending_pod(uid("m1"))
+    assert view is not None
+    status = manager.pre_filter(view, state, binder.clock())
+    assert status is not None and status.reasons == ("podGroup default/pg failed recently",)
+    # Without the argument there is no backoff (podGroupBackoffSeconds defaults to 0).
+    plain = setup(objects, Recorder())
+    with pytest.raises(BindError, match="timeout"):
+        await plain.bind("default", "m0", uid("m0"), "n1")
+    assert plain.manager.pre_filter(view, plain.state, plain.clock()) is None

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -15,23 +13,14 @@ import pytest
 
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
+from tests.polling import free_port, until
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def _until(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -48,7 +37,7 @@ def extender(cluster: tuple[FakeApiServer, Path], tmp_path: Path) -> Iterator[ht
     server, kubeconfig = cluster
     # Hold the first pods list for a moment so the not-ready phase is observable.
     server.inject(Fault("hang", path="/api/v1/pods", watch=False, hang_seconds=3))
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "extender.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "extender", "serve", "--kubeconfig", str(kubeconfig),
@@ -67,7 +56,7 @@ def extender(cluster: tuple[FakeApiServer, Path], tmp_path: Path) -> Iterator[ht
             return False
 
     try:
-        _until(listening, 30, "the extender to listen")
+        until(listening, "the extender to listen", 30)
         yield client
     finally:
         client.close()
@@ -92,7 +81,7 @@ def test_serve_live_filters_and_binds(cluster: tuple[FakeApiServer, Path], exten
     assert "pods" in waiting_for
     early = extender.post("/filter", content=filter_body).json()
     assert early["Error"].startswith("extender is not ready: cluster state not synced yet")
-    _until(lambda: extender.get("/readyz").status_code == 200, 20, "/readyz 200")
+    until(lambda: extender.get("/readyz").status_code == 200, "/readyz 200", 20)
 
     # NodeNames filter from the live state: exactly the fixture's expected reply.
     reply = extender.post("/filter", content=filter_body).json()
@@ -121,6 +110,6 @@ def test_serve_live_filters_and_binds(cluster: tuple[FakeApiServer, Path], exten
         got = extender.post("/filter", json=request).json()
         return "fresh-1" in (got["NodeNames"] or []) + list(got["FailedAndUnresolvableNodes"] or {})
 
-    _until(fresh_node_known, 15, "the new node in the extender's state")
+    until(fresh_node_known, "the new node in the extender's state", 15)
     metrics = extender.get("/metrics").text
     assert 'extender_informer_synced{resource="pods"} 1.0' in metrics

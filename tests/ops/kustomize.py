@@ -1,108 +1,82 @@
-"""The subset of kustomize that manifests/kustomization.yaml uses, to render it offline.
+"""Render manifests/ with the real kustomize, as `kubectl apply -k` does: `kubectl kustomize`.
 
-Supported: `resources` (files), `configMapGenerator` (`files`, `literals`, per-entry
-`namespace`, `options.disableNameSuffixHash`), `generatorOptions.disableNameSuffixHash`, and the
-rewrite of ConfigMap references in pod templates to the generated (hash-suffixed) names. Any
-other kustomization key fails loudly rather than being ignored.
+Tests that render skip, naming the package, where kubectl is not installed. `render` takes a
+directory of manifests/ (an overlay, the base, an alias); `compose` writes a throw-away
+kustomization that lists the base and components in the order given, as a user's own overlay
+would, and renders that.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-SUPPORTED = {"apiVersion", "kind", "resources", "configMapGenerator", "generatorOptions"}
+ROOT = Path(__file__).resolve().parents[2]
+MANIFESTS = ROOT / "manifests"
+KUBECTL = shutil.which("kubectl")
+SKIP_REASON = ("kubectl is not installed (Debian package `kubectl`): `kubectl kustomize` "
+               "renders manifests/")
+
+#: The images the overlays' `images:` entries set (tests/ops check every overlay agrees).
+EXTENDER_IMAGE = "ghcr.io/example/scheduler-extender:0.1.0"
+KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler:v1.34.2"
 
 
-class Unsupported(Exception):
+class RenderError(Exception):
     pass
 
 
-def _suffix(config_map: dict[str, Any]) -> str:
-    """A 10-character content hash, in kustomize's alphabet (no vowels or look-alikes)."""
-    encoded = json.dumps({"kind": "ConfigMap", "name": config_map["metadata"]["name"],
-                          "data": config_map["data"]}, sort_keys=True)
-    digest = hashlib.sha256(encoded.encode()).hexdigest()[:10]
-    return digest.translate(str.maketrans("013ae", "ghkmt"))
+def _kustomize(directory: Path) -> str:
+    if KUBECTL is None:
+        pytest.skip(SKIP_REASON)
+    result = subprocess.run([KUBECTL, "kustomize", str(directory)], capture_output=True,
+                            text=True, timeout=120)
+    if result.returncode != 0:
+        raise RenderError(f"kubectl kustomize {directory}: {result.stderr.strip()}")
+    return result.stdout
 
 
-def _generate(entry: dict[str, Any], base: Path, hash_names: bool) -> dict[str, Any]:
-    unknown = set(entry) - {"name", "namespace", "files", "literals", "options"}
-    if unknown:
-        raise Unsupported(f"configMapGenerator keys {sorted(unknown)}")
-    data: dict[str, str] = {}
-    for item in entry.get("files", []):
-        key, _, file = item.rpartition("=") if "=" in item else ("", "", item)
-        path = (base / file).resolve()
-        if base.resolve() not in path.parents:
-            raise Unsupported(f"{file}: kustomize refuses files outside the kustomization")
-        data[key or Path(file).name] = path.read_text(encoding="utf-8")
-    for item in entry.get("literals", []):
-        key, _, value = item.partition("=")
-        data[key] = value
-    metadata = {"name": entry["name"]}
-    if "namespace" in entry:
-        metadata["namespace"] = entry["namespace"]
-    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
-    if hash_names and not entry.get("options", {}).get("disableNameSuffixHash"):
-        metadata["name"] = f"{entry['name']}-{_suffix(config_map)}"
-    return config_map
+@functools.cache
+def _render(directory: str) -> tuple[dict[str, Any], ...]:
+    return tuple(d for d in yaml.safe_load_all(_kustomize(Path(directory))) if d)
 
 
-def _pod_spec(doc: dict[str, Any]) -> dict[str, Any] | None:
-    spec = doc.get("spec", {})
-    if doc.get("kind") == "Pod":
-        return spec
-    if doc.get("kind") == "CronJob":
-        return spec.get("jobTemplate", {}).get("spec", {}).get("template", {}).get("spec")
-    return spec.get("template", {}).get("spec") if "template" in spec else None
+def render(directory: Path | str) -> list[dict[str, Any]]:
+    """The documents `kubectl kustomize DIRECTORY` prints (a fresh copy, safe to modify)."""
+    path = Path(directory)
+    if not path.is_absolute():
+        path = MANIFESTS / path
+    return copy.deepcopy(list(_render(str(path.resolve()))))
 
 
-def _rename_references(doc: dict[str, Any], renames: dict[tuple[str | None, str], str]) -> None:
-    pod = _pod_spec(doc)
-    if pod is None:
-        return
-    namespace = doc["metadata"].get("namespace")
-
-    def rename(ref: dict[str, Any] | None) -> None:
-        if ref and (namespace, ref.get("name")) in renames:
-            ref["name"] = renames[(namespace, ref["name"])]
-
-    for volume in pod.get("volumes", []):
-        rename(volume.get("configMap"))
-        for source in volume.get("projected", {}).get("sources", []):
-            rename(source.get("configMap"))
-    for container in pod.get("containers", []) + pod.get("initContainers", []):
-        for env in container.get("env", []):
-            rename(env.get("valueFrom", {}).get("configMapKeyRef"))
-        for env_from in container.get("envFrom", []):
-            rename(env_from.get("configMapRef"))
+@functools.cache
+def _compose(resources: tuple[str, ...], components: tuple[str, ...],
+             extra: str) -> tuple[dict[str, Any], ...]:
+    with tempfile.TemporaryDirectory(prefix="kustomize-") as tmp:
+        # kustomize takes only relative paths to other kustomizations.
+        up = Path(os.path.relpath(MANIFESTS, tmp))
+        kustomization = {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": [str(up / r) for r in resources],
+            "components": [str(up / c) for c in components],
+        }
+        text = yaml.safe_dump(kustomization, sort_keys=False) + extra
+        (Path(tmp) / "kustomization.yaml").write_text(text)
+        return tuple(d for d in yaml.safe_load_all(_kustomize(Path(tmp))) if d)
 
 
-def build(directory: Path) -> list[dict[str, Any]]:
-    """Render `directory/kustomization.yaml` to a list of documents."""
-    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
-    unknown = set(kustomization) - SUPPORTED
-    if unknown:
-        raise Unsupported(f"kustomization keys {sorted(unknown)} are not modelled by this helper")
-    documents: list[dict[str, Any]] = []
-    for resource in kustomization.get("resources", []):
-        path = directory / resource
-        if path.is_dir():
-            raise Unsupported(f"{resource}: directories (bases) are not modelled")
-        documents += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    hash_names = not kustomization.get("generatorOptions", {}).get("disableNameSuffixHash")
-    renames: dict[tuple[str | None, str], str] = {}
-    for entry in kustomization.get("configMapGenerator", []):
-        config_map = _generate(entry, directory, hash_names)
-        renames[(entry.get("namespace"), entry["name"])] = config_map["metadata"]["name"]
-        documents.append(config_map)
-    documents = [copy.deepcopy(d) for d in documents]
-    for doc in documents:
-        _rename_references(doc, renames)
-    return documents
+def compose(*components: str, resources: tuple[str, ...] = ("base",),
+            extra: str = "") -> list[dict[str, Any]]:
+    """Render `resources` (paths under manifests/) with `components` (names under
+    manifests/components/), in that order; `extra` is appended to the kustomization."""
+    return copy.deepcopy(list(_compose(tuple(resources),
+                                       tuple(f"components/{c}" for c in components), extra)))

@@ -81,13 +81,23 @@ def test_final_stage_runs_the_installed_package_as_a_numeric_non_root_user() -> 
     assert ("EXPOSE", "8888 8081") in final
     copies = [args for keyword, args in final if keyword == "COPY"]
     assert copies and copies[0].startswith("--from="), "the package comes from the build stage"
-    # Besides the installed package, only the embedded defaults (data, not source) are copied.
-    assert sorted(c for c in copies if not c.startswith("--from=")) == [
-        "config/examples/cluster.json config/examples/cluster.json",
-        "config/policy.yaml config/policy.yaml",
-    ]
+    # Only the installed package: the default policy and the demo cluster are package data
+    # (extender/data/), found from any working directory.
+    assert [c for c in copies if not c.startswith("--from=")] == []
+    assert not any(k == "WORKDIR" for k, _ in final)
     runs = " ".join(args for keyword, args in final if keyword == "RUN")
     assert not re.search(r"apt-get|apk |gcc|build-essential|pip install", runs)
+
+
+def test_the_image_installs_the_server_without_extras() -> None:
+    """The wheel goes in with its base dependencies only: no `[plot]` (matplotlib) or `[test]`."""
+    build = _instructions()[:len(_instructions()) - len(_final_stage())]
+    runs = " ".join(args for keyword, args in build if keyword == "RUN")
+    installs = re.findall(r"pip (?:--python \S+ )?install[^&]*", runs)
+    assert installs and all("[" not in command and "matplotlib" not in command
+                            for command in installs), installs
+    copies = [args for keyword, args in build if keyword == "COPY"]
+    assert any("LICENSE" in c.split() for c in copies), "the wheel carries the license file"
 
 
 def _ignored(path: str, patterns: list[str]) -> bool:

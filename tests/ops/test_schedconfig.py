@@ -192,6 +192,8 @@ RULES = [
         d["profiles"][0].update(plugins={"multiPoint": {"disabled": [{"name": "*"}]}})),
      "profiles[0]", "NodeResourcesFitArgs"),
     ("v1beta2", _set("apiVersion", "kubescheduler.config.k8s.io/v1beta2"), "apiVersion",
+     "removed in Kubernetes 1.28"),
+    ("v1alpha1", _set("apiVersion", "kubescheduler.config.k8s.io/v1alpha1"), "apiVersion",
      "no longer served"),
     ("unknown kind", _set("kind", "SchedulerConfig"), "kind", "unknown kind"),
     ("resource lock", _set("leaderElection", {"resourceLock": "endpoints"}),
@@ -219,7 +221,7 @@ RULES = [
         {"name": "NodeResourcesFit"}, {"name": "NodeResourcesFit"}]),
      "profiles[0].pluginConfig[1].name", "duplicate"),
     ("removed plugin", _set("profiles.0.plugins", {"filter": {"enabled": [{"name": "EBSLimits"}]}}),
-     "profiles[0].plugins.filter.enabled[0]", "removed"),
+     "profiles[0].plugins.filter.enabled[0].name", "removed in Kubernetes 1.32"),
     ("queue sort differs", lambda d: d["profiles"].append({
         "schedulerName": "other", "plugins": {"queueSort": {"enabled": [{"name": "Custom"}]}}}),
      "profiles[1].plugins.queueSort", "same for all profiles"),
@@ -253,10 +255,12 @@ def test_duplicate_yaml_key_is_an_error_with_its_line(tmp_path: Path) -> None:
     assert _errors(path) == [(f"line {line}", "duplicate key 'weight'")]
 
 
-def test_v1beta3_is_tolerated_with_a_warning(tmp_path: Path) -> None:
+def test_v1beta3_is_tolerated_with_a_warning_where_it_is_read(tmp_path: Path) -> None:
     path = _write(tmp_path, _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1beta3")))
-    assert _errors(path) == []
-    assert [p for p, _ in _warnings(path)] == ["apiVersion"]
+    problems = check_config(path, (1, 28))
+    assert [(p.severity, p.path) for p in problems] == [("warning", "apiVersion")]
+    assert "deprecated since Kubernetes 1.26 and removed in 1.29" in problems[0].message
+    assert check_config(path, (1, 25)) == []  # not yet deprecated in 1.25
 
 
 @pytest.mark.parametrize(("change", "path"), [
@@ -443,3 +447,117 @@ def test_every_flag_is_documented() -> None:
     for name in ("render-config", "check-config"):
         for action in subparsers.choices[name]._actions:
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+# --- check-config --kubernetes-version, through the CLI entry point --------------------------
+
+def _main(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, list[str]]:
+    from extender.cli import main
+
+    code = main(["check-config", *argv])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def test_v1beta3_is_refused_by_the_newest_release(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    path = _write(tmp_path, _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1beta3")))
+    code, out = _main(capsys, str(path))
+    assert code == 1
+    assert out == [f"{path}: apiVersion: kubescheduler.config.k8s.io/v1beta3 was removed in "
+                   "Kubernetes 1.29: kube-scheduler 1.37 refuses this file; migrate it to "
+                   "kubescheduler.config.k8s.io/v1"]
+    # The same file is fine for a release that still reads v1beta3 (a deprecation warning).
+    code, out = _main(capsys, "--kubernetes-version", "1.27", str(path))
+    assert code == 0 and len(out) == 1 and ": apiVersion: warning: " in out[0]
+    assert _main(capsys, "--kubernetes-version", "1.27", "--strict", str(path))[0] == 1
+    # v1 is new in 1.25; v1beta2 is read until 1.27.
+    v1beta2 = _write(tmp_path, _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1beta2")),
+                     "beta2.yaml")
+    assert _main(capsys, "--kubernetes-version", "1.26", str(v1beta2))[0] == 0
+    assert "removed in Kubernetes 1.28" in _main(capsys, "--kubernetes-version", "1.28",
+                                                 str(v1beta2))[1][0]
+
+
+def test_an_unsupported_kubernetes_version_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from extender.cli import main
+
+    assert main(["check-config", "--kubernetes-version", "1.20", str(CONFIG / "policy.yaml")]) == 2
+    assert "outside the supported 1.25..1.37" in capsys.readouterr().err
+
+
+def test_unknown_plugin_names_are_flagged_by_name_and_path(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    def change(doc: dict) -> None:
+        doc["profiles"][0]["plugins"] = {
+            "filter": {"enabled": [{"name": "NodeResourcesFit"}, {"name": "NodeResoucesFit"}],
+                       "disabled": [{"name": "*"}, {"name": "TaintTolerations"}]},
+            "score": {"enabled": [{"name": "Coscheduling"}, {"name": "GangScheduling"}]},
+            "postFilter": {"enabled": [{"name": "CapacityScheduling"}]},
+        }
+        doc["profiles"][0]["pluginConfig"] = [{"name": "MyOwnPlugin", "args": {}}]
+
+    path = _write(tmp_path, _mutated(change))
+    code, out = _main(capsys, str(path))
+    assert code == 1
+    cosched = ("plugin {} is a scheduler-plugins plugin, not in kube-scheduler 1.37: enable it "
+               "in the extender's ExtenderPolicy instead, which brings it to a stock "
+               "kube-scheduler through the extender verbs")
+    assert out == [
+        f"{path}: profiles[0].plugins.filter.enabled[1].name: unknown plugin 'NodeResoucesFit': "
+        "kube-scheduler 1.37 has no in-tree plugin of that name (did you mean NodeResourcesFit?)",
+        f"{path}: profiles[0].plugins.filter.disabled[1].name: warning: unknown plugin "
+        "'TaintTolerations': kube-scheduler 1.37 has no in-tree plugin of that name (did you "
+        "mean TaintToleration?) (kube-scheduler ignores it)",
+        f"{path}: profiles[0].plugins.score.enabled[0].name: " + cosched.format("Coscheduling"),
+        f"{path}: profiles[0].plugins.postFilter.enabled[0].name: "
+        + cosched.format("CapacityScheduling"),
+        f"{path}: profiles[0].pluginConfig[0].name: warning: unknown plugin 'MyOwnPlugin': "
+        "kube-scheduler 1.37 has no in-tree plugin of that name (kube-scheduler ignores its "
+        "arguments)",
+    ]
+    # GangScheduling is in tree from 1.35 only.
+    code, out = _main(capsys, "--kubernetes-version", "1.34", str(path))
+    assert [line.split(": ")[1] for line in out if ": warning: " not in line] == [
+        "profiles[0].plugins.filter.enabled[1].name",
+        "profiles[0].plugins.score.enabled[0].name",
+        "profiles[0].plugins.score.enabled[1].name",
+        "profiles[0].plugins.postFilter.enabled[0].name"]
+    assert any("score.enabled[1].name: plugin GangScheduling is new in Kubernetes 1.35" in line
+               for line in out)
+
+
+def test_known_plugins_follow_the_registry_and_the_release() -> None:
+    from extender.ops import kubeversions
+
+    assert set(registry.PLUGINS) <= kubeversions.known_plugins((1, 25))
+    # scheduler-plugins' plugins are the registry's, but a stock kube-scheduler refuses them.
+    assert {"Coscheduling", "CapacityScheduling", "PreemptionToleration", "PodState"} == (
+        kubeversions.out_of_tree_plugins())
+    assert "scheduler-plugins plugin" in kubeversions.plugin_problem(
+        "Coscheduling", (1, 37), "kubescheduler.config.k8s.io/v1")
+    assert "EBSLimits" in kubeversions.known_plugins((1, 31))
+    assert "EBSLimits" not in kubeversions.known_plugins((1, 32))
+    assert kubeversions.plugin_problem("EBSLimits", (1, 31), "kubescheduler.config.k8s.io/v1") is None
+    # SelectorSpread: in the tree until 1.28, but never in the v1 API.
+    assert "not available in kubescheduler.config.k8s.io/v1" in kubeversions.plugin_problem(
+        "SelectorSpread", (1, 27), "kubescheduler.config.k8s.io/v1")
+    assert kubeversions.plugin_problem(
+        "SelectorSpread", (1, 27), "kubescheduler.config.k8s.io/v1beta3") is None
+
+
+def test_a_policy_with_several_problems_reports_all_of_them(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    doc = yaml.safe_load((CONFIG / "policy.yaml").read_text())
+    doc["plugins"]["filter"]["enabled"][0]["wieght"] = 3          # an unknown key
+    doc["plugins"]["score"]["enabled"][0]["name"] = "ImageLocalty"  # an unknown plugin
+    doc["pluginConfig"] = [{"name": "NodeResourcesFit",               # a bad value
+                            "args": {"scoringStrategy": {"type": "Fastest"}}}]
+    path = _write(tmp_path, doc, "policy.yaml")
+    code, out = _main(capsys, str(path))
+    assert code == 1
+    assert [line.split(": ")[1] for line in out] == [
+        "plugins.filter.enabled[0].wieght",
+        "plugins.score.enabled[0].name",
+        "pluginConfig[0].args.scoringStrategy.type",
+    ], out

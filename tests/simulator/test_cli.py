@@ -59,7 +59,8 @@ def test_invalid_inputs_exit_2(tmp_path, capsys):
     assert "exactly one of" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(os.environ.get("EXTENDER_SKIP_SLOW") == "1", reason="slow")
+@pytest.mark.slow  # pytest -m "not slow" skips it; so does the older EXTENDER_SKIP_SLOW=1
+@pytest.mark.skipif(os.environ.get("EXTENDER_SKIP_SLOW") == "1", reason="EXTENDER_SKIP_SLOW=1")
 def test_ten_thousand_pods_on_a_thousand_nodes(tmp_path):
     spec = importlib.util.spec_from_file_location("bench_simulate", ROOT / "bench" / "simulate.py")
     bench = importlib.util.module_from_spec(spec)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Final
 
 from extender.engine.args import NodeAffinityArgs
 from extender.engine.framework import BatchCheck, NodeCheck, Status, unresolvable
@@ -84,6 +86,16 @@ class NodeAffinity:
         return _LabelCheck(pod, keys, status)
 
 
+class _Unjudged(Enum):
+    """`dict.get`'s default for a projection not judged yet: a sentinel no verdict (a Status
+    or None) can be, which the type checker tells apart from the verdicts."""
+
+    UNJUDGED = 0
+
+
+_UNJUDGED: Final = _Unjudged.UNJUDGED
+
+
 class _LabelCheck(BatchCheck):
     """Only labels matter: nodes that agree on the referenced keys share one evaluation."""
 
@@ -113,8 +125,8 @@ class _LabelCheck(BatchCheck):
             return super().filter_many(nodes, statuses)
         key = self.keys[0]
         verdicts = self.verdicts
-        missing = object()
-        kept = []
+        missing: Final = _UNJUDGED
+        kept: list[NodeInfo] = []
         for node in nodes:
             value = node.node.labels.get(key)
             verdict = verdicts.get(value, missing)

@@ -58,12 +58,13 @@ class _TaintCheck(BatchCheck):
         return verdict
 
     def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
-        kept = []
+        kept: list[NodeInfo] = []
         for node in nodes:
-            if not node.node.taints or self(node) is None:
+            status = self(node) if node.node.taints else None
+            if status is None:
                 kept.append(node)
             else:
-                statuses[node.node.name] = self(node)
+                statuses[node.node.name] = status
         return kept
 
 

@@ -17,12 +17,13 @@ from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.victims import (
+    VictimGuard,
     VictimPredicate,
     Victims,
     lower_priority,
     select_victims_on_node,
 )
-from extender.engine.runner import FilterPass, prepare_filters
+from extender.engine.runner import FilterPass, _Prepared, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -98,7 +99,7 @@ class DryRun:
 
 def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[NodeInfo],
                        ctx: ClusterContext, offset: int, wanted: int, now: float,
-                       can_preempt: VictimPredicate) -> DryRun:
+                       can_preempt: VictimPredicate, guard: VictimGuard | None = None) -> DryRun:
     """`DryRunPreemption`, sequentially (kube-scheduler with parallelism 1): nodes
     `potential[(offset + i) % n]` until at least one PDB-respecting candidate is kept and
     `wanted` candidates are kept in all.
@@ -118,7 +119,7 @@ def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[No
         node_info = potential[(offset + i) % n]
         name = node_info.name
         result = select_victims_on_node(filters, pod, node_info, pdbs, ctx.nominated_pods(name),
-                                        now, can_preempt=can_preempt)
+                                        now, can_preempt=can_preempt, guard=guard)
         if isinstance(result, Victims) and result.pods:
             group = violating if result.num_pdb_violations else clean
             if len(group) < wanted:  # upstream's candidateList holds `wanted`; more are dropped
@@ -151,6 +152,28 @@ def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status],
     if counts:
         message += " " + ", ".join(sorted(f"{c} {r}" for r, c in counts.items())) + "."
     return message
+
+
+def dry_run_filters(filters: FilterPass, post_filter: object, pod: PodView,
+                    ctx: ClusterContext) -> FilterPass:
+    """The filters `SelectVictimsOnNode` runs: the Filter plugins only
+    (`RunFilterPluginsWithNominatedPods`), so a PreFilter rejection (one preemption may help:
+    the nodes are in `potential` only when it is Unschedulable) does not fail every node. A
+    PostFilter plugin whose own PreFilter writes its cycle state before rejecting
+    (CapacityScheduling) gives that state back through `rejected_pre_filter_state`, so its
+    RemovePod/AddPod and victim rules still see it."""
+    rejection = filters.rejection
+    if rejection is None:
+        return filters
+    entries = list(filters.entries)
+    name = getattr(post_filter, "name", "")
+    restore = getattr(post_filter, "rejected_pre_filter_state", None)
+    if restore is not None and rejection.plugin == name:
+        data = restore(pod, ctx)
+        if data is not None:
+            filters.state.write(name, data)
+            entries.append(_Prepared(name, False, data, True))
+    return FilterPass(filters.pod, filters.state, entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +220,11 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
 
     can_preempt = post_filter.can_preempt(pod, state, now)
     nominated = pod.nominated_node_name
-    eligible, why = pod_eligible_to_preempt_others(
-        pod, statuses.get(nominated) if nominated else None,
-        state.nodes.get(nominated) if nominated else None,
-        can_preempt=can_preempt, legacy_terminating=post_filter.legacy_terminating)
+    nominated_status = statuses.get(nominated) if nominated else None
+    nominated_node = state.nodes.get(nominated) if nominated else None
+    # The plugin's `PodEligibleToPreemptOthers` (CapacityScheduling has its own).
+    eligible, why = post_filter.pod_eligible_to_preempt_others(
+        pod, nominated_status, nominated_node, can_preempt, state)
     if not eligible:
         return failed(Code.UNSCHEDULABLE, why)
 
@@ -210,10 +234,11 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
     potential = [state.nodes[n] for n in nodes_where_preemption_might_help(state.nodes, statuses)]
     dry = DryRun({}, {}, [])
     if potential:
-        filters = prepare_filters(profile, pod, state)
-        offset = rng.randrange(len(potential))  # Go: rand.Int31n(len(potential))
-        dry = dry_run_preemption(filters, pod, potential, state, offset,
-                                 num_candidates(len(potential), post_filter.args), now, can_preempt)
+        filters = dry_run_filters(prepare_filters(profile, pod, state), post_filter, pod, state)
+        # The plugin's `GetOffsetAndNumCandidates` (CapacityScheduling: 0 and every node).
+        offset, wanted = post_filter.offset_and_num_candidates(len(potential), rng)
+        dry = dry_run_preemption(filters, pod, potential, state, offset, wanted, now, can_preempt,
+                                 guard=post_filter.victim_guard)
     if not dry.candidates:
         if dry.errors:
             message = dry.errors[0] if len(dry.errors) == 1 else f"[{', '.join(dry.errors)}]"

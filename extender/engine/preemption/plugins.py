@@ -11,10 +11,17 @@ from typing import Any
 
 from extender.engine.args import DefaultPreemptionArgs
 from extender.engine.framework import ClusterContext, Profile, Status
-from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult, preempt
+from extender.engine.preemption.evaluator import (
+    ExtenderStep,
+    PreemptionResult,
+    num_candidates,
+    pod_eligible_to_preempt_others,
+    preempt,
+)
 from extender.engine.preemption.toleration import PLUGIN as TOLERATION
 from extender.engine.preemption.toleration import exempted_from_preemption
-from extender.engine.preemption.victims import VictimPredicate, lower_priority
+from extender.engine.preemption.victims import VictimGuard, VictimPredicate, lower_priority
+from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 
@@ -25,6 +32,8 @@ class DefaultPreemption:
     #: Whether any terminating lower-priority pod on the nominated node blocks the preemptor
     #: (≤1.26 and PreemptionToleration), rather than only victims of the scheduler's preemption.
     legacy_terminating = False
+    #: Steps of the plugin's own inside `SelectVictimsOnNode` (CapacityScheduling's quotas).
+    victim_guard: VictimGuard | None = None
 
     def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
         self.args = args or DefaultPreemptionArgs()
@@ -32,6 +41,20 @@ class DefaultPreemption:
     def can_preempt(self, preemptor: PodView, ctx: ClusterContext, now: float) -> VictimPredicate:
         """Which pods `preemptor` may evict: any of lower priority."""
         return lower_priority(preemptor)
+
+    def pod_eligible_to_preempt_others(self, pod: PodView, nominated_status: Status | None,
+                                       nominated_node: NodeInfo | None,
+                                       can_preempt: VictimPredicate,
+                                       ctx: ClusterContext) -> tuple[bool, str]:
+        """`PodEligibleToPreemptOthers`: (eligible, why not)."""
+        return pod_eligible_to_preempt_others(pod, nominated_status, nominated_node,
+                                              can_preempt=can_preempt,
+                                              legacy_terminating=self.legacy_terminating)
+
+    def offset_and_num_candidates(self, num_nodes: int, rng: Any) -> tuple[int, int]:
+        """`GetOffsetAndNumCandidates`: a random start among the potential nodes (Go:
+        `rand.Int31n(n)`), and how many candidates the dry run looks for."""
+        return rng.randrange(num_nodes), num_candidates(num_nodes, self.args)
 
     def post_filter(self, profile: Profile, pod: PodView, statuses: Mapping[str, Status],
                     ctx: ClusterContext, now: float, rng: Any, *,

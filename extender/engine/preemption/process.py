@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from extender.engine.framework import ClusterContext, Code, Profile, Status
-from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER
+from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, dry_run_filters
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
 from extender.engine.preemption.plugins import DefaultPreemption
@@ -88,7 +88,9 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
             outcome.drop(node, DropReason.PREEMPTOR_NOT_ELIGIBLE, NOT_ELIGIBLE_NEVER)
         return outcome
     plugin = profile.post_filter or DefaultPreemption()
-    filters = prepare_filters(profile, pod, state)
+    # SelectVictimsOnNode runs the Filter plugins only: a PreFilter rejection preemption may
+    # cure (CapacityScheduling's quota) must not fail every node.
+    filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
     can_preempt = plugin.can_preempt(pod, state, now)
     pdbs = PdbIndex(state.pdb_list(), selector_matches)
 

@@ -76,6 +76,15 @@ class NodeResourcesBalancedAllocation:
         # The fused pass for cpu and memory (the default; this plugin ignores the weights).
         self.cpu_memory = cpu_memory_weights(self.resources) is not None
 
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        """Score, which is already 0..100: the plugin has no NormalizeScore."""
+        return self.score(state, pod, nodes, ctx)
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """No NormalizeScore: `raw` as it is."""
+        return raw
+
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
         if not any(pod_request(pod, name, use_requested=True) for name, _ in self.resources):

@@ -53,6 +53,15 @@ class ImageLocality:
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int]:
+        """Score, which is already 0..100: the plugin has no NormalizeScore."""
+        return self.score(state, pod, nodes, ctx)
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """No NormalizeScore: `raw` as it is."""
+        return raw
+
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if not pod.images:
             return calculate_priorities([0] * len(nodes), pod.num_containers)

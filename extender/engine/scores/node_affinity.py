@@ -44,8 +44,10 @@ class NodeAffinity:
         self.added_terms = preferred_terms(added) if preferred else ()
         self.added_key = repr(args.added_affinity) if self.added_terms else ""  # type: ignore[union-attr]
 
-    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-              ctx: ClusterContext) -> list[int] | None:
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        """PreScore and Score: each node's summed weights of the matched preferred terms;
+        None without any term (Skip)."""
         if pod.preferred_affinity_error:
             raise PluginError(NAME, pod.preferred_affinity_error)
         terms = (*pod.preferred_affinity, *self.added_terms)
@@ -54,5 +56,13 @@ class NodeAffinity:
         # The sum depends only on the node's labels and name and on the terms, which the
         # pod's `preferred_affinity_key` names: a workload's pods reuse each node's sum.
         key = score_key(NAME, pod.preferred_affinity_key, self.added_key)
-        raw = memoised(nodes, key, lambda view: preferred_sum(terms, view))
+        return memoised(nodes, key, lambda view: preferred_sum(terms, view))
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """NormalizeScore: the highest sum 100 (in place)."""
         return default_normalize_score(MAX_NODE_SCORE, False, raw)
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        raw = self.raw_scores(state, pod, nodes, ctx)
+        return None if raw is None else self.normalize(raw, state)

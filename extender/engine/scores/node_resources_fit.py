@@ -180,14 +180,23 @@ class NodeResourcesFit:
         if pair is not None and weights is not None and sum(weights) > 0:
             self.score_pair = pair(*weights)
 
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int]:
+        """Score, which is already 0..100: the plugin has no NormalizeScore."""
+        return self.score(state, pod, nodes, ctx)
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """No NormalizeScore: `raw` as it is."""
+        return raw
+
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if self.score_pair is not None:
             cpu, memory = pod.scoring_non_zero_cpu, pod.scoring_non_zero_memory
             key = score_key(NAME, self.strategy, self.resources, cpu, memory)
-            scores = memoised_by_load(nodes, key, cpu, memory, non_zero_load, self.score_pair)
-            if scores is not None:
-                return scores
+            fused = memoised_by_load(nodes, key, cpu, memory, non_zero_load, self.score_pair)
+            if fused is not None:
+                return fused
         columns = resource_columns(self.resources, pod, nodes, use_requested=False)
         scorer = self.column_scorer
-        scores = [scorer(c.allocatable, c.requested) for c in columns]
-        return self.combine(columns, scores, len(nodes))
+        per_column = [scorer(c.allocatable, c.requested) for c in columns]
+        return self.combine(columns, per_column, len(nodes))

@@ -24,9 +24,18 @@ class PodState:
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
-    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int]:
+        """Score: terminating pods minus nominated pods, per node."""
         # Upstream counts every pod nominated to the node, the incoming pod included when
         # it carries a nomination; so does this.
         nominated = ctx.nominated_pods
-        raw = [node.num_terminating - len(nominated(node.node.name)) for node in nodes]
+        return [node.num_terminating - len(nominated(node.node.name)) for node in nodes]
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """NormalizeScore: min-max onto 0..100, all equal 0 (in place)."""
         return min_max_normalize(raw)
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int]:
+        return self.normalize(self.raw_scores(state, pod, nodes, ctx), state)

@@ -114,11 +114,12 @@ def memoised_by_load(nodes: Sequence[NodeInfo], key: Signature, cpu: int, memory
     `LoadMemo`). `cpu` and `memory` are the pod's requests, which `key` must capture with the
     plugin's configuration. None when a node lacks cpu or memory allocatable: the column path
     handles that."""
-    scores = []
+    scores: list[int] = []
     append = scores.append
     for info in nodes:
         view = info.node
         load_cpu, load_memory = load(info)
+        # The memo holds `object`s; under `key` they are this function's LoadMemo entries.
         entry: LoadMemo | None = view.memo.get(key)  # type: ignore[assignment]
         if entry is None or entry[0] != load_cpu or entry[1] != load_memory:
             allocatable = view.allocatable

@@ -52,10 +52,19 @@ class TaintToleration:
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
-    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int]:
+        """Score: each node's count of untolerated PreferNoSchedule taints."""
         tolerations = prefer_no_schedule_tolerations(pod.tolerations)
         # The count depends only on the node's taints and these tolerations: a workload's
         # pods reuse each node's count.
         key = score_key(NAME, tolerations)
-        raw = memoised(nodes, key, per_taint_set(tolerations))
+        return memoised(nodes, key, per_taint_set(tolerations))
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """NormalizeScore: reversed, the most taints 0 and none 100 (in place)."""
         return default_normalize_score(MAX_NODE_SCORE, True, raw)
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int]:
+        return self.normalize(self.raw_scores(state, pod, nodes, ctx), state)

@@ -200,10 +200,12 @@ class CapacityScheduling(DefaultPreemption):
                                        nominated_node: NodeInfo | None,
                                        can_preempt: VictimPredicate,
                                        ctx: ClusterContext) -> tuple[bool, str]:
-        """`PodEligibleToPreemptOthers` by quota: a pod that already preempted waits while a
-        pod it may evict (`can_preempt`: its own namespace's lower-priority pods when over its
-        min, else pods of namespaces borrowing beyond theirs; without a quota, lower-priority
-        pods without one) is terminating on its nominated node, whoever deleted it."""
+        """`PodEligibleToPreemptOthers` by quota. A pod that already preempted waits while, on
+        its nominated node, a pod is terminating (whoever deleted it) that is: of its own
+        namespace and lower priority; or of another namespace over its min while the
+        preemptor is within its own; or, for a preemptor without a quota, of lower priority
+        in a namespace without one. A nominated node with no status counts as unresolvable,
+        as modern kube-scheduler hands it over (`NodeToStatus` absent nodes)."""
         from extender.engine.preemption.evaluator import (
             NOT_ELIGIBLE_NEVER,
             NOT_ELIGIBLE_TERMINATING,
@@ -215,10 +217,28 @@ class CapacityScheduling(DefaultPreemption):
             return True, ""
         if nominated_status is None or nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return True, ""
-        if nominated_node is not None:
-            for other in nominated_node.pods.values():
-                if other.terminating and can_preempt(other):
+        if nominated_node is None:
+            return True, ""
+        priority = pod.priority
+        terminating = [p for p in nominated_node.pods.values() if p.terminating]
+        found = quota_state(ctx, pod) if terminating else None
+        if found is None:
+            quotas = ctx.quotas()
+            if any(p.namespace not in quotas and p.priority < priority for p in terminating):
+                return False, NOT_ELIGIBLE_TERMINATING
+            return True, ""
+        own = found.snapshot.get(pod.namespace)
+        assert own is not None
+        more_than_min = own.used_over_min_with(found.in_quota)
+        for other in terminating:
+            info = found.snapshot.get(other.namespace)
+            if info is None:
+                continue
+            if other.namespace == pod.namespace:
+                if other.priority < priority:
                     return False, NOT_ELIGIBLE_TERMINATING
+            elif not more_than_min and info.used_over_min():
+                return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
     def rejected_pre_filter_state(self, pod: PodView, ctx: ClusterContext) -> QuotaState | None:

@@ -22,6 +22,8 @@ from extender.model.resources import CPU, PODS, Resources
 from extender.model.scheduling import PodGroupView
 
 NAME = "Coscheduling"
+#: scheduler-plugins' `util.DefaultWaitTime`: the Permit wait when nothing else sets one.
+DEFAULT_WAIT_SECONDS = 60
 
 NOT_FOUND = "PodGroup not found"
 NO_GROUP = "can not find pod group"
@@ -53,7 +55,9 @@ class _Expiring:
         self._until: dict[str, float] = {}
 
     def add(self, name: str, ttl: float, now: float) -> None:
-        self._until[name] = now + ttl
+        """go-cache's `Add`: an entry that has not expired is kept as it is."""
+        if not self.has(name, now):
+            self._until[name] = now + ttl
 
     def has(self, name: str, now: float) -> bool:
         until = self._until.get(name)
@@ -86,10 +90,11 @@ class PodGroupManager:
         return f"{pod.namespace}/{pod.pod_group}", ctx.pod_group(pod.namespace, pod.pod_group)
 
     def timeout(self, group: PodGroupView | None) -> float:
-        """How long a group's pods wait at Permit: its scheduleTimeoutSeconds, else the default."""
+        """How long a group's pods wait at Permit (`util.GetWaitTimeDuration`): its
+        scheduleTimeoutSeconds, else permitWaitingTimeSeconds, else (0) 60 s."""
         if group is not None and group.schedule_timeout:
             return float(group.schedule_timeout)
-        return float(self.args.permit_waiting_time_seconds)
+        return float(self.args.permit_waiting_time_seconds or DEFAULT_WAIT_SECONDS)
 
     @staticmethod
     def assigned(group: PodGroupView, ctx: ClusterContext) -> int:
@@ -157,12 +162,18 @@ class PodGroupManager:
         not_assigned = float32((group.min_member - assigned) / group.min_member)
         if not_assigned <= float32(self.args.pod_group_reject_percentage / 100):
             return Status(_UNSCHEDULABLE, (), NAME), False
-        backoff = self.args.pod_group_backoff_seconds
-        if backoff > 0 and len(ctx.group_pods(pod.namespace, pod.pod_group)) >= group.min_member:
-            self.backed_off.add(full_name, backoff, now)
+        self.back_off(full_name, group, ctx, now)
         self.reject_group(full_name, now)
         return Status(_UNSCHEDULABLE, (f"PodGroup {full_name} gets rejected due to Pod {pod.name} "
                                        f"is unschedulable even after PostFilter",), NAME), True
+
+    def back_off(self, full_name: str, group: PodGroupView, ctx: ClusterContext,
+                 now: float) -> None:
+        """`podGroupBackoffSeconds`: a rejected group whose pods all exist is kept out of
+        PreFilter ("failed recently") for that long."""
+        backoff = self.args.pod_group_backoff_seconds
+        if backoff > 0 and len(ctx.group_pods(group.namespace, group.name)) >= group.min_member:
+            self.backed_off.add(full_name, backoff, now)
 
     def reject_group(self, full_name: str, now: float) -> None:
         """What Unreserve and a PostFilter rejection do to the group's own state."""

@@ -23,7 +23,11 @@ from extender.engine.plugins.inter_pod_affinity.filtering import (
     existing_anti_counts,
     incoming_counts,
 )
-from extender.engine.plugins.inter_pod_affinity.scoring import affinity_scores, topology_score
+from extender.engine.plugins.inter_pod_affinity.scoring import (
+    affinity_raw_scores,
+    normalize_affinity,
+    topology_score,
+)
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -52,8 +56,10 @@ class InterPodAffinity:
         return AffinityFilter(pod, affinity, anti, namespace_labels, existing, affinity_counts,
                               anti_counts, ctx.label_column)
 
-    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-              ctx: ClusterContext) -> list[int] | None:
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        """PreScore and Score: each node's summed weights of its topology pairs (negative
+        for anti-affinity); None when no existing pod contributes (Skip)."""
         if not nodes:
             return None
         terms = pod.affinity_terms
@@ -69,4 +75,13 @@ class InterPodAffinity:
                                 self.args.hard_pod_affinity_weight, ctx)
         if scores is None:
             return None
-        return affinity_scores(scores, nodes)
+        return affinity_raw_scores(scores, nodes)
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """NormalizeScore: min-max onto 0..100 (float), all equal 0."""
+        return normalize_affinity(raw)
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        raw = self.raw_scores(state, pod, nodes, ctx)
+        return None if raw is None else self.normalize(raw, state)

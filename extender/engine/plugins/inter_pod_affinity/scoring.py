@@ -49,16 +49,16 @@ def topology_score(pod: PodView, preferred: Sequence[AffinityTerm],
     # 2. Existing pods' own terms that select the incoming pod (equal terms of many pods are
     # matched once and counted per node).
     namespace_labels = ctx.namespace_labels(pod.namespace)
-    kinds = ((1, "preferred_affinity"), (-1, "preferred_anti"))
+    kinds: tuple[tuple[int, str], ...] = ((1, "preferred_affinity"), (-1, "preferred_anti"))
     if hard_weight > 0:
         kinds = ((hard_weight, "required_affinity"), *kinds)
     for factor, kind in kinds:
-        for group in index.term_groups(kind):
-            term = group.term
+        for term_group in index.term_groups(kind):
+            term = term_group.term
             if not term.matches(pod.namespace, pod.labels, namespace_labels):
                 continue
             weight = factor if kind == "required_affinity" else factor * term.weight
-            for node_name, num in group.nodes.items():
+            for node_name, num in term_group.nodes.items():
                 info = nodes.get(node_name)
                 if info is None or not info.node.labels:
                     continue
@@ -66,8 +66,8 @@ def topology_score(pod: PodView, preferred: Sequence[AffinityTerm],
     return scores if contributed else None
 
 
-def affinity_scores(scores: TopologyScore, nodes: Sequence[NodeInfo]) -> list[int]:
-    """Score per candidate, then NormalizeScore from the real minimum to the maximum."""
+def affinity_raw_scores(scores: TopologyScore, nodes: Sequence[NodeInfo]) -> list[int]:
+    """Score per candidate: the summed weights of the node's topology pairs."""
     raw = []
     for info in nodes:
         labels = info.node.labels
@@ -77,6 +77,12 @@ def affinity_scores(scores: TopologyScore, nodes: Sequence[NodeInfo]) -> list[in
             if value is not None:
                 total += per_value.get(value, 0)
         raw.append(total)
+    return raw
+
+
+def normalize_affinity(raw: list[int]) -> list[int]:
+    """NormalizeScore: float, from the real minimum (negative with anti-affinity) to the
+    maximum; all equal gives 0 everywhere."""
     if not raw:
         return raw
     low, high = min(raw), max(raw)
@@ -84,3 +90,4 @@ def affinity_scores(scores: TopologyScore, nodes: Sequence[NodeInfo]) -> list[in
     if spread <= 0:
         return [0] * len(raw)
     return [int(MAX_NODE_SCORE * ((score - low) / spread)) for score in raw]
+

@@ -18,12 +18,18 @@ from extender.engine.plugins.pod_topology_spread.common import (
     constraints_for,
 )
 from extender.engine.plugins.pod_topology_spread.filtering import SpreadFilter
-from extender.engine.plugins.pod_topology_spread.scoring import spread_scores
+from extender.engine.plugins.pod_topology_spread.scoring import (
+    normalize_spread,
+    spread_raw_scores,
+)
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.selectors import InvalidSelector
 
 __all__ = ["NAME", "PodTopologySpread"]
+
+#: The `CycleState` key of PreScore's ignored candidates (kube-scheduler's preScoreStateKey).
+PRE_SCORE_KEY = "PreScore" + NAME
 
 
 class PodTopologySpread:
@@ -42,8 +48,11 @@ class PodTopologySpread:
             return None
         return SpreadFilter.build(pod, constraints, ctx)
 
-    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-              ctx: ClusterContext) -> list[int] | None:
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        """PreScore and Score: each node's weighted matching-pod count plus `maxSkew - 1` per
+        constraint; None without ScheduleAnyway constraints (Skip). Which candidates PreScore
+        ignores (0, left out of the normalising) goes to `state` for `normalize`."""
         if not nodes or not ctx.nodes:
             return None
         # Nodes need every topology key only for the pod's own or the List-defaulted
@@ -55,4 +64,17 @@ class PodTopologySpread:
             return None
         if not constraints:
             return None
-        return spread_scores(pod, constraints, nodes, ctx, require_all)
+        raw, ignored = spread_raw_scores(pod, constraints, nodes, ctx, require_all)
+        state.write(PRE_SCORE_KEY, ignored)
+        return raw
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        """NormalizeScore: the fewest matching pods 100; the candidates `raw_scores` ignored
+        (as it recorded in `state`; none when it recorded nothing) 0."""
+        ignored: list[bool] | None = state.read(PRE_SCORE_KEY)
+        return normalize_spread(raw, [False] * len(raw) if ignored is None else ignored)
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        raw = self.raw_scores(state, pod, nodes, ctx)
+        return None if raw is None else self.normalize(raw, state)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from extender.engine.args import DefaultSpreadConstraint, PodTopologySpreadArgs
 from extender.engine.filters.node_affinity import matches as matches_required_affinity
@@ -19,8 +20,8 @@ from extender.model.selectors import Selector, label_selector, selector_from_set
 NAME = "PodTopologySpread"
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
-DO_NOT_SCHEDULE = "DoNotSchedule"
-SCHEDULE_ANYWAY = "ScheduleAnyway"
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
 HONOR = "Honor"
 
 REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"

@@ -118,9 +118,10 @@ class SpreadFilter(ProjectedFilterState):
             per_value = dict.fromkeys(domain_values[i], 0)
             for node_name, num in counts_by_node(ctx, c.selector, pod.namespace).items():
                 values = domains.get(node_name)
-                if values is not None and values[i] is not None:
-                    per_value[values[i]] += num  # type: ignore[index]
-            counts.append(per_value)  # type: ignore[arg-type]
+                value = values[i] if values is not None else None
+                if value is not None:
+                    per_value[value] += num
+            counts.append(per_value)
         spread = cls(pod, constraints, counts)
         if len(constraints) == 1:
             spread.column = ctx.label_column(constraints[0].topology_key)

@@ -1,4 +1,5 @@
-"""PreScore, Score and NormalizeScore: fewer matching pods in a node's domains score higher."""
+"""PreScore and Score (`spread_raw_scores`), NormalizeScore (`normalize_spread`): fewer matching
+pods in a node's domains score higher."""
 
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ def go_round(value: float) -> int:
     return int(whole)
 
 
-def spread_scores(pod: PodView, constraints: list[Constraint], nodes: Sequence[NodeInfo],
-                  ctx: ClusterContext, require_all: bool) -> list[int]:
-    """Normalised 0..100 per candidate in `nodes`."""
+def spread_raw_scores(pod: PodView, constraints: list[Constraint], nodes: Sequence[NodeInfo],
+                      ctx: ClusterContext, require_all: bool) -> tuple[list[int], list[bool]]:
+    """Score per candidate in `nodes`, and which candidates PreScore ignores (a node missing
+    a required topology key: it scores 0 and NormalizeScore leaves it out)."""
     ignored = [require_all and not has_all_keys(n.node.labels, constraints) for n in nodes]
     pair_counts: list[dict[str, int]] = [{} for _ in constraints]
     for node, skip in zip(nodes, ignored, strict=True):
@@ -66,19 +68,21 @@ def spread_scores(pod: PodView, constraints: list[Constraint], nodes: Sequence[N
         labels = node.node.labels
         score = 0.0
         for i, c in enumerate(constraints):
-            value = labels.get(c.topology_key)
-            if value is None:
+            own = labels.get(c.topology_key)
+            if own is None:
                 continue
             if c.topology_key == HOSTNAME:
                 count = count_matching(node.pods, c.selector, pod.namespace)
             else:
-                count = pair_counts[i][value]
+                count = pair_counts[i][own]
             score += count * weights[i] + (c.max_skew - 1)
         raw.append(go_round(score))
-    return _normalize(raw, ignored)
+    return raw, ignored
 
 
-def _normalize(raw: list[int], ignored: list[bool]) -> list[int]:
+def normalize_spread(raw: list[int], ignored: Sequence[bool]) -> list[int]:
+    """NormalizeScore: the fewest matching pods 100, relative to the highest score; the
+    ignored candidates 0 and out of the minimum and maximum."""
     valid = [s for s, skip in zip(raw, ignored, strict=True) if not skip]
     low = min(valid) if valid else 2**63 - 1
     high = max([0, *valid])

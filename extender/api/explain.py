@@ -1,0 +1,50 @@
+"""POST /explain: why the pod can or cannot go to each candidate node, plugin by plugin.
+
+The body is a filter or prioritize body (`ExtenderArgs`, `NodeNames` or `Nodes` form). The reply
+is `engine.explain.Explanation.to_dict()`, with the candidates in request order: every filter
+plugin's verdict on every node, the node's verdict as /filter reports it, and for the feasible
+nodes each scorer's raw and normalised score, weight and product, the total and the 0..10 that
+/prioritize answers when sent the feasible nodes (as kube-scheduler sends them). Read-only: unlike
+filter, it does not remember the pod for a later bind.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import msgspec
+from starlette.responses import Response
+
+from extender import wire
+from extender.api.body import error_response, json_response
+from extender.api.candidates import resolve
+from extender.api.observe import RequestRecord
+from extender.api.runtime import Runtime
+from extender.api.verb import decode, limit_candidates, pod_view
+from extender.engine.evaluate import status_dict
+from extender.engine.explain import NodeExplanation, explain_nodes
+
+error_reply = error_response
+
+_encoder = msgspec.json.Encoder()
+
+
+async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
+    args = cast(wire.ExtenderArgs, decode(body, wire.ExtenderArgs))
+    pod = pod_view(args.Pod)
+    record.pod = pod.key
+    if args.NodeNames is not None:
+        limit_candidates(len(args.NodeNames), runtime)
+    elif args.Nodes is not None:
+        limit_candidates(len(args.Nodes.items or ()), runtime)
+    candidates = resolve(args, runtime.state)
+    record.nodes = len(candidates.names)
+    explanation = explain_nodes(runtime.profile, pod, candidates.infos, runtime.state)
+    explained = explanation.nodes
+    # Request order; nodes the extender could not use (unknown names, invalid Node objects)
+    # carry the filter verb's reason for them and no plugin verdicts.
+    explanation.nodes = {
+        name: explained.get(name) or NodeExplanation([], status_dict(candidates.rejected[name]))
+        for name in dict.fromkeys(candidates.names)}
+    record.details["feasible"] = len(explanation.feasible)
+    return json_response(_encoder.encode(explanation.to_dict()))

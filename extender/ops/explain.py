@@ -1,0 +1,265 @@
+"""`extender explain`: why a pod can or cannot go to each node, plugin by plugin.
+
+    extender explain --pod pod.yaml [--snapshot FILE | --kubeconfig FILE] [--policy FILE]
+                     [--node NAME ...] [-o table|json]
+
+The same answer as `POST /explain` (`engine.explain`), on the state `serve` would use: the demo
+snapshot by default, a snapshot file, or a live cluster listed once (read-only: nothing is
+watched, bound or written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from extender.engine.cluster import ClusterState
+    from extender.engine.explain import Explanation
+
+
+class ExplainError(Exception):
+    """Input the command cannot use; the message says which and why."""
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "explain",
+        help="why a pod can or cannot go to each node: every filter's verdict, every score",
+        description="Run every filter plugin of the policy on every node for the pod (not only "
+                    "up to the first failure), and show each scorer's raw and normalised score, "
+                    "weight and weighted score, the total and the 0..10 extender score for the "
+                    "nodes that pass. The same answer as POST /explain.")
+    p.add_argument("--pod", required=True, type=Path, metavar="FILE",
+                   help="the pod, JSON or YAML (kubectl get pod NAME -o yaml), or a filter "
+                        "request body (ExtenderArgs: its Pod, and its NodeNames as the nodes)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--snapshot", type=Path, default=None, metavar="FILE",
+                        help="cluster snapshot (kubectl get nodes,pods,... -A -o json|yaml; "
+                             "default: the demo snapshot serve uses)")
+    source.add_argument("--kubeconfig", type=Path, default=None, metavar="FILE",
+                        help="list a live cluster once through this kubeconfig (read-only)")
+    p.add_argument("--context", default=None, help="kubeconfig context (default: current)")
+    p.add_argument("--policy", type=Path, default=None, metavar="FILE",
+                   help="ExtenderPolicy file (default: the one serve uses, kube-scheduler's "
+                        "default plugins)")
+    p.add_argument("--node", action="extend", nargs="+", default=None, metavar="NAME",
+                   dest="nodes", help="explain only these nodes (repeatable; default: all). "
+                                      "Scores are over the feasible ones among them")
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table",
+                   help="a terminal table (default) or the JSON of POST /explain")
+    p.add_argument("--log-level", default="warning",
+                   choices=["debug", "info", "warning", "error"],
+                   help="log level on standard error (default: warning)")
+    p.set_defaults(func=run_explain)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    try:
+        explanation, notes = explain_command(args)
+    except ExplainError as exc:
+        print(f"explain: {exc}", file=sys.stderr)
+        return 2
+    if args.output == "json":
+        json.dump(explanation.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render_table(explanation, notes)
+    return 0
+
+
+def explain_command(args: argparse.Namespace) -> tuple[Explanation, list[str]]:
+    import msgspec
+
+    from extender.data import default_policy
+    from extender.engine.explain import explain_nodes
+    from extender.engine.framework import EngineError
+    from extender.engine.policy import PolicyError, resolve_policy
+    from extender.engine.profile import build_profile
+    from extender.model import k8s
+    from extender.model.pod import PodView
+    from extender.model.quantity import QuantityError
+
+    pod, body_nodes = read_pod(args.pod)
+    try:
+        policy, policy_source = resolve_policy(args.policy, default_policy())
+    except PolicyError as exc:
+        raise ExplainError(f"invalid policy:\n{exc}") from None
+    state, state_source = load_state(args)
+    notes = [f"policy {_shown(policy_source)}; {state_source}"]
+    try:
+        typed = k8s.convert(pod, k8s.Pod)
+        running = typed.spec.node_name
+        if running:
+            # The question is where the scheduler could put it: as if pending again, its own
+            # load taken off the node it runs on.
+            typed.spec.node_name = ""
+            state.delete_pod(typed.metadata.namespace, typed.metadata.name)
+            notes.append(f"the pod runs on {running}: explained as if pending (its own "
+                         "requests taken off that node)")
+        view = PodView.from_k8s(typed)
+    except (msgspec.ValidationError, QuantityError) as exc:
+        raise ExplainError(f"{args.pod}: invalid Pod: {exc}") from None
+    names = args.nodes if args.nodes is not None else body_nodes
+    if names is None:
+        infos = list(state.nodes.values())
+    else:
+        unknown = [name for name in names if name not in state.nodes]
+        if unknown:
+            raise ExplainError(f"unknown node(s): {', '.join(unknown)} (the cluster has "
+                               f"{', '.join(sorted(state.nodes)) or 'no nodes'})")
+        infos = [state.nodes[name] for name in names]
+    try:
+        return explain_nodes(build_profile(policy), view, infos, state), notes
+    except EngineError as exc:
+        raise ExplainError(str(exc)) from None
+
+
+def read_pod(path: Path) -> tuple[dict[str, Any], list[str] | None]:
+    """The pod's object, and the node names of a request body (None: not a request body)."""
+    from extender.state.snapshot import SnapshotError, iter_objects, read_documents
+
+    try:
+        documents = read_documents(path)
+    except SnapshotError as exc:
+        raise ExplainError(str(exc)) from None
+    if len(documents) == 1 and isinstance(documents[0], dict) and "Pod" in documents[0]:
+        body = documents[0]
+        if not isinstance(body["Pod"], dict):
+            raise ExplainError(f"{path}: Pod must be an object")
+        names = body.get("NodeNames")
+        if names is None and isinstance(body.get("Nodes"), dict):
+            names = [(n.get("metadata") or {}).get("name") for n in body["Nodes"].get("items") or ()]
+        return body["Pod"], names
+    pods = [obj for obj in iter_objects(documents) if obj.get("kind", "Pod") == "Pod"]
+    if len(pods) != 1:
+        raise ExplainError(f"{path}: expected one Pod, found {len(pods)}")
+    return pods[0], None
+
+
+def load_state(args: argparse.Namespace) -> tuple[ClusterState, str]:
+    if args.kubeconfig is not None:
+        return list_cluster(args.kubeconfig, args.context), f"cluster of {args.kubeconfig}"
+    from extender.data import demo_snapshot
+    from extender.state.snapshot import SnapshotError, load_snapshot
+
+    snapshot = args.snapshot or demo_snapshot()
+    if not snapshot.is_file():
+        raise ExplainError(f"snapshot {snapshot} not found: pass --snapshot FILE or "
+                           "--kubeconfig FILE")
+    try:
+        return load_snapshot(snapshot), f"snapshot {_shown(str(snapshot))}"
+    except SnapshotError as exc:
+        raise ExplainError(f"cannot load the snapshot: {exc}") from None
+
+
+def list_cluster(kubeconfig: Path, context: str | None) -> ClusterState:
+    """The cluster as `serve --kubeconfig` sees it once synced: each informer lists once."""
+    import asyncio
+    import logging
+
+    from extender.engine.cluster import ClusterState
+    from extender.kube.client import KubeClient, KubeError
+    from extender.kube.config import ConfigError, load_kubeconfig
+    from extender.state.informer import ALL_RESOURCES, Informer
+
+    try:
+        config = load_kubeconfig(kubeconfig, context)
+    except ConfigError as exc:
+        raise ExplainError(f"cannot use the cluster credentials: {exc}") from None
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    state = ClusterState()
+
+    async def list_all() -> None:
+        async with KubeClient(config) as client:
+            for spec in ALL_RESOURCES:
+                await Informer(client, state, spec).relist()
+
+    try:
+        asyncio.run(list_all())
+    except KubeError as exc:
+        raise ExplainError(f"listing the cluster failed: {exc}") from None
+    return state
+
+
+def _shown(path: str) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        return path
+
+
+# ---- the table ------------------------------------------------------------------------------
+
+def _reasons(verdict: dict[str, Any]) -> str:
+    return ", ".join(verdict["reasons"]) or verdict["code"]
+
+
+def render_table(explanation: Explanation, notes: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    data = explanation.to_dict()
+    nodes = data["nodes"]
+    console.print(f"[bold]Pod {data['pod']}[/]: {len(data['feasible'])} of {len(nodes)} "
+                  "nodes feasible")
+    for note in notes:
+        console.print(f"[dim]{note}[/]")
+    if data["rejection"] is not None:
+        rejection = data["rejection"]
+        console.print(f"[red]PreFilter {rejection['plugin']} rejects the pod on every node: "
+                      f"{_reasons(rejection)}[/]")
+    skipped = [v["plugin"] for v in data["prefilter"] if v["code"] == "Skip"]
+    if skipped:
+        console.print(f"Filters with nothing to check for this pod: {', '.join(skipped)}")
+    idle = [s for s in data["scorers"] if s["status"] != "Scored"]
+    for scorer in idle:
+        why = f": {scorer['message']}" if scorer.get("message") else ""
+        console.print(f"Scorer {scorer['plugin']} {scorer['status'].lower()}{why}")
+
+    filters = Table(title="Filters (every plugin, in policy order)", title_justify="left",
+                    caption="no*: every failure is Unschedulable, which preemption may resolve",
+                    caption_justify="left")
+    filters.add_column("Node", no_wrap=True)
+    filters.add_column("Fits", no_wrap=True)
+    filters.add_column("Failing filters")
+    filters.add_column("Score", justify="right", no_wrap=True)
+    for name, node in nodes.items():
+        failing = [f"{v['plugin'] or 'extender'}: {_reasons(v)}" for v in node["filters"]
+                   if v["code"] not in ("Success", "Skip")]
+        if not node["filters"] and node["verdict"] is not None:  # not in the extender's state
+            failing = [f"extender: {_reasons(node['verdict'])}"]
+        score = "" if node["extenderScore"] is None else str(node["extenderScore"])
+        if node["feasible"]:
+            fits = "[green]yes[/]"
+        else:
+            codes = {v["code"] for v in node["filters"] if v["code"] not in ("Success", "Skip")}
+            fits = "[red]no*[/]" if codes == {"Unschedulable"} else "[red]no[/]"
+        filters.add_row(name, fits, "\n".join(failing), score)
+    console.print(filters)
+
+    scored = {name: node for name, node in nodes.items() if node["feasible"]}
+    if not scored:
+        return
+    scores = Table(title="Scores (feasible nodes; Σ weighted = total; 0..10 = extender score)",
+                   title_justify="left")
+    for column in ("Node", "Scorer"):
+        scores.add_column(column, no_wrap=True)
+    for column in ("Raw", "Normalized", "Weight", "Weighted", "0..10"):
+        scores.add_column(column, justify="right", no_wrap=True)
+    for name, node in scored.items():
+        first = True
+        for s in node["scores"]:
+            raw = "?" if s["raw"] is None else str(s["raw"])
+            scores.add_row(name if first else "", s["plugin"], raw, str(s["normalized"]),
+                           str(s["weight"]), str(s["weighted"]), "")
+            first = False
+        scores.add_row(name if first else "", "[bold]total[/]", "", "", "",
+                       f"[bold]{node['total']}[/]", f"[bold]{node['extenderScore']}[/]",
+                       end_section=True)
+    console.print(scores)

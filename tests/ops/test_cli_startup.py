@@ -1,0 +1,132 @@
+"""The `extender` command: light start-up for --version and --help, kube-scheduler's flag
+names with the old ones as aliases, and every sub-command module loaded only when used."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from extender import __version__
+from extender.cli import _COMMAND_MODULES, build_parser, declared_commands
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("fastapi", "starlette", "uvicorn", "matplotlib", "numpy", "prometheus_client",
+         "extender.engine", "extender.api", "extender.serve", "extender.simulator")
+
+PROBE = """
+import json, sys
+from extender.cli import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in
+                        ("fastapi", "starlette", "uvicorn", "matplotlib", "numpy",
+                         "prometheus_client") or m.startswith("extender."))))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], []])
+def test_version_and_help_import_no_server_stack(argv):
+    out = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    loaded = json.loads(out.strip().splitlines()[-1])
+    assert [m for m in loaded if m.startswith(HEAVY)] == []
+    assert set(loaded) <= {"extender.cli"}
+
+
+def test_python_m_extender_version():
+    done = subprocess.run([sys.executable, "-m", "extender", "--version"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"extender {__version__}"
+
+
+def test_help_lists_every_command_with_its_help():
+    out = subprocess.run([sys.executable, "-m", "extender", "--help"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    full = build_parser(load_all=True)
+    commands = full._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for name in commands:
+        assert name in out
+    assert {"serve", "render-config", "check-config", "simulate"} <= set(commands)
+    assert "run the extender HTTP service" in out
+
+
+def test_declared_commands_match_what_each_module_registers():
+    """The names read from the sources are the names the modules register."""
+    full = build_parser(load_all=True)
+    registered = set(full._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    declared = set()
+    for module in _COMMAND_MODULES:
+        found = declared_commands(module)
+        assert found is not None, f"{module}: command names are not string literals"
+        declared |= {n for name, _, aliases in found for n in (name, *aliases)}
+    assert declared == registered
+
+
+def test_only_the_given_commands_module_is_imported():
+    probe = """
+import sys
+from extender.cli import main
+try:
+    main(["render-config", "--help"])
+except SystemExit:
+    pass
+print("fastapi" in sys.modules, "extender.serve" in sys.modules,
+      "extender.simulator" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert "--url" in out
+    assert out.strip().splitlines()[-1] == "False False False"
+
+
+def test_unknown_command_is_a_usage_error():
+    done = subprocess.run([sys.executable, "-m", "extender", "nope"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "invalid choice: 'nope'" in done.stderr
+
+
+KUBE_FLAGS = ["serve", "--bind-address", "0.0.0.0", "--secure-port", "9443",
+              "--tls-cert-file", "c.crt", "--tls-private-key-file", "k.key",
+              "--client-ca-file", "ca.crt", "-v", "4", "--logging-format", "json"]
+OLD_FLAGS = ["serve", "--host", "0.0.0.0", "--port", "9443", "--tls-cert-file", "c.crt",
+             "--tls-key-file", "k.key", "--tls-client-ca-file", "ca.crt", "--v=4",
+             "--logging-format=json"]
+
+
+def test_kube_scheduler_flag_names_and_their_aliases_mean_the_same():
+    parser = build_parser("serve")
+    new, old = parser.parse_args(KUBE_FLAGS), parser.parse_args(OLD_FLAGS)
+    assert vars(new) == vars(old)
+    assert (new.host, new.port, new.verbosity, new.logging_format) == ("0.0.0.0", 9443, 4, "json")
+    assert (str(new.tls_key_file), str(new.tls_client_ca_file)) == ("k.key", "ca.crt")
+    assert parser.parse_args(["serve", "--v", "2"]).verbosity == 2
+    defaults = parser.parse_args(["serve"])
+    assert (defaults.host, defaults.port, defaults.verbosity, defaults.logging_format,
+            defaults.log_level) == ("127.0.0.1", 8888, None, "text", None)
+
+
+def test_bad_logging_flags_are_usage_errors(capsys):
+    parser = build_parser("serve")
+    for argv in (["serve", "-v", "-1"], ["serve", "--logging-format", "xml"],
+                 ["serve", "--log-level", "trace"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+    assert "--logging-format" in capsys.readouterr().err
+
+
+def test_serve_help_names_the_aliases():
+    out = subprocess.run([sys.executable, "-m", "extender", "serve", "--help"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    flat = " ".join(out.split())
+    for new, old in (("--bind-address", "--host"), ("--secure-port", "--port"),
+                     ("--tls-private-key-file", "--tls-key-file"),
+                     ("--client-ca-file", "--tls-client-ca-file")):
+        assert f"{new} " in flat and f"{old} is an alias" in flat
+    for flag in ("-v LEVEL, --v LEVEL", "--logging-format", "--log-level", "--tls-cert-file"):
+        assert flag in flat

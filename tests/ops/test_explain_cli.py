@@ -1,0 +1,210 @@
+"""`extender explain` run as a user runs it: both output modes, --node, a snapshot, a live
+cluster (the fake API server), and its error messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from starlette.testclient import TestClient
+
+from extender.api.app import create_app
+from extender.api.runtime import Runtime
+from extender.cli import main
+from extender.engine.policy import load_policy
+from extender.engine.profile import build_profile
+from extender.state.binder import SnapshotBinder
+from extender.state.snapshot import load_snapshot
+from tests.engine.upstream import builders as b
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+REQUEST = FIXTURES / "filter-names.request.json"
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The defaults (demo snapshot, default policy) are found as serve finds them. A wide
+    # terminal keeps table rows on one line.
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["explain", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def pod_file(tmp_path: Path) -> Path:
+    """The fixture's pending pod alone, as `kubectl get pod -o yaml` would give it."""
+    pod = json.loads(REQUEST.read_text())["Pod"]
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", **pod}))
+    return path
+
+
+def http_explain(names: list[str], policy: Path) -> dict[str, Any]:
+    """What POST /explain answers for the same pod, nodes and policy on the demo snapshot."""
+    state = load_snapshot(ROOT / "config" / "examples" / "cluster.json")
+    runtime = Runtime(build_profile(load_policy(policy)), state, SnapshotBinder(state, 30.0))
+    body = json.loads(REQUEST.read_text())
+    body["NodeNames"] = names
+    with TestClient(create_app(runtime)) as client:
+        return client.post("/explain", json=body).json()
+
+
+def test_table_on_the_default_snapshot_and_policy(capsys, tmp_path):
+    code, out, err = run(capsys, "--pod", str(pod_file(tmp_path)))
+    assert (code, err) == (0, "")
+    assert "Pod default/api-7d9f: 2 of 6 nodes feasible" in out
+    from extender.ops.explain import _shown
+    from extender.serve import DEFAULT_SNAPSHOT, resolve_policy
+
+    policy, snapshot = _shown(resolve_policy(None)[1]), _shown(str(DEFAULT_SNAPSHOT))
+    assert f"policy {policy}; snapshot {snapshot}" in out
+    assert not snapshot.startswith("/")  # shown relative to the working directory
+    assert "Filters with nothing to check for this pod: NodeName, NodePorts, PodTopologySpread, " \
+           "InterPodAffinity" in out
+    assert "Scorer PodTopologySpread skipped" in out
+    lines = out.splitlines()
+    # Every failing plugin of a node, one per line: cordoned-c1 fails three.
+    start = next(i for i, line in enumerate(lines) if "cordoned-c1" in line)
+    block = "\n".join(lines[start:start + 3])
+    for failure in ("NodeUnschedulable: node(s) were unschedulable",
+                    "TaintToleration: node(s) had untolerated taint(s)",
+                    "NodeAffinity: node(s) didn't match Pod's node affinity/selector"):
+        assert failure in block
+    worker_b2 = next(line for line in lines if "worker-b2" in line)
+    assert "no*" in worker_b2 and "NodeResourcesFit: Insufficient cpu" in worker_b2
+    # The score breakdown: raw 50 normalised to 100, times 2; totals 612 → 8 and 461 → 6.
+    affinity = next(line for line in lines if "NodeAffinity" in line and "│  50 │" in line)
+    assert [cell.strip() for cell in affinity.split("│")[2:7]] == [
+        "NodeAffinity", "50", "100", "2", "200"]
+    totals = [[cell.strip() for cell in line.split("│")[1:8]] for line in lines
+              if "│ total" in line]
+    assert totals == [["", "total", "", "", "", "612", "8"], ["", "total", "", "", "", "461", "6"]]
+
+
+def test_json_with_node_filter_is_what_the_http_verb_answers(capsys):
+    policy = FIXTURES / "policy-leastallocated.json"
+    code, out, err = run(capsys, "--pod", str(REQUEST), "--policy", str(policy), "-o", "json",
+                         "--node", "gpu-b1", "--node", "worker-a1")
+    assert (code, err) == (0, "")
+    explained = json.loads(out)
+    assert list(explained["nodes"]) == ["gpu-b1", "worker-a1"]
+    assert explained["feasible"] == ["worker-a1"]
+    assert explained["nodes"]["gpu-b1"]["verdict"]["reasons"] == ["node(s) had untolerated taint(s)"]
+    assert explained == http_explain(["gpu-b1", "worker-a1"], policy)
+
+
+def test_a_request_body_gives_its_node_names(capsys):
+    code, out, _ = run(capsys, "--pod", str(FIXTURES / "prioritize-names.request.json"),
+                       "--policy", str(FIXTURES / "policy-leastallocated.json"), "-o", "json")
+    assert code == 0
+    explained = json.loads(out)
+    assert list(explained["nodes"]) == ["worker-a1", "worker-a2"]
+    # The prioritize fixture's expected reply under this policy.
+    assert [explained["nodes"][n]["extenderScore"] for n in explained["feasible"]] == [3, 7]
+
+
+def _snapshot(tmp_path: Path) -> Path:
+    zone = "topology.kubernetes.io/zone"
+    objects = [
+        b.node("n1", {zone: "z1"}, allocatable={"cpu": "2", "memory": "4Gi", "pods": "110"}),
+        b.node("n2", {zone: "z2"}, allocatable={"cpu": "2", "memory": "4Gi", "pods": "110"},
+               taints=[{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]),
+        b.node("n3", {zone: "z2"}, allocatable={"cpu": "8", "memory": "16Gi", "pods": "110"}),
+        b.pod("busy", node="n1", requests={"cpu": "1500m", "memory": "1Gi"}),
+        b.pod("db-0", node="n2", requests={"cpu": "1", "memory": "1Gi"}),
+    ]
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    return path
+
+
+def test_snapshot_in_both_modes(capsys, tmp_path):
+    snapshot = _snapshot(tmp_path)
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(yaml.safe_dump(b.pod("app", requests={"cpu": "1", "memory": "1Gi"})))
+    policy = FIXTURES / "policy-leastallocated.json"
+    code, out, err = run(capsys, "--pod", str(pod), "--snapshot", str(snapshot), "--policy",
+                         str(policy), "-o", "json")
+    assert (code, err) == (0, "")
+    explained = json.loads(out)
+    assert explained["feasible"] == ["n3"]
+    failing = {name: {v["plugin"]: v["reasons"] for v in node["filters"]
+                      if v["code"] not in ("Success", "Skip")}
+               for name, node in explained["nodes"].items()}
+    # n2 fails on its taint only (1 cpu of 2 is free): every plugin ran.
+    assert failing == {"n1": {"NodeResourcesFit": ["Insufficient cpu"]},
+                       "n2": {"TaintToleration": ["node(s) had untolerated taint(s)"]},
+                       "n3": {}}
+    # LeastAllocated on n3: cpu (8000-1000)*100/8000 = 87, memory (16-1)/16 → 93; mean 90.
+    assert explained["nodes"]["n3"]["scores"] == [
+        {"plugin": "NodeResourcesFit", "raw": 90, "normalized": 90, "weight": 1, "weighted": 90}]
+    assert (explained["nodes"]["n3"]["total"], explained["nodes"]["n3"]["extenderScore"]) == (90, 9)
+
+    code, out, err = run(capsys, "--pod", str(pod), "--snapshot", str(snapshot), "--policy",
+                         str(policy), "--node", "n1", "n3")
+    assert (code, err) == (0, "")
+    assert "Pod default/app: 1 of 2 nodes feasible" in out
+    assert f"snapshot {snapshot}" in out
+    assert "n2" not in out.replace(str(snapshot), "")
+    assert "NodeResourcesFit: Insufficient cpu" in next(
+        line for line in out.splitlines() if "│ n1" in line)
+
+
+def test_a_running_pod_is_explained_as_if_pending(capsys, tmp_path):
+    snapshot = _snapshot(tmp_path)
+    pod = tmp_path / "busy.json"
+    pod.write_text(json.dumps(b.pod("busy", node="n1", requests={"cpu": "1500m", "memory": "1Gi"})))
+    code, out, _ = run(capsys, "--pod", str(pod), "--snapshot", str(snapshot), "-o", "json")
+    assert code == 0
+    explained = json.loads(out)
+    # Its own 1.5 cpu no longer counts on n1, and its nodeName no longer pins it there.
+    assert explained["feasible"] == ["n1", "n3"]
+    code, out, _ = run(capsys, "--pod", str(pod), "--snapshot", str(snapshot))
+    assert "the pod runs on n1: explained as if pending" in out
+
+
+def test_live_cluster_is_listed_once(capsys, tmp_path):
+    from tests.kube.fake_apiserver import FakeApiServer
+
+    policy = FIXTURES / "policy-leastallocated.json"
+    with FakeApiServer() as server:
+        server.load(json.loads((FIXTURES / "cluster.json").read_text())["items"])
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        code, out, err = run(capsys, "--pod", str(REQUEST), "--kubeconfig", str(kubeconfig),
+                             "--policy", str(policy), "-o", "json")
+        methods = {(r.method, r.path.split("?")[0]) for r in server.requests}
+    assert (code, err) == (0, "")
+    assert {method for method, _ in methods} == {"GET"}  # read-only
+    names = json.loads(REQUEST.read_text())["NodeNames"]
+    assert json.loads(out) == http_explain(names, policy)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--node", "ghost"], "unknown node(s): ghost (the cluster has cordoned-c1, gpu-b1, "),
+    (["--snapshot", "nope.json"], "snapshot nope.json not found"),
+    (["--policy", "tests/fixtures/cluster.json"], "invalid policy"),
+])
+def test_errors_are_messages_not_traces(capsys, argv, message):
+    code, out, err = run(capsys, "--pod", str(REQUEST), *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("explain: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_an_invalid_pod_file(capsys, tmp_path):
+    bad = tmp_path / "pod.yaml"
+    bad.write_text("kind: Pod\nspec:\n  containers:\n  - resources: {requests: {cpu: lots}}\n")
+    code, _, err = run(capsys, "--pod", str(bad))
+    assert code == 2 and "invalid Pod" in err and "lots" in err
+    two = tmp_path / "two.yaml"
+    two.write_text("kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n")
+    code, _, err = run(capsys, "--pod", str(two))
+    assert code == 2 and "expected one Pod, found 2" in err

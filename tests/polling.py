@@ -1,0 +1,24 @@
+"""Helpers for tests that start servers: a free loopback port, and bounded polling."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def until(check: Callable[[], bool], what: str = "", timeout: float = 20.0,
+          interval: float = 0.05) -> None:
+    """Poll until `check()` holds; fail after `timeout` seconds (every wait is bounded)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        time.sleep(interval)
