@@ -244,3 +244,41 @@ def test_missing_crd_is_a_readiness_message(tmp_path: Path) -> None:
                 assert extender.proc.poll() is None  # still serving, not crashed
         finally:
             extender.stop()
+
+
+def test_a_restart_with_binds_held_loses_no_pod(apiserver: FakeApiServer, tmp_path: Path) -> None:
+    server = apiserver
+    server.load([ko.node("node-0", cpu="16", memory="64Gi")])
+    server.put(_pod_group("job", 3, timeout=30))
+    pods = [server.put(ko.pod(f"job-{i}", cpu="1", memory="1Gi", labels={GROUP_LABEL: "job"}))
+            for i in range(3)]
+    policy = _policy(tmp_path, ["NodeResourcesFit", "Coscheduling"])
+    extender = Extender(server, tmp_path, policy, "--scheduler-http-timeout", "40")
+    extender.wait_ready()
+
+    def bind(ext: Extender, pod: dict) -> str:
+        try:
+            with ext.client() as client:
+                return client.post("/bind", json=_bind_body(pod, "node-0")).json()["Error"]
+        except httpx.TransportError as exc:  # what kube-scheduler sees when the extender dies
+            return f"transport: {type(exc).__name__}"
+
+    with ThreadPoolExecutor(2) as pool:
+        held = [pool.submit(bind, extender, pod) for pod in pods[:2]]
+        time.sleep(1.0)  # both are held now: the group needs a third
+        extender.stop()
+        outcomes = [f.result(timeout=20) for f in held]
+    # kube-scheduler's calls fail; it forgets the assumed pods and will retry them.
+    assert all(o for o in outcomes), outcomes
+    assert server.bindings == []
+    # The restarted extender knows nothing of the old holds; the retried binds (and the third
+    # pod's) complete the group, and every pod is bound exactly once.
+    restarted = Extender(server, tmp_path, policy, "--scheduler-http-timeout", "40")
+    try:
+        restarted.wait_ready()
+        with ThreadPoolExecutor(3) as pool:
+            results = list(pool.map(lambda pod: bind(restarted, pod), pods))
+    finally:
+        restarted.stop()
+    assert results == ["", "", ""]
+    assert sorted(name for _, name, _, _ in server.bindings) == ["job-0", "job-1", "job-2"]
