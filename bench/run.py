@@ -17,7 +17,12 @@ What it does:
    ``--max-requests`` and ``--max-seconds``; the server's peak RSS per case; and the floors for
    the same body: ``POST /_floor`` on the same server (HTTP floor) and the fastest JSON decoder
    decoding it into plain objects (decode floor);
-4. writes ``bench/results/<timestamp>.json`` and ``.md`` and prints the Markdown table.
+4. the load-aware rows (unless ``--no-load-aware``): the NodeNames prioritize body of 500
+   candidates (else the largest size) against two more servers, one scoring with
+   NodeResourcesFit LeastAllocated alone, one with TargetLoadPacking alone while its refresher
+   re-reads every node's load from a loopback load-watcher (``bench.loadwatcher``) every
+   ``--load-refresh`` seconds;
+5. writes ``bench/results/<timestamp>.json`` and ``.md`` and prints the Markdown table.
 
 Numbers never fail anything: the targets are reported as met / not met.
 """
@@ -86,6 +91,8 @@ class Options:
     n_bind: int
     no_cache: bool = False
     extra_server_args: list[str] = field(default_factory=list)
+    load_aware: bool = True
+    load_refresh: float = 0.2
 
 
 def _ints(text: str) -> list[int]:
@@ -133,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for /readyz")
     p.add_argument("--decode-runs", type=int, default=21, help="decode-floor runs per decoder and GC mode")
     p.add_argument("--decode-seconds", type=float, default=3.0, help="decode-floor time budget per decoder and GC mode")
+    p.add_argument("--no-load-aware", action="store_true",
+                   help="skip the load-aware rows (prioritize: TargetLoadPacking vs LeastAllocated alone)")
+    p.add_argument("--load-refresh", type=float, default=0.2,
+                   help="seconds between the TargetLoadPacking server's metrics refreshes (default 0.2: several in each measurement)")
     return p
 
 
@@ -170,6 +181,8 @@ def options_from(args: argparse.Namespace) -> Options:
         n_bind=max(max_requests + args.warmup, 1),
         no_cache=bool(args.no_cache),
         extra_server_args=list(args.server_arg),
+        load_aware=not args.no_load_aware,
+        load_refresh=args.load_refresh,
     )
 
 
@@ -272,10 +285,11 @@ class Server:
                 self.proc.wait(timeout=15)
 
 
-def start_server(opts: Options, snapshot: Path, workdir: Path, cpu: int | None, tag: str) -> Server:
+def start_server(opts: Options, snapshot: Path, workdir: Path, cpu: int | None, tag: str,
+                 policy: Path | None = None) -> Server:
     port = free_port()
     cmd = [sys.executable, "-m", opts.server_module, "serve", "--host", HOST, "--port", str(port),
-           "--snapshot", str(snapshot), "--policy", str(opts.policy), "--floor-endpoint",
+           "--snapshot", str(snapshot), "--policy", str(policy or opts.policy), "--floor-endpoint",
            *opts.extra_server_args]
     if "nodes" in opts.forms and opts.server_module == "extender":
         cmd.append("--nodes-form")  # whole Node objects: the larger default body limit
@@ -480,6 +494,75 @@ def drive(opts: Options, server: Server, gen: generate.Generated, workdir: Path,
     return measured
 
 
+# --------------------------------------------------------------------------- load-aware rows
+
+#: The load-aware rows' variants: (case id suffix, label, the score phase of the policy).
+LOAD_AWARE = (
+    ("leastallocated", "LeastAllocated alone", [{"name": "NodeResourcesFit", "weight": 1}]),
+    ("targetloadpacking", "TargetLoadPacking", [{"name": "TargetLoadPacking", "weight": 1}]),
+)
+
+
+def load_aware_size(opts: Options) -> int | None:
+    """The NodeNames size the load-aware rows use: 500, else the largest measured."""
+    if not opts.load_aware or "names" not in opts.forms or "prioritize" not in opts.verbs:
+        return None
+    return 500 if 500 in opts.sizes else max(opts.sizes)
+
+
+def load_aware_policy(scores: list[JSON], watcher: str, refresh: float) -> JSON:
+    """kube-scheduler's default filters, and only `scores`: NodeResourcesFit scores
+    LeastAllocated (its default); TargetLoadPacking reads the loopback load-watcher."""
+    return {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+            "plugins": {"score": {"enabled": scores}},
+            "pluginConfig": [
+                {"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+                    "type": "LeastAllocated",
+                    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}},
+                {"name": "TargetLoadPacking", "args": {
+                    "watcherAddress": watcher,
+                    "metricProvider": {"refreshSeconds": refresh, "staleAfterSeconds": 300}}}]}
+
+
+def load_aware_cases(size: int, gen: generate.Generated) -> list[JSON]:
+    key = generate.body_key("filter", "names", size)
+    return [{"id": f"prioritize-names-{size}-{suffix}", "verb": "prioritize", "form": "names",
+             "size": size, "path": PATHS["prioritize"], "body_key": key,
+             "body_file": str(gen.bodies[key]), "multi": False, "variant": label}
+            for suffix, label, _ in LOAD_AWARE]
+
+
+def drive_load_aware(opts: Options, gen: generate.Generated, workdir: Path,
+                     cpus: tuple[int | None, int | None], measured: Measured) -> JSON | None:
+    """The same prioritize body against a LeastAllocated-only server and a TargetLoadPacking
+    server whose metrics refresh runs meanwhile; returns what the watcher served."""
+    from bench.loadwatcher import FakeLoadWatcher
+
+    size = load_aware_size(opts)
+    if size is None:
+        return None
+    spec = generate.ClusterSpec(opts.nodes, opts.pods, opts.seed)
+    with FakeLoadWatcher(spec, HOST) as watcher:
+        for (suffix, label, scores), case in zip(LOAD_AWARE, load_aware_cases(size, gen), strict=True):
+            policy = workdir / f"policy-{suffix}.json"
+            policy.write_bytes(msgspec.json.encode(load_aware_policy(scores, watcher.address,
+                                                                     opts.load_refresh)))
+            log(f"load-aware: {label} on prioritize NodeNames {size}")
+            server = start_server(opts, gen.cluster, workdir, cpus[0], suffix, policy)
+            try:
+                wait_ready(server, opts.ready_timeout)
+                before = watcher.requests
+                measured.merge(run_client(opts, server, [case], workdir, cpus[1]))
+                case_done = next((c for c in measured.cases if c["id"] == case["id"]), None)
+                if case_done is not None:
+                    case_done["variant"] = label
+                    case_done["watcher_fetches"] = watcher.requests - before
+            finally:
+                server.stop()
+        return {"size": size, "refresh_seconds": opts.load_refresh, "nodes": spec.n_nodes,
+                "fetches": watcher.requests}
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -515,6 +598,7 @@ def run(opts: Options) -> JSON:
             server.stop()
         raise
     measured = drive(opts, server, gen, workdir, cpus)
+    load_aware = drive_load_aware(opts, gen, workdir, cpus, measured)
     server_cpu, client_cpu = cpus
     return {
         "started": started.isoformat(timespec="seconds"),
@@ -533,7 +617,10 @@ def run(opts: Options) -> JSON:
         },
         "server_idle_rss_kib": measured.idle_rss_kib,
         "server_restarts": measured.restarts,
-        "planned_cases": [c["id"] for c in plan_cases(opts, gen)],
+        "planned_cases": [c["id"] for c in plan_cases(opts, gen)]
+                         + ([c["id"] for c in load_aware_cases(load_aware["size"], gen)]
+                            if load_aware else []),
+        "load_aware": load_aware,
         "rss_mode": measured.rss_mode,
         "state": state,
         "cases": measured.cases,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from extender.api import metrics
 from extender.api.app import create_app
-from extender.api.health import CheckedReadiness
+from extender.api.health import CheckedReadiness, with_detail
 from extender.api.offload import DEFAULT_OFFLOAD_BYTES, Offloader
 from extender.api.protocol import (
     DEFAULT_HEADER_TIMEOUT,
@@ -206,6 +206,7 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
         runtime = Runtime(profile, state,
                           SnapshotBinder(state, args.assume_ttl, on_outcome=count_bind),
                           source=f"snapshot {snapshot}")
+        configure_load_metrics(runtime, None)
     configure_limits(runtime, args)
     configure_gang_and_quota(runtime, args)
     log.info("extender configured", extra={
@@ -277,9 +278,9 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
     # httpx logs every request at INFO; the informers' own logs say what matters.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     state = ClusterState()
-    # PodGroups/ElasticQuotas are watched only when a plugin reads them: a cluster without
-    # scheduler-plugins' CRDs must not wait for them.
-    live = LiveState(client, state, resources=resources_for(profile.filter_names),
+    # Custom resources (PodGroups, ElasticQuotas, NodeResourceTopologies, …) are watched only
+    # when a plugin reads them: a cluster without those CRDs must not wait for them.
+    live = LiveState(client, state, resources=resources_for(profile.plugin_names),
                      freeze_gc=True, owns_client=True)
     export_informer_metrics(live)
     binder = ApiBinder(client, state, deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
@@ -298,7 +299,27 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
     runtime.startup.append(events.start)
     runtime.shutdown.append(events.stop)  # before live.stop closes the client
     runtime.shutdown.append(live.stop)
+    configure_load_metrics(runtime, client)
     return runtime
+
+
+def configure_load_metrics(runtime: Runtime, client: KubeClient | None) -> None:
+    """Trimaran's node-metrics source, refreshed in the background from the app's lifespan
+    (`extender.state.loadmetrics`); nothing when no enabled plugin reads node load."""
+    from extender.state.loadmetrics import LoadSourceConfigError, build_refresher
+
+    try:
+        refresher = build_refresher(runtime.profile, runtime.state, kube_client=client,
+                                    on_fetch=metrics.count_load_fetch)
+    except LoadSourceConfigError as exc:
+        raise StartupError(f"node load metrics: {exc}") from None
+    if refresher is None:
+        return
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not one INFO line per fetch
+    metrics.export_load_metrics(refresher)
+    runtime.readiness = with_detail(runtime.readiness, "load-metrics", refresher.detail)
+    runtime.startup.append(refresher.start)
+    runtime.shutdown.insert(0, refresher.stop)  # before the Kubernetes client closes
 
 
 def export_informer_metrics(live: LiveState) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from extender.model import names, quantity, resources, timeparse
 from extender.model.node import interned_sizes
 from extender.model.pod import shared_sizes
+from extender.model.podload import load_sizes
 
 #: lru_cache'd parsers of the model: bounded by their maxsize.
 _LRU: dict[str, Any] = {
@@ -56,6 +57,7 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         "quantity_nanos": len(getattr(quantity, "_TEXT_NANOS", ())),  # cleared past 65 536
         **interned_sizes(),
         **shared_sizes(),
+        **load_sizes(),
     }
     sizes.update({name: _lru_size(fn) for name, fn in _LRU.items()})
     for name, size in (extra or {}).items():

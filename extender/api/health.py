@@ -3,12 +3,14 @@
 `/livez` and `/healthz` answer while the process serves; `/readyz` once the cluster state is
 synced. With `?verbose`, each answers one line per check, as kube-apiserver does
 (`[+]informer-pods ok`, `[-]informer-nodes failed: <reason>`), then
-`readyz check passed` or `readyz check failed`.
+`readyz check passed` or `readyz check failed`. Detail lines (`DetailedReadiness`: the node load
+metrics) follow the checks, `[+]load-metrics ok` or `[!]load-metrics warning: <why>`, and never
+make the extender unready: what they report degrades scores, not answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -37,17 +39,52 @@ class CheckedReadiness:
         return (why is None, why or self.ok)
 
 
+class DetailedReadiness:
+    """`Runtime.readiness` (`inner`) plus detail lines for `/readyz?verbose` that never fail it.
+
+    `details()` lists (name, warning or None); readiness itself is `inner`'s."""
+
+    def __init__(self, inner: Callable[[], tuple[bool, str]],
+                 details: list[tuple[str, Callable[[], str | None]]]) -> None:
+        self.inner, self._details = inner, details
+
+    def __call__(self) -> tuple[bool, str]:
+        return self.inner()
+
+    def details(self) -> list[CheckResult]:
+        return [(name, detail()) for name, detail in self._details]
+
+
+def with_detail(readiness: Callable[[], tuple[bool, str]], name: str,
+                detail: Callable[[], str | None]) -> DetailedReadiness:
+    """`readiness` with one more detail line `name` (`detail()`: a warning, or None when ok)."""
+    if isinstance(readiness, DetailedReadiness):
+        return DetailedReadiness(readiness.inner, [*readiness._details, (name, detail)])
+    return DetailedReadiness(readiness, [(name, detail)])
+
+
 def readiness_checks(runtime: Runtime) -> list[CheckResult]:
-    checks = getattr(runtime.readiness, "checks", None)
+    readiness = runtime.readiness
+    if isinstance(readiness, DetailedReadiness):
+        readiness = readiness.inner
+    checks = getattr(readiness, "checks", None)
     if callable(checks):
         return [("ping", None), *checks()]
-    ready, why = runtime.readiness()
+    ready, why = readiness()
     return [("ping", None), ("cluster-state", None if ready else why)]
 
 
-def _verbose(kind: str, checks: list[CheckResult]) -> Response:
+def readiness_details(runtime: Runtime) -> list[CheckResult]:
+    readiness = runtime.readiness
+    return readiness.details() if isinstance(readiness, DetailedReadiness) else []
+
+
+def _verbose(kind: str, checks: list[CheckResult],
+             details: Sequence[CheckResult] = ()) -> Response:
     lines = [f"[+]{name} ok" if why is None else f"[-]{name} failed: {why}"
              for name, why in checks]
+    lines += [f"[+]{name} ok" if why is None else f"[!]{name} warning: {why}"
+              for name, why in details]
     passed = all(why is None for _, why in checks)
     lines.append(f"{kind} check {'passed' if passed else 'failed'}")
     return Response(("\n".join(lines) + "\n").encode(), status_code=200 if passed else 503,
@@ -71,7 +108,7 @@ healthz = livez
 async def readyz(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     if _wants_verbose(request):
-        return _verbose("readyz", readiness_checks(runtime))
+        return _verbose("readyz", readiness_checks(runtime), readiness_details(runtime))
     ready, why = runtime.readiness()
     return Response(f"{'ok' if ready else 'not ready'}: {why}".encode(),
                     status_code=200 if ready else 503, media_type="text/plain")

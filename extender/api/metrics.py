@@ -10,6 +10,7 @@ them.
 from __future__ import annotations
 
 import platform
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
@@ -99,3 +100,42 @@ def count_filter_rejections(counts: dict[tuple[str, int], int]) -> None:
 
 def exposition() -> tuple[bytes, str]:
     return generate_latest(), CONTENT_TYPE_LATEST
+
+
+# ---- node load metrics (Trimaran's source; present only when a plugin reads them) ---------
+LOAD_METRICS_FETCHES = Counter(
+    "extender_load_metrics_fetch_total",
+    "Fetches of node load metrics, by source (load-watcher, prometheus, metrics-server) and "
+    "outcome (ok, unreachable, timeout, http_error, invalid, error).", ["source", "outcome"])
+LOAD_METRICS_FETCH_DURATION = Histogram(
+    "extender_load_metrics_fetch_duration_seconds",
+    "Time a fetch of node load metrics took, by source (in the background, never in a request).",
+    ["source"], buckets=(*_BUCKETS, 10.0, 30.0))
+LOAD_METRICS_NODES = Gauge(
+    "extender_load_metrics_nodes", "Nodes of the cluster state with fresh load metrics.")
+LOAD_METRICS_NODES_WITHOUT_DATA = Gauge(
+    "extender_load_metrics_nodes_without_data",
+    "Nodes of the cluster state without fresh load metrics (never reported, or older than "
+    "staleAfterSeconds): the Trimaran scorers give them MinNodeScore (0).")
+LOAD_METRICS_AGE = Gauge(
+    "extender_load_metrics_age_seconds",
+    "Seconds since the data of the newest successful fetch of load metrics, by source; +Inf "
+    "before the first.", ["source"])
+
+
+def count_load_fetch(source: str, outcome: str, seconds: float) -> None:
+    """The refresher's `on_fetch`: one fetch of node load metrics."""
+    LOAD_METRICS_FETCHES.labels(source, outcome).inc()
+    LOAD_METRICS_FETCH_DURATION.labels(source).observe(seconds)
+
+
+def export_load_metrics(refresher: Any) -> None:
+    """Feed a `LoadMetricsRefresher`'s state to the gauges (read at each scrape)."""
+    from extender.state.loadmetrics.source import OUTCOMES
+
+    kind = refresher.source.kind
+    for outcome in OUTCOMES:
+        LOAD_METRICS_FETCHES.labels(kind, outcome)  # present at 0 from the start
+    LOAD_METRICS_NODES.set_function(lambda: refresher.status().nodes_with_data)
+    LOAD_METRICS_NODES_WITHOUT_DATA.set_function(lambda: refresher.status().nodes_without_data)
+    LOAD_METRICS_AGE.labels(kind).set_function(lambda: refresher.status().age_seconds)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from extender.model.quantity import QuantityError, milli_value, parse_quantity
 
 Version = tuple[int, int]
 #: The newest kube-scheduler release the engine follows.
@@ -198,3 +202,197 @@ class CoschedulingArgs(_Args):
     pod_group_backoff_seconds: int = Field(default=0, ge=0, alias="podGroupBackoffSeconds")
     pod_group_reject_percentage: int = Field(default=10, ge=0, le=100,
                                              alias="podGroupRejectPercentage")
+
+
+# ---- Trimaran (scheduler-plugins' load-aware scorers) -----------------------------------
+class PrometheusQueries(_Args):
+    """The PromQL the Prometheus source runs (an extension of scheduler-plugins' args: the
+    defaults are load-watcher's own queries). `{window}` is replaced by the window (15m)."""
+
+    cpu_average: str = Field(default="avg_over_time(instance:node_cpu:ratio[{window}])",
+                             alias="cpuAverage")
+    cpu_std: str = Field(default="stddev_over_time(instance:node_cpu:ratio[{window}])",
+                         alias="cpuStd")
+    memory_average: str = Field(
+        default="avg_over_time(instance:node_memory_utilisation:ratio[{window}])",
+        alias="memoryAverage")
+    memory_std: str = Field(
+        default="stddev_over_time(instance:node_memory_utilisation:ratio[{window}])",
+        alias="memoryStd")
+    #: The series label that names the node.
+    node_label: str = Field(default="instance", alias="nodeLabel")
+
+
+METRIC_PROVIDER_TYPES = ("KubernetesMetricsServer", "Prometheus", "SignalFx")
+
+
+class _PointerArgs(_Args):
+    """Arguments whose Go fields are pointers or maps: a `null` is unset, then defaulted."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_unset(cls, data: object) -> object:
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+class MetricProviderSpec(_PointerArgs):
+    """`metricProvider`: where load metrics come from when `watcherAddress` is empty."""
+
+    #: KubernetesMetricsServer, Prometheus or SignalFx (checked by `TrimaranSpec`: any text
+    #: is accepted beside a `watcherAddress`, which takes precedence, as upstream's checkSpecs).
+    type: str = "KubernetesMetricsServer"
+    address: str = ""
+    token: str = ""
+    #: Unset: true for Prometheus (scheduler-plugins' v1 `SetDefaultTrimaranSpec`), else false.
+    insecure_skip_verify: bool = Field(default=False, alias="insecureSkipVerify")
+    prometheus_queries: PrometheusQueries = Field(default_factory=PrometheusQueries,
+                                                  alias="prometheusQueries")
+    #: How often the source is read, in seconds (Trimaran: 30).
+    refresh_seconds: float = Field(default=30.0, gt=0, alias="refreshSeconds")
+    #: A node whose newest sample is older than this is scored as having no metrics.
+    stale_after_seconds: float = Field(default=300.0, gt=0, alias="staleAfterSeconds")
+
+    @model_validator(mode="after")
+    def _prometheus_skips_verify_by_default(self) -> MetricProviderSpec:
+        if self.type == "Prometheus" and "insecure_skip_verify" not in self.model_fields_set:
+            object.__setattr__(self, "insecure_skip_verify", True)
+        return self
+
+
+class TrimaranSpec(_PointerArgs):
+    """What every Trimaran plugin's arguments share: a load-watcher service
+    (`watcherAddress`, `GET <address>/watcher`), else `metricProvider`."""
+
+    watcher_address: str = Field(default="", alias="watcherAddress")
+    metric_provider: MetricProviderSpec = Field(default_factory=MetricProviderSpec,
+                                                alias="metricProvider")
+
+    @model_validator(mode="after")
+    def _source_given(self) -> TrimaranSpec:
+        """`checkSpecs`: without a watcher address the provider type must be known. An
+        explicit empty `watcherAddress` stops v1 defaulting the type, so it is then empty."""
+        if self.watcher_address:
+            return self
+        kind = self.metric_provider.type
+        if ("watcher_address" in self.model_fields_set
+                and "type" not in self.metric_provider.model_fields_set):
+            kind = ""
+        if kind not in METRIC_PROVIDER_TYPES:
+            raise ValueError(f"invalid MetricProvider.Type, got {kind}")
+        return self
+
+
+_GO_DECIMAL = re.compile(r"[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)"
+                         r"(?:[eE][+-]?\d(?:_?\d)*)?")
+_GO_HEX = re.compile(r"[+-]?0[xX](?:_?[0-9a-fA-F])*(?:\.(?:[0-9a-fA-F](?:_?[0-9a-fA-F])*)?)?"
+                     r"[pP][+-]?\d(?:_?\d)*")
+_GO_SPECIAL = re.compile(r"[+-]?(?:inf|infinity)|nan", re.IGNORECASE)
+
+
+def go_parse_float(text: str) -> float:
+    """Go's `strconv.ParseFloat(text, 64)`: decimal or hexadecimal literals (`_` between
+    digits), Inf/Infinity/NaN in any case; no surrounding spaces. ValueError as Go errors
+    (syntax, or a finite literal out of range)."""
+    if _GO_SPECIAL.fullmatch(text):
+        return float(text.lower().replace("infinity", "inf"))
+    if _GO_DECIMAL.fullmatch(text):
+        number = float(text.replace("_", ""))
+    elif _GO_HEX.fullmatch(text):
+        number = float.fromhex(text.replace("_", ""))
+    else:
+        raise ValueError(f'strconv.ParseFloat: parsing "{text}": invalid syntax')
+    if math.isinf(number):
+        raise ValueError(f'strconv.ParseFloat: parsing "{text}": value out of range')
+    return number
+
+
+class TargetLoadPackingArgs(TrimaranSpec):
+    """scheduler-plugins' v1 `TargetLoadPackingArgs`, defaulted and checked as there."""
+
+    #: Predicted cpu of a container with neither a cpu limit nor a request (only `cpu` is read;
+    #: a map without it predicts 0).
+    default_requests: dict[str, str | int | float] = Field(
+        default_factory=lambda: dict[str, str | int | float](cpu="1000m"),
+        alias="defaultRequests")
+    #: Predicted cpu of a container with a request but no limit: request × this (parsed as Go's
+    #: ParseFloat; an unparsable one fails the plugin's New).
+    default_requests_multiplier: str = Field(default="1.5", alias="defaultRequestsMultiplier")
+    #: Target cpu utilisation in percent; 0 or less means the default, 40. Above 100 the
+    #: plugin would give scores above 100, which kube-scheduler rejects in every cycle: refused.
+    target_utilization: int = Field(default=40, le=100, alias="targetUtilization")
+
+    @field_validator("default_requests")
+    @classmethod
+    def _quantities(cls, requests: dict[str, str | int | float]) -> dict[str, str | int | float]:
+        for name, amount in requests.items():
+            try:
+                parse_quantity(amount)
+            except QuantityError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        return requests
+
+    @field_validator("default_requests_multiplier")
+    @classmethod
+    def _multiplier(cls, text: str) -> str:
+        try:
+            go_parse_float(text)
+        except ValueError as exc:
+            raise ValueError(f"unable to parse DefaultRequestsMultiplier: {exc}") from None
+        return text
+
+    @field_validator("target_utilization")
+    @classmethod
+    def _target(cls, percent: int) -> int:
+        return percent if percent > 0 else 40
+
+    @property
+    def requests_multiplier(self) -> float:
+        return go_parse_float(self.default_requests_multiplier)
+
+    @property
+    def requests_milli_cores(self) -> int:
+        """`DefaultRequests.Cpu().MilliValue()`."""
+        return milli_value(self.default_requests.get("cpu", 0))
+
+
+class LoadVariationRiskBalancingArgs(TrimaranSpec):
+    """scheduler-plugins' v1 `LoadVariationRiskBalancingArgs`: a negative margin or
+    sensitivity means the default, 1."""
+
+    safe_variance_margin: float = Field(default=1.0, allow_inf_nan=False,
+                                        alias="safeVarianceMargin")
+    safe_variance_sensitivity: float = Field(default=1.0, allow_inf_nan=False,
+                                             alias="safeVarianceSensitivity")
+
+    @field_validator("safe_variance_margin", "safe_variance_sensitivity")
+    @classmethod
+    def _negative_means_one(cls, value: float) -> float:
+        return value if value >= 0 else 1.0
+
+
+class LowRiskOverCommitmentArgs(TrimaranSpec):
+    """scheduler-plugins' v1 `LowRiskOverCommitmentArgs`: a window of 0 or less means 5; no
+    weights means 0.5 each; a weight outside [0, 1] means 0.5; cpu and memory not given weigh
+    0.5 (`New`)."""
+
+    smoothing_window_size: int = Field(default=5, alias="smoothingWindowSize")
+    risk_limit_weights: dict[str, float] = Field(
+        default_factory=lambda: {"cpu": 0.5, "memory": 0.5}, alias="riskLimitWeights")
+
+    @field_validator("smoothing_window_size")
+    @classmethod
+    def _window(cls, size: int) -> int:
+        return size if size > 0 else 5
+
+    @field_validator("risk_limit_weights")
+    @classmethod
+    def _weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        if not weights:
+            return {"cpu": 0.5, "memory": 0.5}
+        for name, weight in weights.items():
+            if math.isnan(weight):
+                raise ValueError(f"{name}: NaN is not a weight")
+        return {"cpu": 0.5, "memory": 0.5,
+                **{name: weight if 0 <= weight <= 1 else 0.5 for name, weight in weights.items()}}

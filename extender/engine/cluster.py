@@ -6,6 +6,7 @@ locks are needed; readers on the same loop always see a consistent state between
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -15,8 +16,11 @@ from typing import TypeVar
 from extender.engine.podindex import PodIndex
 from extender.model import k8s
 from extender.model.disruption import PdbView, PriorityClassView
+from extender.model.loadmetrics import WatcherMetrics
+from extender.model.networkaware import AppGroupView, NetworkTopologyView
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
+from extender.model.numa import NRTView, effective_request
 from extender.model.pod import PodView
 from extender.model.resources import Resources
 from extender.model.scheduling import ElasticQuotaView, PodGroupView
@@ -27,6 +31,12 @@ _MISSING = object()
 
 #: How long a remembered pending pod (seen in a filter/prioritize request) is kept.
 _PENDING_MEMORY = 4096
+#: When pods became assigned is remembered as scheduler-plugins' `PodAssignEventHandler` does
+#: (TargetLoadPacking's "missing" load): every 5 minutes from its start, the records older than
+#: 60 s go. At most this many are kept besides (the oldest go first).
+ASSIGNMENT_CLEANUP_SECONDS = 300.0
+ASSIGNMENT_MIN_AGE_SECONDS = 60.0
+_ASSIGNMENT_LIMIT = 65536
 
 
 @dataclass(slots=True)
@@ -44,8 +54,10 @@ class ClusterState:
     (their requests are needed when a bind assumes them). Succeeded/Failed pods are dropped.
     """
 
-    def __init__(self, clock: Clock = time.monotonic) -> None:
+    def __init__(self, clock: Clock = time.monotonic, wall_clock: Clock = time.time) -> None:
         self.clock = clock
+        #: Unix seconds (load metrics windows are stamped so): when pods became assigned.
+        self.wall_clock = wall_clock
         self.nodes: dict[str, NodeInfo] = {}
         self.pods: dict[str, PodView] = {}  # uid -> pod (bound or pending)
         self._uid_by_key: dict[tuple[str, str], str] = {}
@@ -65,6 +77,15 @@ class ClusterState:
         # scheduler-plugins' objects (Coscheduling, CapacityScheduling).
         self.pod_groups: dict[tuple[str, str], PodGroupView] = {}
         self.elastic_quotas: dict[tuple[str, str], ElasticQuotaView] = {}
+        # diktyo-io's objects (NetworkOverhead, TopologicalSort), by (namespace, name).
+        self.app_groups: dict[tuple[str, str], AppGroupView] = {}
+        self.network_topologies: dict[tuple[str, str], NetworkTopologyView] = {}
+        # kubernetes-sigs' NodeResourceTopologies (NodeResourceTopologyMatch), by node name.
+        self.topologies: dict[str, NRTView] = {}
+        #: node -> {pod "namespace/name": effective request in nano-units}: pods this extender
+        #: bound to a node that has a NodeResourceTopology since that object last changed (the
+        #: overreserve cache's reservations), dropped when the node's next report arrives.
+        self.topology_reserved: dict[str, dict[str, dict[str, int]]] = {}
         #: (namespace, pod group) -> {pod uid: gated}: every pod naming the group, pending or
         #: assigned (the scheduler's pod lister, which Coscheduling counts siblings in).
         self.group_members: dict[tuple[str, str], dict[str, bool]] = {}
@@ -75,6 +96,17 @@ class ClusterState:
         #: uid -> (pod, expiry): pods that passed a quota check and are on their way to a bind
         #: (CapacityScheduling's Reserve), counted in their namespace's use until then.
         self.quota_reservations: dict[str, tuple[PodView, float]] = {}
+        #: The newest node load metrics (Trimaran), in load-watcher's shape; None: no source
+        #: configured or nothing fetched yet. Nodes without fresh data are absent from it.
+        self.node_metrics: WatcherMetrics | None = None
+        #: node -> {uid: (Unix seconds, pod)}: pods seen becoming assigned to the node, by this
+        #: extender's bind or by the informer (pending, then with a node), for
+        #: TargetLoadPacking's load the metrics cannot show yet; `_assigned_order` has the
+        #: same records oldest first, for pruning.
+        self.assignments: dict[str, dict[str, tuple[float, PodView]]] = {}
+        self._assigned_order: dict[str, tuple[str, float]] = {}  # uid -> (node, time)
+        #: The cleanups' phase: they run at this time + k × 5 min (k >= 1).
+        self.assignments_since = wall_clock()
         self.generation = 0
         #: Bumped on every node add, update or delete: memos over the node set check it.
         self.node_generation = 0
@@ -120,6 +152,9 @@ class ClusterState:
         """Add or update a pod from its object. Returns the view kept, or None if dropped."""
         view = PodView.from_k8s(pod, slim=bool(pod.spec.node_name))
         self._note_member(view)
+        before = self.pods.get(view.uid)
+        if view.node_name and before is not None and not before.node_name:
+            self._note_assigned(view)  # pending until now: it has just been bound
         self._forget(view.uid)
         key = (view.namespace, view.name)
         stale_uid = self._uid_by_key.get(key)
@@ -144,6 +179,7 @@ class ClusterState:
             self._forget_member(member)
         if found:
             self.quota_reservations.pop(found, None)
+            self._forget_assigned(found)
             self._forget(found)
             self._touch()
 
@@ -255,6 +291,8 @@ class ClusterState:
         self._uid_by_key[(bound.namespace, bound.name)] = bound.uid
         self._place(bound)
         self.assumed[bound.uid] = Assumption(bound, node_name, self.clock() + ttl, pending)
+        self._note_assigned(bound)
+        self.reserve_topology(bound, node_name)
         self._touch()
 
     def expire_assumptions(self) -> list[PodView]:
@@ -266,6 +304,7 @@ class ClusterState:
         expired = [a for a in self.assumed.values() if a.expires_at <= now]
         for assumption in expired:
             self._forget(assumption.pod.uid)
+            self._forget_assigned(assumption.pod.uid)
             pending = assumption.pending
             if pending is not None:
                 self.pods[pending.uid] = pending
@@ -275,6 +314,53 @@ class ClusterState:
         if expired:
             self._touch()
         return [a.pod for a in expired]
+
+    # ---- when pods became assigned (TargetLoadPacking) ----------------------------------
+    def _note_assigned(self, pod: PodView) -> None:
+        """Remember that `pod` has just become assigned to its node (upstream's
+        `PodAssignEventHandler`). A pod already remembered on that node keeps its first time:
+        the bind verb's assumption comes before the watch confirms it."""
+        known = self._assigned_order.get(pod.uid)
+        if known is not None:
+            if known[0] == pod.node_name:
+                return
+            self._forget_assigned(pod.uid)
+        now = self.wall_clock()
+        self.assignments.setdefault(pod.node_name, {})[pod.uid] = (now, pod)
+        self._assigned_order[pod.uid] = (pod.node_name, now)
+        order = self._assigned_order
+        while order:  # oldest first, and what a cleanup removes is always the oldest
+            uid, (_, at) = next(iter(order.items()))
+            if self._assignment_kept(at, now) and len(order) <= _ASSIGNMENT_LIMIT:
+                break
+            self._forget_assigned(uid)
+
+    def _assignment_kept(self, at: float, now: float) -> bool:
+        """Whether a record made at `at` is still there at `now`: no cleanup has run since it
+        became 60 s old (the first cleanup at or after `at` + 60 s is later than `now`)."""
+        due = at + ASSIGNMENT_MIN_AGE_SECONDS - self.assignments_since
+        ticks = max(1, math.ceil(due / ASSIGNMENT_CLEANUP_SECONDS))
+        return self.assignments_since + ticks * ASSIGNMENT_CLEANUP_SECONDS > now
+
+    def _forget_assigned(self, uid: str) -> None:
+        found = self._assigned_order.pop(uid, None)
+        if found is None:
+            return
+        on_node = self.assignments.get(found[0])
+        if on_node is not None:
+            on_node.pop(uid, None)
+            if not on_node:
+                del self.assignments[found[0]]
+
+    def recent_assignments(self, node_name: str) -> Sequence[tuple[float, PodView]]:
+        """(Unix seconds, pod) of the pods remembered as having become assigned to the node,
+        that no cleanup has removed yet (a pure read: the records a cleanup would have removed
+        are skipped here and dropped when the next is added)."""
+        found = self.assignments.get(node_name)
+        if not found:
+            return ()
+        now = self.wall_clock()
+        return [entry for entry in found.values() if self._assignment_kept(entry[0], now)]
 
     # ---- PDBs and PriorityClasses ------------------------------------------------------
     def apply_pdb(self, pdb: k8s.PodDisruptionBudget) -> None:
@@ -340,8 +426,76 @@ class ClusterState:
         if self.elastic_quotas.pop((namespace, name), None) is not None:
             self._touch()
 
+    def set_node_metrics(self, metrics: WatcherMetrics | None) -> None:
+        """Replace the load metrics (the metrics refresher calls this, never a request)."""
+        self.node_metrics = metrics
+        self._touch()
+
     def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
         return self.pod_groups.get((namespace, name))
+
+    # ---- diktyo-io's AppGroups and NetworkTopologies (NetworkAware) ----------------------
+    def apply_app_group(self, ag: k8s.AppGroup) -> None:
+        view = AppGroupView(ag)
+        self.app_groups[(view.namespace, view.name)] = view
+        self._touch()
+
+    def delete_app_group(self, namespace: str, name: str) -> None:
+        if self.app_groups.pop((namespace, name), None) is not None:
+            self._touch()
+
+    def apply_network_topology(self, nt: k8s.NetworkTopology) -> None:
+        view = NetworkTopologyView(nt)
+        self.network_topologies[(view.namespace, view.name)] = view
+        self._touch()
+
+    def delete_network_topology(self, namespace: str, name: str) -> None:
+        if self.network_topologies.pop((namespace, name), None) is not None:
+            self._touch()
+
+    def app_group(self, namespace: str, name: str) -> AppGroupView | None:
+        return self.app_groups.get((namespace, name))
+
+    def network_topology(self, namespace: str, name: str) -> NetworkTopologyView | None:
+        return self.network_topologies.get((namespace, name))
+
+    # ---- NodeResourceTopologies (NodeResourceTopologyMatch) ------------------------------
+    def apply_node_resource_topology(self, nrt: k8s.NodeResourceTopology) -> None:
+        """Add or update a node's NodeResourceTopology. A new report (another resourceVersion,
+        or none) supersedes what was reserved on the node: the agent has seen those pods."""
+        view = NRTView.from_k8s(nrt)
+        current = self.topologies.get(view.name)
+        if (current is None or not view.resource_version
+                or current.resource_version != view.resource_version):
+            self.topology_reserved.pop(view.name, None)
+        self.topologies[view.name] = view
+        self._touch()
+
+    def delete_node_resource_topology(self, name: str) -> None:
+        self.topology_reserved.pop(name, None)
+        if self.topologies.pop(name, None) is not None:
+            self._touch()
+
+    def node_topology(self, node_name: str) -> NRTView | None:
+        """The node's NodeResourceTopology (named after it), or None."""
+        return self.topologies.get(node_name)
+
+    def topology_reservations(self, node_name: str) -> Sequence[Mapping[str, int]]:
+        """Effective requests of the pods bound to the node since its last report."""
+        found = self.topology_reserved.get(node_name)
+        return tuple(found.values()) if found else ()
+
+    def reserve_topology(self, pod: PodView, node_name: str) -> None:
+        """The overreserve cache's Reserve: remember the just-bound pod's effective request
+        against the node's report (only nodes that have one: others have nothing to correct)."""
+        if node_name in self.topologies and pod.pod_spec is not None:
+            self.topology_reserved.setdefault(node_name, {})[pod.key] = effective_request(
+                pod.pod_spec)
+
+    def unplaced_pods(self) -> list[PodView]:
+        """Pods bound to a node the state does not know (yet): the pod lister lists them, the
+        node snapshot has no NodeInfo for them."""
+        return [pod for pods in self._orphans.values() for pod in pods.values()]
 
     def quotas(self) -> dict[str, ElasticQuotaView]:
         """namespace -> its ElasticQuota (the first one known, when there are several)."""
@@ -397,7 +551,9 @@ class ClusterState:
         {"Node": self.apply_node, "Pod": self.apply_pod, "PodDisruptionBudget": self.apply_pdb,
          "PriorityClass": self.apply_priority_class, "Namespace": self.apply_namespace,
          "Service": self.apply_service, "PodGroup": self.apply_pod_group,
-         "ElasticQuota": self.apply_elastic_quota}[kind](obj)  # type: ignore[operator]
+         "ElasticQuota": self.apply_elastic_quota, "AppGroup": self.apply_app_group,
+         "NetworkTopology": self.apply_network_topology,
+         "NodeResourceTopology": self.apply_node_resource_topology}[kind](obj)  # type: ignore[operator]
 
     def delete(self, kind: str, namespace: str, name: str) -> None:
         """Delete an object of one of the kinds `apply` takes (pods: by namespace and name)."""
@@ -419,6 +575,12 @@ class ClusterState:
             self.delete_pod_group(namespace, name)
         elif kind == "ElasticQuota":
             self.delete_elastic_quota(namespace, name)
+        elif kind == "AppGroup":
+            self.delete_app_group(namespace, name)
+        elif kind == "NetworkTopology":
+            self.delete_network_topology(namespace, name)
+        elif kind == "NodeResourceTopology":
+            self.delete_node_resource_topology(name)
         else:
             raise KeyError(kind)
 
@@ -433,6 +595,16 @@ class ClusterState:
             self.pod_groups.clear()
         elif kind == "ElasticQuota":
             self.elastic_quotas.clear()
+        elif kind == "AppGroup":
+            self.app_groups.clear()
+        elif kind == "NetworkTopology":
+            self.network_topologies.clear()
+        elif kind == "NodeResourceTopology":
+            # Reports that did not change keep their reservations (`apply` decides).
+            objects = list(objects)
+            listed = {obj.metadata.name for obj in objects}  # type: ignore[attr-defined]
+            for name in [n for n in self.topologies if n not in listed]:
+                self.delete_node_resource_topology(name)
         else:
             for key in [k for k in self.controllers if k[0] == kind]:
                 del self.controllers[key]
@@ -453,6 +625,7 @@ class ClusterState:
         """Make the pod set exactly `pods` (after a relist); assumed pods survive until expiry."""
         fresh = {p.metadata.uid: p for p in pods}
         for uid in [u for u in self.pods if u not in fresh and u not in self.assumed]:
+            self._forget_assigned(uid)
             self._forget(uid)
         for uid in [u for u in self._member_of if u not in fresh and u not in self.assumed]:
             self._forget_member(uid)
@@ -518,7 +691,10 @@ class ClusterState:
         """Entries of the state's own caches (exported as metrics; each is bounded)."""
         return {"remembered_pending_pods": len(self._recent_pending),
                 "node_set_memos": len(self._node_memo),
-                "pod_selector_matches": self.pod_index.cached_matches()}
+                "pod_selector_matches": self.pod_index.cached_matches(),
+                # when pods became assigned (TargetLoadPacking): pruned past 60 s, at most
+                # 65 536
+                "pod_assignment_times": len(self._assigned_order)}
 
     def _node_changed(self) -> None:
         self.node_generation += 1

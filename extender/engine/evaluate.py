@@ -1,11 +1,16 @@
 """`evaluate`: what every plugin of a policy says about a pod, for tests and notebooks.
 
     from extender.engine import evaluate
-    ev = evaluate(objects, pod, policy=None, nodes=None)
+    ev = evaluate(objects, pod, policy=None, nodes=None, metrics=None)
     ev.prefilter, ev.filter[node], ev.scores[plugin][node], ev.total[node], ev.extender_scores[node]
 
 Unlike a scheduling cycle it picks no node: every node that passes the filters is scored, even
 when only one does (kube-scheduler's one-feasible-node shortcut does not apply).
+
+`metrics` is a node load snapshot in load-watcher's JSON shape (`GET /watcher`: a dict, or
+its JSON text as str or bytes; `extender.model.loadmetrics`), what the load-aware scorers
+(TargetLoadPacking, LoadVariationRiskBalancing, LowRiskOverCommitment) read instead of a live
+metrics source. Without it they find no metrics and score every node 0, as upstream does.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from extender.engine.policy import BUILTIN_POLICY, ExtenderPolicy, load_policy, 
 from extender.engine.profile import Profile, build_profile
 from extender.engine.runner import extender_scores, prepare_filters, run_filters, run_scores
 from extender.model import k8s
+from extender.model.loadmetrics import WatcherMetrics, decode_watcher_metrics, watcher_metrics
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
@@ -88,14 +94,37 @@ def _policy(policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None) -> E
     return load_policy(policy)
 
 
+MetricsLike = WatcherMetrics | Mapping[str, Any] | str | bytes
+
+
+def read_metrics(metrics: MetricsLike) -> WatcherMetrics:
+    """A node load snapshot in load-watcher's JSON shape, from a dict, its JSON text or an
+    already decoded `WatcherMetrics`; `EvaluationError` naming what is wrong otherwise."""
+    try:
+        if isinstance(metrics, WatcherMetrics):
+            return metrics
+        if isinstance(metrics, str | bytes | bytearray | memoryview):
+            raw = metrics if isinstance(metrics, str) else bytes(metrics)
+            return decode_watcher_metrics(raw)
+        if isinstance(metrics, Mapping):
+            return watcher_metrics(dict(metrics))
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise EvaluationError(f"metrics: not in load-watcher's shape: {exc}") from None
+    raise EvaluationError(f"metrics: expected load-watcher's JSON as a dict, str or bytes, "
+                          f"got {type(metrics).__name__}")
+
+
 def evaluation_inputs(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
                       policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None = None,
-                      nodes: Sequence[str] | None = None,
+                      nodes: Sequence[str] | None = None, metrics: MetricsLike | None = None,
                       ) -> tuple[Profile, ClusterState, PodView, list[NodeInfo]]:
-    """`evaluate`'s arguments read: the profile, the cluster, the pod's view and the candidate
-    nodes in order (`engine.explain` reads the same arguments the same way)."""
+    """`evaluate`'s arguments read: the profile, the cluster (with the load metrics, when
+    given), the pod's view and the candidate nodes in order (`engine.explain` reads the same
+    arguments the same way)."""
     profile = build_profile(_policy(policy))
     state = cluster_from_objects(objects)
+    if metrics is not None:
+        state.set_node_metrics(read_metrics(metrics))
     try:
         view = PodView.from_k8s(k8s.convert(dict(pod), k8s.Pod))
     except (msgspec.ValidationError, QuantityError) as exc:
@@ -109,11 +138,13 @@ def evaluation_inputs(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, An
 
 def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
              policy: ExtenderPolicy | Mapping[str, Any] | str | Path | None = None,
-             nodes: Sequence[str] | None = None) -> Evaluation:
+             nodes: Sequence[str] | None = None,
+             metrics: MetricsLike | None = None) -> Evaluation:
     """Run the policy's filters and scorers for `pod` over `nodes` (None: every node) of the
-    cluster `objects` describe. Raises `PolicyError` for an invalid policy or plugin
-    arguments and `EvaluationError` for objects it cannot read."""
-    profile, state, view, infos = evaluation_inputs(objects, pod, policy, nodes)
+    cluster `objects` describe, with `metrics` (load-watcher's JSON shape) as the node load
+    metrics. Raises `PolicyError` for an invalid policy or plugin arguments and
+    `EvaluationError` for objects or metrics it cannot read."""
+    profile, state, view, infos = evaluation_inputs(objects, pod, policy, nodes, metrics)
     names = [info.node.name for info in infos]
     cycle = CycleState()
     prepared = prepare_filters(profile, view, state, cycle)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from extender.engine.podindex import PodIndex
 from extender.model.disruption import PdbView, PriorityClassView
+from extender.model.loadmetrics import WatcherMetrics
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.resources import Resources
@@ -131,6 +132,9 @@ class ClusterContext(Protocol):
     def group_pods(self, namespace: str, group: str) -> Mapping[str, bool]: ...
     def quotas(self) -> Mapping[str, ElasticQuotaView]: ...
     def quota_used(self, namespace: str, exclude: str = "") -> Resources: ...
+    # node load metrics (Trimaran): the newest snapshot, in load-watcher's shape, or None
+    @property
+    def node_metrics(self) -> WatcherMetrics | None: ...
 
 
 class StateData(Protocol):
@@ -329,6 +333,14 @@ class Profile:
     @property
     def filter_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.filters)
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        """Every plugin the profile runs, at any extension point."""
+        names = [*self.filter_names, *(plugin.name for plugin, _ in self.scorers)]
+        if self.post_filter is not None:
+            names.append(self.post_filter.name)
+        return tuple(dict.fromkeys(names))
 
     def node_only(self, plugin: Any) -> bool:
         return plugin.name in self.memoised

@@ -38,6 +38,8 @@ class Plugins(_Model):
     filter: PluginSet | None = None
     score: PluginSet | None = None
     post_filter: PluginSet | None = Field(default=None, alias="postFilter")
+    #: The simulator's activeQ order (QueueSort has no extender verb).
+    queue_sort: PluginSet | None = Field(default=None, alias="queueSort")
 
 
 class PluginConfig(_Model):
@@ -96,6 +98,28 @@ def _messages(exc: ValidationError, prefix: tuple[Any, ...] = ()) -> list[str]:
     return problems
 
 
+#: The `Plugins` attribute of each extension point named otherwise.
+_FIELDS = {"postFilter": "post_filter", "queueSort": "queue_sort"}
+
+
+def _queue_sort_problems(policy: ExtenderPolicy) -> list[str]:
+    """kube-scheduler's rule: exactly one queue sort plugin. Coscheduling brings its own
+    QueueSort (the simulator runs it whenever its filter is enabled), so another one cannot
+    be enabled beside it."""
+    queue_sort = policy.plugins.queue_sort
+    if queue_sort is None:
+        return []
+    names = [name for name, _ in effective_plugins("queueSort", queue_sort)]
+    if len(names) != 1:
+        return ["plugins.queueSort.enabled: exactly one queue sort plugin must be enabled "
+                f"(got {len(names)})"]
+    filters = {name for name, _ in effective_plugins("filter", policy.plugins.filter)}
+    if names[0] != "PrioritySort" and "Coscheduling" in filters:
+        return [f"plugins.queueSort.enabled[0].name: {names[0]} cannot be enabled with "
+                "Coscheduling, whose QueueSort orders the queue when its filter is enabled"]
+    return []
+
+
 def effective_plugins(point: str, plugin_set: PluginSet | None) -> list[tuple[str, int | None]]:
     """(name, weight) in order. An omitted phase runs kube-scheduler's defaults; `enabled`, when
     given, is the complete list (`[]`: no plugin; a `disabled` beside it, as copied from a
@@ -104,6 +128,7 @@ def effective_plugins(point: str, plugin_set: PluginSet | None) -> list[tuple[st
         "filter": tuple((n, None) for n in registry.DEFAULT_FILTERS),
         "score": registry.DEFAULT_SCORES,
         "postFilter": tuple((n, None) for n in registry.DEFAULT_POST_FILTERS),
+        "queueSort": tuple((n, None) for n in registry.DEFAULT_QUEUE_SORTS),
     }[point]
     if plugin_set is None:
         return list(defaults)
@@ -120,7 +145,7 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
     problems: list[str] = []
     known = {name for table in registry.EXTENSION_POINTS.values() for name in table}
     for point, table in registry.EXTENSION_POINTS.items():
-        plugin_set = getattr(policy.plugins, "post_filter" if point == "postFilter" else point)
+        plugin_set = getattr(policy.plugins, _FIELDS.get(point, point))
         if plugin_set is None:
             continue
         for list_name in ("enabled", "disabled"):
@@ -145,6 +170,7 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
     if len(post) > 1:
         problems.append("plugins.postFilter.enabled: at most one of "
                         f"{', '.join(registry.PREEMPTION_PLUGINS)} can be enabled")
+    problems += _queue_sort_problems(policy)
     seen: set[str] = set()
     for i, config in enumerate(policy.plugin_config):
         if config.name in seen:
@@ -191,7 +217,8 @@ def _readable_part(document: dict[str, Any]) -> ExtenderPolicy:
     plugins = document.get("plugins")
     plugins = plugins if isinstance(plugins, dict) else {}
     sets: dict[str, Any] = {}
-    for key, field_name in (("filter", "filter"), ("score", "score"), ("postFilter", "post_filter")):
+    for key, field_name in (("filter", "filter"), ("score", "score"), ("postFilter", "post_filter"),
+                            ("queueSort", "queue_sort")):
         raw = plugins.get(key)
         if isinstance(raw, dict):
             present: dict[str, Any] = {name: refs(raw[name]) for name in ("enabled", "disabled")

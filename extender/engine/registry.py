@@ -14,7 +14,15 @@ from enum import Enum
 from typing import Any
 
 from extender.engine import args
-from extender.engine.events import ELASTIC_QUOTA, NODE, POD, POD_GROUP, ActionType, ClusterEvent
+from extender.engine.events import (
+    ELASTIC_QUOTA,
+    NODE,
+    POD,
+    POD_GROUP,
+    WILDCARD,
+    ActionType,
+    ClusterEvent,
+)
 from extender.engine.filters.node_affinity import NodeAffinity
 from extender.engine.filters.node_name import NodeName
 from extender.engine.filters.node_ports import NodePorts
@@ -25,7 +33,16 @@ from extender.engine.plugins import (
     capacity_scheduling,
     coscheduling,
     inter_pod_affinity,
+    network_aware,
+    node_resource_topology,
+    node_resources_allocatable,
     pod_topology_spread,
+    priority_sort,
+)
+from extender.engine.plugins.trimaran import (
+    LoadVariationRiskBalancing,
+    LowRiskOverCommitment,
+    TargetLoadPacking,
 )
 from extender.engine.preemption.plugins import DefaultPreemption, PreemptionToleration
 from extender.engine.scores import balanced_allocation, image_locality, node_affinity, pod_state
@@ -56,6 +73,8 @@ class PluginRecord:
     filter: Factory | None = None
     score: Factory | None = None
     post_filter: Factory | None = None
+    #: QueueSort (the simulator's activeQ order; it has no extender verb).
+    queue_sort: Factory | None = None
     #: `EventsToRegister`: what can make a pod this plugin rejected schedulable again.
     events: tuple[ClusterEvent, ...] = ()
     filter_memo: FilterMemo = FilterMemo.NONE
@@ -63,7 +82,8 @@ class PluginRecord:
     @property
     def extension_points(self) -> tuple[str, ...]:
         return tuple(point for point, factory in (("filter", self.filter), ("score", self.score),
-                                                  ("postFilter", self.post_filter)) if factory)
+                                                  ("postFilter", self.post_filter),
+                                                  ("queueSort", self.queue_sort)) if factory)
 
 
 _NODE_ADD_OR_LABEL = ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_LABEL)
@@ -114,6 +134,37 @@ RECORDS = (
                  filter=lambda a, v: capacity_scheduling.CapacityScheduling(),
                  post_filter=lambda a, v: capacity_scheduling.CapacityScheduling(),
                  events=(ClusterEvent(POD, _A.DELETE), ClusterEvent(ELASTIC_QUOTA, _A.ALL))),
+    # scheduler-plugins' NodeResourcesAllocatable: score only (no events).
+    PluginRecord("NodeResourcesAllocatable",
+                 node_resources_allocatable.NodeResourcesAllocatableArgs,
+                 score=lambda a, v: node_resources_allocatable.NodeResourcesAllocatable(a)),
+    # scheduler-plugins' NetworkAware. NetworkOverhead has no EnqueueExtensions upstream, so
+    # every cluster event may make a pod it rejected schedulable; TopologicalSort is a QueueSort
+    # (simulator only), as is kube-scheduler's PrioritySort, registered so a policy can name it.
+    PluginRecord("NetworkOverhead", network_aware.NetworkOverheadArgs,
+                 filter=lambda a, v: network_aware.NetworkOverhead(a),
+                 score=lambda a, v: network_aware.NetworkOverhead(a),
+                 events=(ClusterEvent(WILDCARD, _A.ALL),)),
+    PluginRecord("TopologicalSort", network_aware.TopologicalSortArgs,
+                 queue_sort=lambda a, v: network_aware.TopologicalSort(a)),
+    PluginRecord("PrioritySort", queue_sort=lambda a, v: priority_sort.PrioritySort()),
+    # scheduler-plugins' Trimaran: load-aware scorers over the node load metrics (no events).
+    PluginRecord("TargetLoadPacking", args.TargetLoadPackingArgs,
+                 score=lambda a, v: TargetLoadPacking(a)),
+    PluginRecord("LoadVariationRiskBalancing", args.LoadVariationRiskBalancingArgs,
+                 score=lambda a, v: LoadVariationRiskBalancing(a)),
+    PluginRecord("LowRiskOverCommitment", args.LowRiskOverCommitmentArgs,
+                 score=lambda a, v: LowRiskOverCommitment(a)),
+    # scheduler-plugins' NodeResourceTopologyMatch: single-numa-node Filter and NUMA Score over
+    # the nodes' NodeResourceTopology objects (its Reserve is the bind verb's assumption).
+    PluginRecord("NodeResourceTopologyMatch",
+                 node_resource_topology.NodeResourceTopologyMatchArgs,
+                 filter=lambda a, v: node_resource_topology.NodeResourceTopologyMatch(a),
+                 score=lambda a, v: node_resource_topology.NodeResourceTopologyMatch(a),
+                 events=(ClusterEvent(POD, _A.DELETE),
+                         ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_ALLOCATABLE),
+                         ClusterEvent(node_resource_topology.NODE_RESOURCE_TOPOLOGY,
+                                      _A.ADD | _A.UPDATE))),
 )
 
 PLUGINS: dict[str, PluginRecord] = {record.name: record for record in RECORDS}
@@ -126,7 +177,9 @@ def _point(point: str) -> dict[str, PluginRecord]:
 FILTERS = _point("filter")
 SCORES = _point("score")
 POST_FILTERS = _point("postFilter")
-EXTENSION_POINTS = {"filter": FILTERS, "score": SCORES, "postFilter": POST_FILTERS}
+QUEUE_SORTS = _point("queueSort")
+EXTENSION_POINTS = {"filter": FILTERS, "score": SCORES, "postFilter": POST_FILTERS,
+                    "queueSort": QUEUE_SORTS}
 
 #: kube-scheduler's default plugins (v1 MultiPoint), restricted to those implemented here.
 DEFAULT_FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
@@ -135,12 +188,14 @@ DEFAULT_SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("PodTopologySpre
                   ("InterPodAffinity", 2), ("NodeResourcesFit", 1),
                   ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1))
 DEFAULT_POST_FILTERS = ("DefaultPreemption",)
+DEFAULT_QUEUE_SORTS = ("PrioritySort",)
 #: The PostFilter plugins that preempt; a profile runs at most one of them.
 PREEMPTION_PLUGINS = ("DefaultPreemption", "PreemptionToleration", "CapacityScheduling")
 
 
 def factory(point: str, name: str) -> Factory:
     record = PLUGINS[name]
-    made = {"filter": record.filter, "score": record.score, "postFilter": record.post_filter}[point]
+    made = {"filter": record.filter, "score": record.score, "postFilter": record.post_filter,
+            "queueSort": record.queue_sort}[point]
     assert made is not None, f"{name} has no {point} extension point"
     return made

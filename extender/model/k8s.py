@@ -336,3 +336,147 @@ def decoder(kind: type) -> msgspec.json.Decoder:
 def convert(obj: object, kind: type):
     """Build a typed object from already-parsed data (YAML, a dict from a JSON list)."""
     return msgspec.convert(obj, kind, str_keys=True)
+
+
+# diktyo-io's CRDs read by scheduler-plugins' NetworkAware plugins (NetworkOverhead,
+# TopologicalSort): `AppGroup` (appgroup.diktyo.x-k8s.io/v1alpha1) and `NetworkTopology`
+# (networktopology.diktyo.x-k8s.io/v1alpha1), field names as their Go types' JSON tags.
+
+class AppGroupWorkloadInfo(_Base):
+    kind: str = ""
+    name: str = ""
+    #: The value of the pods' `appgroup.diktyo.x-k8s.io.workload` label.
+    selector: str = ""
+    api_version: str = ""
+    namespace: str = ""
+
+
+class AppGroupDependency(_Base):
+    """`DependenciesInfo`."""
+
+    workload: AppGroupWorkloadInfo = msgspec.field(default_factory=AppGroupWorkloadInfo)
+    min_bandwidth: QuantityValue | None = None
+    max_network_cost: int = 0
+
+
+class AppGroupWorkload(_Base):
+    workload: AppGroupWorkloadInfo = msgspec.field(default_factory=AppGroupWorkloadInfo)
+    dependencies: list[AppGroupDependency] | None = None
+
+
+class AppGroupSpec(_Base):
+    num_members: int = 0
+    topology_sorting_algorithm: str = ""
+    workloads: list[AppGroupWorkload] | None = None
+
+
+class AppGroupTopologyInfo(_Base):
+    workload: AppGroupWorkloadInfo = msgspec.field(default_factory=AppGroupWorkloadInfo)
+    index: int = 0
+
+
+class AppGroupStatus(_Base):
+    running_workloads: int = 0
+    #: Written by the AppGroup controller, sorted by workload selector.
+    topology_order: list[AppGroupTopologyInfo] | None = None
+
+
+class AppGroup(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: AppGroupSpec = msgspec.field(default_factory=AppGroupSpec)
+    status: AppGroupStatus = msgspec.field(default_factory=AppGroupStatus)
+
+
+class NetworkCostInfo(_Base):
+    """`CostInfo`."""
+
+    destination: str = ""
+    is_allowed: bool = False
+    bandwidth_capacity: QuantityValue | None = None
+    bandwidth_allocated: QuantityValue | None = None
+    network_cost: int = 0
+
+
+class NetworkOriginInfo(_Base):
+    """`OriginInfo`."""
+
+    origin: str = ""
+    min_cost: int = 0
+    avg_cost: int = 0
+    max_cost: int = 0
+    cost_list: list[NetworkCostInfo] | None = None
+
+
+class NetworkTopologyInfo(_Base):
+    """`TopologyInfo`: the costs between the values of one topology key (region or zone)."""
+
+    topology_key: str = ""
+    origin_list: list[NetworkOriginInfo] | None = None
+
+
+class NetworkWeightInfo(_Base):
+    """`WeightInfo`: one named set of costs ("UserDefined", "NetperfCosts", ...)."""
+
+    name: str = ""
+    topology_list: list[NetworkTopologyInfo] | None = None
+
+
+class NetworkTopologySpec(_Base):
+    weights: list[NetworkWeightInfo] | None = None
+    configmap_name: str = ""
+
+
+class NetworkTopologyStatus(_Base):
+    node_count: int = 0
+    weight_calculation_time: str | None = None
+
+
+class NetworkTopology(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: NetworkTopologySpec = msgspec.field(default_factory=NetworkTopologySpec)
+    status: NetworkTopologyStatus = msgspec.field(default_factory=NetworkTopologyStatus)
+
+
+KINDS["AppGroup"] = AppGroup
+KINDS["NetworkTopology"] = NetworkTopology
+
+
+# NodeResourceTopology (`topology.node.k8s.io/v1alpha2`, cluster-scoped, named after its node),
+# read by NodeResourceTopologyMatch. Only `available` is used; capacity and allocatable are kept
+# for `explain` and snapshots.
+
+class NRTResourceInfo(_Base):
+    name: str = ""
+    capacity: QuantityValue = 0
+    allocatable: QuantityValue = 0
+    available: QuantityValue = 0
+
+
+class NRTCostInfo(_Base):
+    name: str = ""
+    value: int = 0
+
+
+class NRTAttributeInfo(_Base):
+    name: str = ""
+    value: str = ""
+
+
+class NRTZone(_Base):
+    name: str = ""
+    type: str = ""
+    parent: str = ""
+    costs: list[NRTCostInfo] | None = None
+    attributes: list[NRTAttributeInfo] | None = None
+    resources: list[NRTResourceInfo] | None = None
+
+
+class NodeResourceTopology(_Base):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    #: Deprecated (v1alpha2): `[SingleNUMANodeContainerLevel]` and the like; attributes win.
+    topology_policies: list[str] | None = None
+    zones: list[NRTZone] | None = None
+    attributes: list[NRTAttributeInfo] | None = None
+
+
+KINDS["NodeResourceTopology"] = NodeResourceTopology

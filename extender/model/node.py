@@ -76,8 +76,8 @@ class NodeView:
     (`engine.scores.resource_allocation.LoadMemo`).
     """
 
-    __slots__ = ("name", "uid", "labels", "taints", "unschedulable", "allocatable", "images",
-                 "resource_version", "memo")
+    __slots__ = ("name", "uid", "labels", "taints", "unschedulable", "allocatable", "capacity",
+                 "images", "resource_version", "memo")
 
     name: str
     uid: str
@@ -85,6 +85,8 @@ class NodeView:
     taints: TaintSet
     unschedulable: bool
     allocatable: Resources
+    #: `status.capacity` (TargetLoadPacking reads the cpu capacity, not the allocatable).
+    capacity: Resources
     images: Mapping[str, int]  # normalised image name -> size in bytes
     resource_version: str
     #: Each user's entries under its own keys: a value's type is the user's to know.
@@ -101,6 +103,7 @@ class NodeView:
         self.taints = intern_taints(tuple(Taint(t.key, t.value, t.effect) for t in node.spec.taints or ()))
         self.unschedulable = node.spec.unschedulable
         self.allocatable = resources_from_list(node.status.allocatable)
+        self.capacity = resources_from_list(node.status.capacity)
         images: dict[str, int] = {}
         for image in node.status.images or ():
             for image_name in image.names or ():

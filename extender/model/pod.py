@@ -9,6 +9,7 @@ import msgspec
 
 from extender.model import k8s
 from extender.model.podaffinity import PodAffinityTerms
+from extender.model.podload import PodLoad, pod_load
 from extender.model.resources import (
     Resources,
     pod_non_zero_requests,
@@ -125,7 +126,8 @@ class PodView:
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
         "preferred_affinity_key", "affinity_terms", "spread_constraints", "controller_ref",
-        "preferred_affinity_error", "quota_requests", "pod_group", "gated",
+        "preferred_affinity_error", "quota_requests", "pod_group", "gated", "load",
+        "pod_spec",
     )
 
     uid: str
@@ -167,6 +169,10 @@ class PodView:
     quota_requests: Resources  # CapacityScheduling's request arithmetic (model.scheduling)
     pod_group: str  # the PodGroup the pod's label names, or ""
     gated: bool  # has scheduling gates
+    load: PodLoad  # what Trimaran's load-aware scorers read (requests, limits, cpu prediction)
+    #: The spec itself, for pending pods only (None for slim views): per-container requests
+    #: (NodeResourceTopologyMatch aligns each container on a NUMA cell, `model.numa`).
+    pod_spec: k8s.PodSpec | None
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
@@ -202,6 +208,7 @@ class PodView:
         self.quota_requests = self.requests if quota == self.requests else _shared_resources(quota)
         self.pod_group = intern(pod_group_name(self.labels)) if self.labels else ""
         self.gated = bool(spec.scheduling_gates)
+        self.load = pod_load(spec)
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(spec)
         if spec.resources is not None and spec.resources.requests:
             self.scoring_non_zero_cpu, self.scoring_non_zero_memory = pod_scoring_non_zero_requests(spec)
@@ -216,6 +223,7 @@ class PodView:
         # slim views keep them; few pods have any.
         self.affinity_terms = PodAffinityTerms.of(self.namespace, spec) if spec.affinity else None
         if slim:
+            self.pod_spec = None
             self.spread_constraints = ()
             self.controller_ref = None
             self.preferred_affinity_error = ""
@@ -228,6 +236,7 @@ class PodView:
             self.preferred_affinity_key = b""
             self.affinity_node_names = None
             return self
+        self.pod_spec = spec
         self.spread_constraints = tuple(spec.topology_spread_constraints or ())
         self.controller_ref = next(((o.api_version, o.kind, o.name)
                                     for o in meta.owner_references or () if o.controller), None)

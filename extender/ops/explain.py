@@ -88,8 +88,10 @@ def explain_command(args: argparse.Namespace) -> tuple[Explanation, list[str]]:
         policy, policy_source = resolve_policy(args.policy, default_policy())
     except PolicyError as exc:
         raise ExplainError(f"invalid policy:\n{exc}") from None
-    state, state_source = load_state(args)
+    profile = build_profile(policy)
+    state, state_source = load_state(args, profile)
     notes = [f"policy {_shown(policy_source)}; {state_source}"]
+    notes.extend(read_load_metrics(profile, state, args))
     try:
         typed = k8s.convert(pod, k8s.Pod)
         running = typed.spec.node_name
@@ -113,7 +115,7 @@ def explain_command(args: argparse.Namespace) -> tuple[Explanation, list[str]]:
                                f"{', '.join(sorted(state.nodes)) or 'no nodes'})")
         infos = [state.nodes[name] for name in names]
     try:
-        return explain_nodes(build_profile(policy), view, infos, state), notes
+        return explain_nodes(profile, view, infos, state), notes
     except EngineError as exc:
         raise ExplainError(str(exc)) from None
 
@@ -140,9 +142,10 @@ def read_pod(path: Path) -> tuple[dict[str, Any], list[str] | None]:
     return pods[0], None
 
 
-def load_state(args: argparse.Namespace) -> tuple[ClusterState, str]:
+def load_state(args: argparse.Namespace, profile: Any) -> tuple[ClusterState, str]:
     if args.kubeconfig is not None:
-        return list_cluster(args.kubeconfig, args.context), f"cluster of {args.kubeconfig}"
+        return (list_cluster(args.kubeconfig, args.context, profile),
+                f"cluster of {args.kubeconfig}")
     from extender.data import demo_snapshot
     from extender.state.snapshot import SnapshotError, load_snapshot
 
@@ -156,15 +159,18 @@ def load_state(args: argparse.Namespace) -> tuple[ClusterState, str]:
         raise ExplainError(f"cannot load the snapshot: {exc}") from None
 
 
-def list_cluster(kubeconfig: Path, context: str | None) -> ClusterState:
-    """The cluster as `serve --kubeconfig` sees it once synced: each informer lists once."""
+def list_cluster(kubeconfig: Path, context: str | None, profile: Any = None) -> ClusterState:
+    """The cluster as `serve --kubeconfig` sees it once synced: each informer lists once
+    (the custom resources too that the profile's plugins read)."""
     import asyncio
     import logging
 
     from extender.engine.cluster import ClusterState
     from extender.kube.client import KubeClient, KubeError
     from extender.kube.config import ConfigError, load_kubeconfig
-    from extender.state.informer import ALL_RESOURCES, Informer
+    from extender.state.informer import ALL_RESOURCES, Informer, resources_for
+
+    resources = ALL_RESOURCES if profile is None else resources_for(profile.plugin_names)
 
     try:
         config = load_kubeconfig(kubeconfig, context)
@@ -175,7 +181,7 @@ def list_cluster(kubeconfig: Path, context: str | None) -> ClusterState:
 
     async def list_all() -> None:
         async with KubeClient(config) as client:
-            for spec in ALL_RESOURCES:
+            for spec in resources:
                 await Informer(client, state, spec).relist()
 
     try:
@@ -183,6 +189,52 @@ def list_cluster(kubeconfig: Path, context: str | None) -> ClusterState:
     except KubeError as exc:
         raise ExplainError(f"listing the cluster failed: {exc}") from None
     return state
+
+
+def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespace) -> list[str]:
+    """One read of the node-metrics source the profile's load-aware plugins name (what the
+    server's refresher keeps fresh), into the state; notes for the reader."""
+    import asyncio
+    import logging
+
+    from extender.state.loadmetrics.config import (
+        LoadSourceConfigError,
+        build_source,
+        describe,
+        trimaran_specs,
+    )
+    from extender.state.loadmetrics.source import SourceError
+
+    uses = trimaran_specs(profile)
+    if not uses:
+        return []
+    name, spec = uses[0]
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    async def fetch() -> None:
+        from extender.kube.client import KubeClient
+        from extender.kube.config import load_kubeconfig
+
+        client = None
+        if args.kubeconfig is not None and not spec.watcher_address \
+                and spec.metric_provider.type == "KubernetesMetricsServer":
+            client = KubeClient(load_kubeconfig(args.kubeconfig, args.context))
+        try:
+            source = build_source(spec, state, client, name)
+            try:
+                state.set_node_metrics(await source.fetch())
+            finally:
+                await source.aclose()
+        finally:
+            if client is not None:
+                await client.aclose()
+
+    try:
+        asyncio.run(fetch())
+    except (LoadSourceConfigError, SourceError, OSError) as exc:
+        return [f"node metrics from {describe(spec)} could not be read ({exc}): the load-aware "
+                "scores treat every node as having no metrics"]
+    return [f"node metrics read once from {describe(spec)}"]
 
 
 def _shown(path: str) -> str:

@@ -40,6 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks and preemption offsets")
     p.add_argument("--report", metavar="FILE", help="write the JSON report here ('-': stdout)")
     p.add_argument("--plot", metavar="PNG", help="write a per-node allocation chart here")
+    p.add_argument("--utilization", metavar="FILE",
+                   help="replay node utilization (a time series per node, YAML or JSON) into "
+                        "the load-aware scorers' metrics; see extender/simulator/utilization.py")
     p.add_argument("--percentage-of-nodes-to-score", type=_percentage, metavar="P",
                    help="sample nodes as kube-scheduler does (0: adaptive); default: all nodes")
     p.add_argument("--cycle-cost", type=_duration, default=MILLISECOND, metavar="DURATION",
@@ -119,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from extender.simulator.extenders import HttpExtender
     from extender.simulator.loop import Simulation, SimulationConfig
     from extender.simulator.report import build_report, dumps, write_report
+    from extender.simulator.utilization import UtilizationError, load_utilization
     from extender.simulator.workload import WorkloadError, load_workload
     from extender.state.snapshot import SnapshotError, load_snapshot
 
@@ -134,7 +138,10 @@ def run(args: argparse.Namespace) -> int:
         profile = build_profile(load_policy(args.policy))
         state = load_snapshot(args.cluster)
         workload = load_workload(args.workload)
-    except (PolicyError, SnapshotError, WorkloadError) as exc:
+        utilization = None
+        if args.utilization:  # after the workload: its time 0 places RFC 3339 sample times
+            utilization = load_utilization(args.utilization, epoch_ns=workload.epoch_ns)
+    except (PolicyError, SnapshotError, WorkloadError, UtilizationError) as exc:
         print(f"extender simulate: {exc}", file=sys.stderr)
         return 2
 
@@ -157,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         pod_max_backoff=args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,
         victim_grace_period=args.victim_grace_period, max_time=args.max_time or None,
-        extenders=extenders, extender_bind=args.extender_bind)
+        extenders=extenders, extender_bind=args.extender_bind, utilization=utilization)
 
     with ExitStack() as stack:
         for ext in extenders:
@@ -190,6 +197,10 @@ def run(args: argparse.Namespace) -> int:
           f"{totals['cycles']} cycles over {totals['virtualTimeSeconds']:.3f}s virtual"
           f"{' (truncated)' if totals['truncated'] else ''}; "
           f"{wall:.2f}s wall, {rate:.0f} pods/s", file=out)
+    if "utilization" in report:
+        replay = report["utilization"]
+        print(f"utilization: {replay['samplesApplied']} of {replay['samples']} samples replayed "
+              f"({replay['snapshots']} snapshots) from {args.utilization}", file=out)
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -76,11 +76,16 @@ class Timeline:
         heapq.heappush(self._heap, entry)
         return entry
 
-    def at(self, t: int, action: Callable[[], None], *, rank: int = 0) -> TimelineEntry:
-        """Run `action` once at virtual time `t` (not before now)."""
+    def at(self, t: int, action: Callable[[], None], *, rank: int = 0,
+           background: bool = False) -> TimelineEntry:
+        """Run `action` once at virtual time `t` (not before now).
+
+        A `background` entry fires when the clock passes it but, like the periodic ones, is
+        not counted by `next_time(include_periodic=False)`: it does not keep a run going."""
         self._seq += 1
         entry = TimelineEntry(max(t, self.clock.now()), rank, self._seq, action)
-        heapq.heappush(self._one_shots, entry)
+        if not background:
+            heapq.heappush(self._one_shots, entry)
         return self._push(entry)
 
     def every(self, period: int, action: Callable[[], None], *, start: int | None = None,
@@ -101,7 +106,8 @@ class Timeline:
             heapq.heappop(self._heap)
 
     def next_time(self, *, include_periodic: bool = True) -> int | None:
-        """Time of the earliest pending callback (optionally ignoring periodic ones)."""
+        """Time of the earliest pending callback (optionally ignoring periodic and background
+        ones)."""
         self._drop_cancelled()
         if include_periodic:
             return self._heap[0].time if self._heap else None

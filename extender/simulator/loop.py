@@ -39,6 +39,7 @@ from extender.engine.preemption.evaluator import fit_error_message as _histogram
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.victims import Victims
 from extender.engine.profile import Profile
+from extender.engine.queuesort import queue_sort_plugin
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.resources import Resources
@@ -69,6 +70,7 @@ from extender.simulator.queue import (
     QueuedPodInfo,
 )
 from extender.simulator.schedule import Algorithm, Placement
+from extender.simulator.utilization import ReplayRecord, Utilization, UtilizationReplay
 from extender.simulator.workload import Arrival, ObjectArrival, SimEvent, Workload
 
 PENDING = "Pending"
@@ -122,6 +124,8 @@ class SimulationConfig:
     extenders: Sequence[HttpExtender] = ()
     #: Also call the extender's bind verb (keeps an offline extender's state in step).
     extender_bind: bool = False
+    #: Node utilization replayed into `state.node_metrics` at its sample times (`--utilization`).
+    utilization: Utilization | None = None
 
 
 @dataclass
@@ -189,6 +193,7 @@ class SimulationResult:
     config: SimulationConfig
     warnings: list[str]
     extender_calls: dict[str, int]
+    utilization: ReplayRecord | None = None
 
 
 class SimContext:
@@ -252,6 +257,12 @@ class SimContext:
     def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
         return self._sim.state.pod_group(namespace, name)
 
+    def app_group(self, namespace: str, name: str) -> Any:
+        return self._sim.state.app_group(namespace, name)
+
+    def network_topology(self, namespace: str, name: str) -> Any:
+        return self._sim.state.network_topology(namespace, name)
+
     def group_pods(self, namespace: str, group: str) -> Mapping[str, bool]:
         return self._sim.group_members.get((namespace, group), {})
 
@@ -263,6 +274,15 @@ class SimContext:
 
     def quota_counted(self, pod: PodView) -> bool:
         return self._sim.state.quota_counted(pod)
+
+    @property
+    def node_metrics(self) -> Any:  # the replayed utilization (Trimaran), or None
+        return self._sim.state.node_metrics
+
+    def recent_assignments(self, node_name: str) -> Sequence[tuple[float, PodView]]:
+        """Pods bound to the node lately, at virtual epoch seconds (TargetLoadPacking's load
+        the metrics do not show yet)."""
+        return self._sim.state.recent_assignments(node_name)
 
     def clock(self) -> float:
         """The virtual time, in epoch seconds (what Coscheduling's TTLs and failure times
@@ -296,6 +316,8 @@ class Simulation:
         self.clock = VirtualClock()
         # The state stamps its changes; keep it off the wall clock.
         state.clock = self._epoch_now
+        # And the Unix-time one (when pods became assigned, against the load metrics' window).
+        state.wall_clock = self._epoch_now
         self.timeline = Timeline(self.clock)
         self.pending: dict[str, PodView] = {}  # uid -> current view of each pending pod
         self.records: dict[str, PodRecord] = {}
@@ -317,7 +339,7 @@ class Simulation:
             pod_max_in_unschedulable_pods=self.config.pod_max_in_unschedulable_pods,
             plugins=profile.filter_names,
             nominator=Nominator(pod_alive=lambda p: p.uid in self.pending),
-            sort_key=self._coscheduling_sort_key if self.gang is not None else None,
+            sort_key=self._queue_sort_key(profile),
         )
         self.queue.start(self.timeline)
         self.rng = random.Random(self.config.seed)
@@ -342,6 +364,9 @@ class Simulation:
         self.truncated = False
         self._nodes_before = node_usage(state)
         self._schedule_inputs()
+        self.replay = None if self.config.utilization is None else UtilizationReplay(
+            self.config.utilization, state, self.timeline, warnings=self.warnings,
+            later_nodes=[e.target for e in workload.events if e.action == "addNode"])
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -542,7 +567,8 @@ class Simulation:
                 calls[f"{ext.name}/{verb}"] = n
         return SimulationResult(self.records, self._nodes_before, node_usage(self.state),
                                 self.cycles, self.clock.now(), self.last_bind_time,
-                                self.truncated, self.config, self.warnings, calls)
+                                self.truncated, self.config, self.warnings, calls,
+                                self.replay.record if self.replay is not None else None)
 
     def _pod_raw(self, pod: PodView) -> dict[str, Any]:
         if not self.config.extenders:
@@ -715,6 +741,15 @@ class Simulation:
             members = self.group_members.get((pod.namespace, pod.pod_group))
             if members is not None:
                 members.pop(pod.uid, None)
+
+    def _queue_sort_key(self, profile: Profile) -> Any:
+        """activeQ's order: Coscheduling's QueueSort when its filter is enabled, else the
+        policy's queue sort plugin (`plugins.queueSort`; PrioritySort, the queue's own key,
+        when it names none)."""
+        if self.gang is not None:
+            return self._coscheduling_sort_key
+        plugin = queue_sort_plugin(profile.policy)
+        return plugin.sort_key(SimContext(self)) if plugin is not None else None
 
     def _coscheduling_sort_key(self, info: QueuedPodInfo) -> tuple:
         """Coscheduling's `Less` as a key: priority (higher first), then the group's last

@@ -2,6 +2,11 @@
 
 Up to `MAX_BARS` nodes: grouped bars per node. Beyond that bars are unreadable, so each panel
 shows the nodes ranked by allocation (a sorted profile), before and after.
+
+With a replayed utilization (`--utilization`, the report's `utilization`) a second column shows
+each node's replayed CPU and memory utilization over virtual time (steps) and its requested
+share of allocatable at the sample times and at the end (crosses), one colour and legend entry
+per node up to `MAX_LINES` nodes.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_BARS = 60
+MAX_LINES = 12  # nodes with their own line and legend entry in the utilization panels
 INSTALL_HINT = "pip install 'extender[plot]'"
 _PANELS = (("cpuFraction", "CPU requested / allocatable"),
            ("memoryFraction", "memory requested / allocatable"))
@@ -51,7 +57,13 @@ def plot_utilization(report: dict[str, Any], path: str | Path) -> None:
     nodes = report["nodes"]
     many = len(nodes) > MAX_BARS
     width = 10 if many else max(8.0, 0.35 * len(nodes) + 3)
-    fig, axes = plt.subplots(2, 1, figsize=(width, 7), constrained_layout=True)
+    replay = report.get("utilization")
+    if replay is None:
+        fig, axes = plt.subplots(2, 1, figsize=(width, 7), constrained_layout=True)
+    else:
+        fig, grid = plt.subplots(2, 2, figsize=(width + 8, 7), constrained_layout=True)
+        axes = grid[:, 0]
+        _plot_replay(grid[:, 1], replay, report["totals"]["virtualTimeSeconds"], nodes)
     for ax, (key, title) in zip(axes, _PANELS, strict=True):
         before = [_percent(n["before"], key) for n in nodes]
         after = [_percent(n["after"], key) for n in nodes]
@@ -76,3 +88,31 @@ def plot_utilization(report: dict[str, Any], path: str | Path) -> None:
                  f"{totals['preempted']} preempted on {len(nodes)} nodes")
     fig.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(fig)
+
+
+def _plot_replay(axes: Any, replay: dict[str, Any], end: float,
+                 nodes: list[dict[str, Any]]) -> None:
+    """Replayed utilization (steps) per node over virtual time, and its requested share (x)
+    at each sample time and at the end."""
+    series = {name: rows for name, rows in replay["nodes"].items() if rows}
+    ends = {n["name"]: n["after"] or {} for n in nodes}
+    for ax, resource in zip(axes, ("cpu", "memory"), strict=True):
+        for i, (name, rows) in enumerate(sorted(series.items())):
+            labelled = len(series) <= MAX_LINES
+            color = f"C{i % 10}" if labelled else "0.4"
+            xs = [r["appliedAtSeconds"] for r in rows] + [max(end, rows[-1]["appliedAtSeconds"])]
+            used = [r[f"{resource}Percent"] for r in rows]
+            requested = [r[f"{resource}RequestedPercent"] for r in rows]
+            ax.step(xs, used + used[-1:], where="post", color=color, linewidth=1.5,
+                    label=name if labelled else None)
+            # Requests are known at the sample times and at the end, not in between.
+            after = ends.get(name, {}).get(f"{resource}Fraction")
+            ax.plot(xs, requested + [None if after is None else 100.0 * after],
+                    color=color, linestyle="none", marker="x", markersize=5)
+        ax.set_xlabel("virtual time (s)")
+        ax.set_ylabel("%")
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{resource}: replayed utilization (line), requested (x)")
+        if 0 < len(series) <= MAX_LINES:
+            ax.legend(loc="upper right", fontsize=7)
+        ax.grid(alpha=0.3)

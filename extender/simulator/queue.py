@@ -4,7 +4,8 @@ A faithful copy of the legacy (queueing-hints disabled) behaviour of
 `pkg/scheduler/internal/queue/scheduling_queue.go` (≈v1.28–v1.30), see reference §D:
 
 - activeQ: heap, PrioritySort order (priority desc, then queue timestamp asc), or the
-  profile's own QueueSort order given as a key (`sort_key`);
+  profile's own QueueSort order given as a key (`sort_key`): a tuple, or an object whose `<`
+  is the plugin's `Less` when the order compares pairs (TopologicalSort);
 - podBackoffQ: heap by backoff expiry, `timestamp + min(initial × 2^(attempts−1), max)`;
 - unschedulablePods: a pool keyed by namespace/name;
 - flushers: backoff-completed every 1 s, unschedulable leftovers every 30 s;
@@ -88,7 +89,7 @@ class _KeyedHeap:
 
     __slots__ = ("_sort_key", "_heap", "_live", "_counter")
 
-    def __init__(self, sort_key: Callable[[QueuedPodInfo], tuple]) -> None:
+    def __init__(self, sort_key: Callable[[QueuedPodInfo], Any]) -> None:
         self._sort_key = sort_key
         self._heap: list[list] = []
         self._live: dict[str, list] = {}
@@ -178,7 +179,7 @@ class PriorityQueue:
         pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS,
         plugins: Iterable[str] | None = None,
         nominator: Nominator | None = None,
-        sort_key: Callable[[QueuedPodInfo], tuple] | None = None,
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
     ) -> None:
         self.clock = clock
         self.pod_initial_backoff = pod_initial_backoff

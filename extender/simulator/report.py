@@ -23,6 +23,7 @@ from extender.simulator.loop import (
     SimulationConfig,
     SimulationResult,
 )
+from extender.simulator.utilization import report_section
 
 API_VERSION = "simulator.extender/v1"
 KIND = "SimulationReport"
@@ -80,6 +81,9 @@ def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]
                        "nodeCacheCapable": e.node_cache_capable, "ignorable": e.ignorable}
                       for e in config.extenders],
     }
+    if config.utilization is not None:
+        inputs["utilization"] = {"file": config.utilization.path,
+                                 "window": config.utilization.window}
     if profile is not None:
         inputs["profile"] = {
             "filters": list(profile.filter_names),
@@ -105,7 +109,7 @@ def build_report(result: SimulationResult, profile: Profile | None = None) -> di
             "before": _usage(before) if before else None,
             "after": _usage(after) if after else None,
         })
-    return {
+    report = {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "inputs": _inputs(result.config, profile),
@@ -127,6 +131,9 @@ def build_report(result: SimulationResult, profile: Profile | None = None) -> di
         "extenderCalls": dict(sorted(result.extender_calls.items())),
         "warnings": list(result.warnings),
     }
+    if result.utilization is not None:  # only with --utilization: other reports keep their bytes
+        report["utilization"] = report_section(result.utilization)
+    return report
 
 
 def dumps(report: dict[str, Any]) -> str:

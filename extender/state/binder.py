@@ -59,7 +59,11 @@ def _assume_now(state: ClusterState, view: PodView | None, uid: str, node: str, 
     current = state.pods.get(uid)
     if current is not None and current.node_name:
         # The watch (or an earlier bind) already placed it; assuming again would put an
-        # expiry on a confirmed pod.
+        # expiry on a confirmed pod. The bind was still ours: its NUMA reservation counts until
+        # the node's next topology report (the pending view has the containers; the watch's
+        # slim one does not).
+        if view is not None:
+            state.reserve_topology(view, node)
         return
     if view is not None:
         state.assume(view, node, ttl)

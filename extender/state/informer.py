@@ -57,6 +57,8 @@ class ResourceSpec:
     field_selector: str = ""
     #: For a custom resource: its CRD's name, and where the CRD manifest ships.
     crd: str = ""
+    #: The kustomize component (manifests/components/<name>) shipping the CRD and the RBAC.
+    component: str = "gang-quota"
 
 
 NODES = ResourceSpec("nodes", "/api/v1/nodes", k8s.Node)
@@ -79,8 +81,24 @@ POD_GROUPS = ResourceSpec("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgr
                           k8s.PodGroup, crd="podgroups.scheduling.x-k8s.io")
 ELASTIC_QUOTAS = ResourceSpec("elasticquotas", "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas",
                               k8s.ElasticQuota, crd="elasticquotas.scheduling.x-k8s.io")
+# diktyo-io's custom resources, read by NetworkOverhead (manifests/components/network-aware).
+APP_GROUPS = ResourceSpec("appgroups", "/apis/appgroup.diktyo.x-k8s.io/v1alpha1/appgroups",
+                          k8s.AppGroup, crd="appgroups.appgroup.diktyo.x-k8s.io",
+                          component="network-aware")
+NETWORK_TOPOLOGIES = ResourceSpec(
+    "networktopologies", "/apis/networktopology.diktyo.x-k8s.io/v1alpha1/networktopologies",
+    k8s.NetworkTopology, crd="networktopologies.networktopology.diktyo.x-k8s.io",
+    component="network-aware")
 #: Which custom resources each plugin reads.
 PLUGIN_RESOURCES = {"Coscheduling": (POD_GROUPS,), "CapacityScheduling": (ELASTIC_QUOTAS,)}
+PLUGIN_RESOURCES["NetworkOverhead"] = (APP_GROUPS, NETWORK_TOPOLOGIES)
+# kubernetes-sigs' NodeResourceTopology, read by NodeResourceTopologyMatch
+# (manifests/components/numa).
+NODE_RESOURCE_TOPOLOGIES = ResourceSpec(
+    "noderesourcetopologies", "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies",
+    k8s.NodeResourceTopology, crd="noderesourcetopologies.topology.node.k8s.io",
+    component="numa")
+PLUGIN_RESOURCES["NodeResourceTopologyMatch"] = (NODE_RESOURCE_TOPOLOGIES,)
 
 
 def resources_for(plugin_names: Iterable[str]) -> tuple[ResourceSpec, ...]:
@@ -206,7 +224,9 @@ _SINKS: dict[type, type[_Sink]] = {
     k8s.PodDisruptionBudget: _PdbSink, k8s.PriorityClass: _PriorityClassSink,
     **{kind: _kind_sink(kind) for kind in (k8s.Namespace, k8s.Service, k8s.ReplicaSet,
                                            k8s.StatefulSet, k8s.ReplicationController,
-                                           k8s.PodGroup, k8s.ElasticQuota)},
+                                           k8s.PodGroup, k8s.ElasticQuota,
+                                           k8s.AppGroup, k8s.NetworkTopology,
+                                           k8s.NodeResourceTopology)},
 }
 
 
@@ -353,7 +373,8 @@ class Informer:
         self.last_error = str(exc) or type(exc).__name__
         if self.spec.crd and isinstance(exc, ApiError) and exc.code == 404:
             self.last_error = (f"the CustomResourceDefinition {self.spec.crd} is not installed "
-                               "(enable the gang-quota component in your manifests' overlay "
+                               f"(enable the {self.spec.component} component in your "
+                               "manifests' overlay "
                                f"and apply it): {self.last_error}")
         log.warning("%s: %s", self.spec.name, self.last_error, exc_info=trace)
 

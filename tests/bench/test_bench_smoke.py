@@ -50,6 +50,9 @@ def test_every_case_is_measured(run: tuple[dict[str, Any], str, Path]) -> None:
     # The same filter and prioritize requests for a pod with spread and anti-affinity.
     expected += [f"{v}-names-{s}-spread" for s in SIZES for v in VERBS
                  if v in ("filter", "prioritize") and "names" in FORMS]
+    # The load-aware rows: the largest NodeNames prioritize body (no 500 here) against a
+    # LeastAllocated-only server and a TargetLoadPacking one reading a loopback load-watcher.
+    expected += [f"prioritize-names-{max(SIZES)}-{v}" for v in ("leastallocated", "targetloadpacking")]
     assert sorted(ids) == sorted(expected)
     for case in result["cases"]:
         assert case["reply"]["status"] == 200, (case["id"], case["reply"])
@@ -99,4 +102,8 @@ def test_markdown_table_is_printed_and_written(run: tuple[dict[str, Any], str, P
     table = path.with_suffix(".md").read_text()
     assert table.strip() == stdout.strip()
     assert "| filter | names | 5 |" in table and "| bind |" in table
+    assert "| prioritize | names, TargetLoadPacking | 20 |" in table
+    assert result["load_aware"]["fetches"] > 0
+    assert any(t["target"].startswith("NodeNames 20 prioritize, TargetLoadPacking")
+               and t["value"] is not None for t in result["targets"])
     assert result["machine"]["cpu_model"] in table

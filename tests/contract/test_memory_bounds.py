@@ -13,7 +13,8 @@ from tests.conftest import fixture_bytes
 CACHES = {"node_memos", "assumed_pods", "remembered_pending_pods", "node_set_memos",
           "pod_selector_matches",
           "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
-          "quota_reservations", "event_series", "quantity_nanos",
+          "quota_reservations", "event_series", "quantity_nanos", "pod_assignment_times",
+          "shared_pod_loads", "load_quantities",
           "pod_signatures", "taint_sets", "shared_labels", "shared_requests", "quantity_texts",
           "timestamps", "qualified_names", "label_values", "extended_resource_names",
           "scalar_resource_names"}

@@ -409,13 +409,21 @@ def test_pod_state_vectors(counts, expected):
 # ---- registry and the mixed policy --------------------------------------------------------
 
 def test_registry_entries_and_args():
-    assert {name: spec.args_model for name, spec in REGISTRY.items()} == {
+    from extender.engine.plugins.network_aware import NetworkOverheadArgs
+    from extender.engine.plugins.node_resources_allocatable import NodeResourcesAllocatableArgs
+
+    # Every scorer named here has these arguments (scheduler-plugins' others are checked in
+    # their own tests).
+    expected = {
         "NodeResourcesFit": NodeResourcesFitArgs,
         "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
         "ImageLocality": NoArgs, "TaintToleration": NoArgs, "NodeAffinity": NodeAffinityArgs,
         "PodState": NoArgs, "PodTopologySpread": PodTopologySpreadArgs,
         "InterPodAffinity": InterPodAffinityArgs,
+        "NodeResourcesAllocatable": NodeResourcesAllocatableArgs,
+        "NetworkOverhead": NetworkOverheadArgs,
     }
+    assert {name: REGISTRY[name].args_model for name in expected} == expected
     for name, spec in REGISTRY.items():
         plugin = registry.factory("score", name)(spec.args_model.model_validate({}),
                                                  NEWEST_VERSION)

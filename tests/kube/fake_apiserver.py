@@ -17,6 +17,10 @@ What it honours (and the tests of this module check):
 - Bearer-token auth (401 otherwise); optional TLS (trustme) with optional client certificates.
 - `events.k8s.io/v1` Events: POST (the API's required fields; 409 for a name taken) and a
   merge-patch PATCH; kept in `events`, patches in `event_patches`.
+- `metrics.k8s.io/v1beta1` NodeMetrics (what metrics-server serves): `GET …/nodes` (all of
+  them, as metrics-server lists: no pagination) and `GET …/nodes/{name}` (404 if none), from
+  `set_node_metrics()`; `without=("nodemetrics",)` answers 404 as an API server without
+  metrics-server does.
 
 Fault injection (`inject(Fault(...))`, `drop_watches()`, `compact()`): answer a status
 (500, 429, 410 …) n times, hang, drop the connection without an answer, or perform the
@@ -74,10 +78,19 @@ RESOURCES = {
                  "/apis/scheduling.x-k8s.io/v1alpha1", True),
         Resource("elasticquotas", "ElasticQuota", "scheduling.x-k8s.io/v1alpha1",
                  "/apis/scheduling.x-k8s.io/v1alpha1", True),
+        # diktyo-io's CRDs (NetworkOverhead)
+        Resource("appgroups", "AppGroup", "appgroup.diktyo.x-k8s.io/v1alpha1",
+                 "/apis/appgroup.diktyo.x-k8s.io/v1alpha1", True),
+        Resource("networktopologies", "NetworkTopology", "networktopology.diktyo.x-k8s.io/v1alpha1",
+                 "/apis/networktopology.diktyo.x-k8s.io/v1alpha1", True),
+        # kubernetes-sigs' NodeResourceTopology CRD (NodeResourceTopologyMatch), cluster-scoped
+        Resource("noderesourcetopologies", "NodeResourceTopology", "topology.node.k8s.io/v1alpha2",
+                 "/apis/topology.node.k8s.io/v1alpha2", False),
     )
 }
 KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
 EVENTS_PREFIX = "/apis/events.k8s.io/v1/"
+METRICS_PREFIX = "/apis/metrics.k8s.io/v1beta1/"
 
 # metav1.StatusReason for the codes faults inject.
 _REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
@@ -97,6 +110,9 @@ _SELECTABLE = {
     "statefulsets": {"metadata.name", "metadata.namespace"},
     "podgroups": {"metadata.name", "metadata.namespace"},
     "elasticquotas": {"metadata.name", "metadata.namespace"},
+    "appgroups": {"metadata.name", "metadata.namespace"},
+    "networktopologies": {"metadata.name", "metadata.namespace"},
+    "noderesourcetopologies": {"metadata.name"},
 }
 
 
@@ -247,6 +263,8 @@ class FakeApiServer:
         self.events: dict[tuple[str, str], dict[str, Any]] = {}
         #: (namespace, name, patch) of every PATCH of an Event, in order.
         self.event_patches: list[tuple[str, str, dict[str, Any]]] = []
+        #: metrics.k8s.io NodeMetrics by node name (`set_node_metrics`).
+        self.node_metrics: dict[str, dict[str, Any]] = {}
         self._snapshots: dict[int, tuple[int, list[dict[str, Any]]]] = {}
         self._snapshot_ids = itertools.count(1)
         self._lock = threading.RLock()
@@ -468,6 +486,42 @@ class FakeApiServer:
             self.rv += 1
             self._record(plural, type_, current, copy.deepcopy(obj))
 
+    # ---- metrics.k8s.io ------------------------------------------------------------------
+    def set_node_metrics(self, name: str, cpu: str, memory: str, *, window: str = "10.062s",
+                         timestamp: str | None = None) -> None:
+        """What metrics-server reports for node `name`: usage as quantities ("250m", "1Gi")."""
+        with self._lock:
+            self.node_metrics[name] = {
+                "metadata": {"name": name, "creationTimestamp": None},
+                "timestamp": timestamp or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "window": window, "usage": {"cpu": cpu, "memory": memory}}
+
+    def remove_node_metrics(self, name: str | None = None) -> None:
+        """metrics-server stops reporting `name` (every node when None)."""
+        with self._lock:
+            if name is None:
+                self.node_metrics.clear()
+            else:
+                self.node_metrics.pop(name, None)
+
+    def _metrics_request(self, req: _Request) -> tuple[int, dict[str, Any]]:
+        rest = req.path[len(METRICS_PREFIX):].strip("/").split("/")
+        if "nodemetrics" in self.without or rest[0] != "nodes" or len(rest) > 2:
+            raise _HttpError(404, "NotFound", "the server could not find the requested resource")
+        if req.method != "GET":
+            raise _HttpError(405, "MethodNotAllowed", f"{req.method} is not supported here")
+        with self._lock:
+            if len(rest) == 2:
+                found = self.node_metrics.get(rest[1])
+                if found is None:
+                    raise _HttpError(404, "NotFound", f'nodemetrics.metrics.k8s.io "{rest[1]}" not found',
+                                     {"name": rest[1], "group": "metrics.k8s.io", "kind": "nodes"})
+                return 200, {"kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
+                             **copy.deepcopy(found)}
+            items = [copy.deepcopy(self.node_metrics[n]) for n in sorted(self.node_metrics)]
+        return 200, {"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                     "metadata": {}, "items": items}
+
     # ---- faults --------------------------------------------------------------------------
     def inject(self, fault: Fault) -> Fault:
         with self._lock:
@@ -594,6 +648,11 @@ class FakeApiServer:
         try:
             if req.path.startswith(EVENTS_PREFIX):
                 code, body = self._event_request(req)
+                entry.status = code
+                await self._respond(writer, code, body)
+                return True
+            if req.path.startswith(METRICS_PREFIX):
+                code, body = self._metrics_request(req)
                 entry.status = code
                 await self._respond(writer, code, body)
                 return True

@@ -72,8 +72,8 @@ def _secret_volumes(docs: list[dict[str, Any]], deployment: str) -> dict[str, st
 def test_the_layout_is_one_base_components_and_overlays() -> None:
     assert (MANIFESTS / "base" / "kustomization.yaml").is_file()
     assert OVERLAYS == ["extender-service", "second-scheduler", "sidecar"]
-    assert COMPONENTS == ["gang-quota", "ha", "kube-scheduler", "servicemonitor", "sidecar",
-                          "tls"]
+    assert COMPONENTS == ["gang-quota", "ha", "kube-scheduler", "network-aware", "numa",
+                          "servicemonitor", "sidecar", "tls"]
     for overlay in OVERLAYS:
         kustomization = yaml.safe_load(
             (MANIFESTS / "overlays" / overlay / "kustomization.yaml").read_text())
@@ -101,7 +101,7 @@ def test_every_component_is_composed_by_an_overlay_or_listed_as_optional() -> No
                      for line in text.splitlines()
                      if line.strip().startswith("# - ../../components/")}
     assert used | optional == set(COMPONENTS)
-    assert optional == {"servicemonitor", "gang-quota"}
+    assert optional == {"servicemonitor", "gang-quota", "network-aware", "numa"}
 
 
 def test_the_sidecar_component_needs_kube_scheduler_first() -> None:
@@ -312,7 +312,8 @@ def test_gang_quota_crds_match_what_the_informer_watches() -> None:
     from extender.state.informer import PLUGIN_RESOURCES
 
     crds = {crd["metadata"]["name"]: crd for crd in _crds().values()}
-    specs = {spec for resources in PLUGIN_RESOURCES.values() for spec in resources}
+    specs = {spec for resources in PLUGIN_RESOURCES.values() for spec in resources
+             if spec.component == "gang-quota"}
     assert {spec.crd for spec in specs} == set(crds)
     for spec in specs:
         crd = crds[spec.crd]["spec"]
@@ -356,7 +357,8 @@ def test_gang_quota_lets_the_extender_read_podgroups_and_elasticquotas(
 
     docs = compose(*components)
     account = _service_account(docs, "extender")
-    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources):
+    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources
+                 if s.component == "gang-quota"):
         group, resource = informer_collection(spec.path)
         for verb in ("get", "list", "watch"):
             assert _allowed(docs, account, group, resource, verb, namespace="default"), (
@@ -373,3 +375,167 @@ def test_without_gang_quota_no_access_to_podgroups() -> None:
     assert not _allowed(docs, account, "scheduling.x-k8s.io", "podgroups", "list",
                         namespace="default")
     assert not any(d["kind"] == "CustomResourceDefinition" for d in docs)
+
+
+# --- network-aware -----------------------------------------------------------------------------
+
+def _network_crds() -> dict[str, dict[str, Any]]:
+    docs = compose("network-aware")
+    return {d["spec"]["names"]["kind"]: d for d in docs if d["kind"] == "CustomResourceDefinition"}
+
+
+def test_network_aware_ships_the_diktyo_crds() -> None:
+    crds = _network_crds()
+    assert set(crds) == {"AppGroup", "NetworkTopology"}
+    for kind, crd in crds.items():
+        spec = crd["spec"]
+        assert spec["group"] == f"{kind.lower()}.diktyo.x-k8s.io" and spec["scope"] == "Namespaced"
+        assert crd["metadata"]["name"] == f"{spec['names']['plural']}.{spec['group']}"
+        (version,) = spec["versions"]
+        assert (version["name"], version["served"], version["storage"]) == (
+            "v1alpha1", True, True), kind
+
+
+def test_network_aware_crds_match_what_the_informer_watches() -> None:
+    from extender.state.informer import PLUGIN_RESOURCES
+
+    crds = {crd["metadata"]["name"]: crd for crd in _network_crds().values()}
+    specs = {spec for resources in PLUGIN_RESOURCES.values() for spec in resources
+             if spec.component == "network-aware"}
+    assert {spec.crd for spec in specs} == set(crds)
+    for spec in specs:
+        crd = crds[spec.crd]["spec"]
+        (version,) = crd["versions"]
+        assert spec.path == f"/apis/{crd['group']}/{version['name']}/{crd['names']['plural']}"
+
+
+@pytest.mark.parametrize(("kind", "good", "bad"), [
+    ("AppGroup", {"spec": {"numMembers": 2, "topologySortingAlgorithm": "KahnSort", "workloads": [
+        {"workload": {"kind": "Deployment", "name": "w1", "selector": "w1"},
+         "dependencies": [{"workload": {"kind": "Deployment", "name": "w2", "selector": "w2"},
+                           "minBandwidth": "100Mi", "maxNetworkCost": 30}]},
+        {"workload": {"kind": "Deployment", "name": "w2", "selector": "w2"}}]}},
+     {"spec": {"numMembers": 0, "topologySortingAlgorithm": "KahnSort", "workloads": []}}),
+    ("NetworkTopology", {"spec": {"configmapName": "netperf", "weights": [
+        {"name": "UserDefined", "topologyList": [
+            {"topologyKey": "topology.kubernetes.io/zone", "originList": [
+                {"origin": "z1", "costList": [{"destination": "z2", "networkCost": 5,
+                                               "bandwidthCapacity": "10Gi"}]}]}]}]}},
+     {"spec": {"configmapName": "x", "weights": [{"name": "UserDefined", "topologyList": [
+         {"topologyKey": "topology.kubernetes.io/zone", "originList": [
+             {"origin": "z1", "costList": [{"destination": "z2", "networkCost": -1}]}]}]}]}}),
+])
+def test_network_aware_crd_schemas_accept_upstream_objects(kind: str, good: dict[str, Any],
+                                                           bad: dict[str, Any]) -> None:
+    (version,) = _network_crds()[kind]["spec"]["versions"]
+    schema = version["schema"]["openAPIV3Schema"]
+    obj = {"apiVersion": f"{kind.lower()}.diktyo.x-k8s.io/v1alpha1", "kind": kind,
+           "metadata": {"name": "x", "namespace": "default"}}
+    jsonschema.validate({**obj, **good}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**obj, **bad}, schema)
+
+
+@pytest.mark.parametrize("components", [
+    ("kube-scheduler", "tls", "ha", "network-aware"),
+    ("kube-scheduler", "ha", "sidecar", "network-aware", "gang-quota"),
+    ("tls", "ha", "network-aware"),
+], ids=["second-scheduler", "sidecar-with-gang-quota", "extender-service"])
+def test_network_aware_lets_the_extender_read_appgroups_and_networktopologies(
+        components: tuple[str, ...]) -> None:
+    from extender.state.informer import PLUGIN_RESOURCES
+
+    from .test_manifests import _allowed, _service_account, informer_collection
+
+    docs = compose(*components)
+    account = _service_account(docs, "extender")
+    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources
+                 if s.component == "network-aware" or s.component in components):
+        group, resource = informer_collection(spec.path)
+        for verb in ("get", "list", "watch"):
+            assert _allowed(docs, account, group, resource, verb, namespace="default"), (
+                f"{verb} {group}/{resource}")
+        for verb in ("create", "update", "delete"):
+            assert not _allowed(docs, account, group, resource, verb, namespace="default")
+
+
+def test_without_network_aware_no_access_to_appgroups() -> None:
+    from .test_manifests import _allowed, _service_account
+
+    docs = render(MANIFESTS)
+    account = _service_account(docs, "extender")
+    assert not _allowed(docs, account, "appgroup.diktyo.x-k8s.io", "appgroups", "list",
+                        namespace="default")
+
+
+# --- numa ----------------------------------------------------------------------------------------
+
+def _numa_crd() -> dict[str, Any]:
+    docs = compose("numa")
+    (crd,) = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+    return crd
+
+
+def test_numa_ships_the_node_resource_topology_crd_the_informer_watches() -> None:
+    from extender.state.informer import PLUGIN_RESOURCES
+
+    crd = _numa_crd()
+    spec = crd["spec"]
+    assert spec["names"]["kind"] == "NodeResourceTopology" and spec["scope"] == "Cluster"
+    assert crd["metadata"]["name"] == f"{spec['names']['plural']}.{spec['group']}"
+    (version,) = spec["versions"]
+    assert (version["name"], version["served"], version["storage"]) == ("v1alpha2", True, True)
+    (watched,) = [s for resources in PLUGIN_RESOURCES.values() for s in resources
+                  if s.component == "numa"]
+    assert watched.crd == crd["metadata"]["name"]
+    assert watched.path == f"/apis/{spec['group']}/{version['name']}/{spec['names']['plural']}"
+
+
+def test_numa_crd_schema_accepts_an_agent_report() -> None:
+    (version,) = _numa_crd()["spec"]["versions"]
+    schema = version["schema"]["openAPIV3Schema"]
+    obj = {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
+           "metadata": {"name": "worker-1"},
+           "attributes": [{"name": "topologyManagerPolicy", "value": "single-numa-node"},
+                          {"name": "topologyManagerScope", "value": "container"}],
+           "zones": [{"name": "node-0", "type": "Node",
+                      "costs": [{"name": "node-0", "value": 10}, {"name": "node-1", "value": 21}],
+                      "resources": [{"name": "cpu", "capacity": 16, "allocatable": "14",
+                                     "available": "6"}]}]}
+    jsonschema.validate(obj, schema)
+    with pytest.raises(jsonschema.ValidationError):  # zones are required
+        jsonschema.validate({k: v for k, v in obj.items() if k != "zones"}, schema)
+    with pytest.raises(jsonschema.ValidationError):  # not a quantity
+        bad = {**obj, "zones": [{"name": "node-0", "type": "Node", "resources": [
+            {"name": "cpu", "capacity": "lots", "allocatable": "1", "available": "1"}]}]}
+        jsonschema.validate(bad, schema)
+
+
+@pytest.mark.parametrize("components", [
+    ("kube-scheduler", "tls", "ha", "numa"),
+    ("kube-scheduler", "ha", "sidecar", "numa", "gang-quota"),
+    ("tls", "ha", "numa"),
+], ids=["second-scheduler", "sidecar-with-gang-quota", "extender-service"])
+def test_numa_lets_the_extender_read_node_resource_topologies(
+        components: tuple[str, ...]) -> None:
+    from extender.state.informer import PLUGIN_RESOURCES
+
+    from .test_manifests import _allowed, _service_account, informer_collection
+
+    docs = compose(*components)
+    account = _service_account(docs, "extender")
+    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources
+                 if s.component in components):
+        group, resource = informer_collection(spec.path)
+        for verb in ("get", "list", "watch"):
+            assert _allowed(docs, account, group, resource, verb), f"{verb} {group}/{resource}"
+        for verb in ("create", "update", "delete"):
+            assert not _allowed(docs, account, group, resource, verb)
+
+
+def test_without_numa_no_access_to_node_resource_topologies() -> None:
+    from .test_manifests import _allowed, _service_account
+
+    docs = render(MANIFESTS)
+    account = _service_account(docs, "extender")
+    assert not _allowed(docs, account, "topology.node.k8s.io", "noderesourcetopologies", "list")

@@ -580,6 +580,8 @@ EXTENDER_CALLS = [
     ("", "pods/binding", ("create",)),
     ("", "events", ("create", "patch")),
     ("events.k8s.io", "events", ("create", "patch")),
+    # Trimaran's default metrics source (extender/state/loadmetrics/metricsserver.py)
+    ("metrics.k8s.io", "nodes", ("get", "list")),
 ]
 
 

@@ -532,8 +532,11 @@ def test_known_plugins_follow_the_registry_and_the_release() -> None:
 
     assert set(registry.PLUGINS) <= kubeversions.known_plugins((1, 25))
     # scheduler-plugins' plugins are the registry's, but a stock kube-scheduler refuses them.
-    assert {"Coscheduling", "CapacityScheduling", "PreemptionToleration", "PodState"} == (
+    # (Other scheduler-plugins plugins are registered too; these must be among them.)
+    assert {"Coscheduling", "CapacityScheduling", "PreemptionToleration", "PodState",
+            "NodeResourcesAllocatable", "NetworkOverhead", "TopologicalSort"} <= (
         kubeversions.out_of_tree_plugins())
+    assert not kubeversions.out_of_tree_plugins() & set(kubeversions.IN_TREE_PLUGINS)
     assert "scheduler-plugins plugin" in kubeversions.plugin_problem(
         "Coscheduling", (1, 37), "kubescheduler.config.k8s.io/v1")
     assert "EBSLimits" in kubeversions.known_plugins((1, 31))

@@ -1,0 +1,165 @@
+"""NodeResourceTopologyMatch (kubernetes-sigs/scheduler-plugins, `pkg/noderesourcetopology`):
+NUMA-aware placement from the `NodeResourceTopology` objects a node agent (NFD topology-updater,
+resource-topology-exporter) publishes per node. `../shared/reference/plugins-next.md` §7.
+
+* Filter: on a node whose kubelet runs the Topology Manager with the `single-numa-node`
+  policy, the pod (scope `pod`) or each container (scope `container`; init and sidecar
+  containers each on their own, app containers one after the other on what the previous ones
+  left) must fit in one NUMA cell, else `cannot align pod` / `cannot align init container` /
+  `cannot align container` (Unschedulable). BestEffort pods asking for no device pass; a node
+  without a NodeResourceTopology, or with another policy, passes.
+* Score (no NormalizeScore): MostAllocated, LeastAllocated, BalancedAllocation (single-numa-node
+  nodes only) or LeastNUMANodes (any policy); only Guaranteed pods are scored (others: 100); a
+  node without data scores 0.
+* The overreserve cache (`cacheResyncPeriodSeconds` > 0): the pods this extender has bound to a
+  node since its NodeResourceTopology last changed are taken from every NUMA cell of it until
+  the next report arrives (`ClusterState.topology_reservations`). Upstream waits for a report
+  whose pod fingerprint matches the pods it knows on the node (its resync loop); the extender
+  takes the next report. Foreign-pod detection is not done.
+
+The plugin reads the cluster (`node_topology`, `topology_reservations` of the state), so it has
+the cross-node shape; its verdict on a node depends only on that node, and preemption's
+AddPod/RemovePod do not change it (upstream's own preemption support is off by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from extender.engine.framework import (
+    MAX_NODE_SCORE,
+    ClusterContext,
+    Code,
+    CycleState,
+    FilterState,
+    Status,
+    unschedulable,
+)
+from extender.engine.plugins.node_resource_topology.args import NodeResourceTopologyMatchArgs
+from extender.engine.plugins.node_resource_topology.filtering import (
+    INCONSISTENT_ACCOUNTING,
+    AccountingError,
+    node_resource_names,
+    single_numa_verdict,
+)
+from extender.engine.plugins.node_resource_topology.scoring import (
+    STRATEGIES,
+    least_numa_score,
+    strategy_score,
+)
+from extender.model.nodeinfo import NodeInfo
+from extender.model.numa import (
+    POLICY_SINGLE_NUMA_NODE,
+    QOS_BEST_EFFORT,
+    QOS_GUARANTEED,
+    NRTView,
+    NumaCell,
+    NumaPod,
+    numa_pod,
+)
+from extender.model.pod import PodView
+
+NAME = "NodeResourceTopologyMatch"
+#: The cluster event resource the plugin registers (`EventsToRegister`, GVK form).
+NODE_RESOURCE_TOPOLOGY = "noderesourcetopologies.v1alpha2.topology.node.k8s.io"
+LEAST_NUMA_NODES = "LeastNUMANodes"
+
+
+def pod_info(pod: PodView) -> NumaPod | None:
+    """The pod's containers as the plugin reads them; None for a view without its spec."""
+    if pod.pod_spec is None:
+        return None
+    return numa_pod(pod.namespace, pod.name, pod.pod_spec)
+
+
+class TopologyFilterState(FilterState):
+    """Filter for one pod: each node judged on its own NodeResourceTopology."""
+
+    __slots__ = ("plugin", "pod", "ctx")
+
+    def __init__(self, plugin: NodeResourceTopologyMatch, pod: NumaPod,
+                 ctx: ClusterContext) -> None:
+        self.plugin = plugin
+        self.pod = pod
+        self.ctx = ctx
+
+    def __call__(self, node: NodeInfo) -> Status | None:
+        return self.plugin.filter_node(self.pod, node, self.ctx)
+
+    def clone(self) -> TopologyFilterState:
+        return self  # nothing AddPod/RemovePod change
+
+
+class NodeResourceTopologyMatch:
+    name = NAME
+
+    def __init__(self, args: NodeResourceTopologyMatchArgs) -> None:
+        self.args = args
+        strategy = args.scoring_strategy
+        self.strategy_type = strategy.type
+        self.strategy = STRATEGIES.get(strategy.type)
+        self.weight: Callable[[str], int] = strategy.weight
+
+    # ---- the node's report, through the cache -----------------------------------------
+    def topology(self, node_name: str, ctx: ClusterContext
+                 ) -> tuple[NRTView | None, Sequence[NumaCell]]:
+        """`GetCachedNRTCopy`: the node's report and its NUMA cells, with the overreserve
+        cache's reservations taken off when it is on."""
+        lookup: Callable[[str], NRTView | None] | None = getattr(ctx, "node_topology", None)
+        view = lookup(node_name) if lookup is not None else None
+        if view is None:
+            return None, ()
+        if not self.args.overreserve:
+            return view, view.cells
+        reserved: Callable[[str], Sequence[Mapping[str, int]]] | None = getattr(
+            ctx, "topology_reservations", None)
+        return view, view.with_reserved(reserved(node_name) if reserved is not None else ())
+
+    # ---- Filter -------------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodView,
+                   ctx: ClusterContext) -> FilterState | Status | None:
+        info = pod_info(pod)
+        if info is None or (info.qos == QOS_BEST_EFFORT and not info.non_native):
+            return None  # Filter passes every node
+        return TopologyFilterState(self, info, ctx)
+
+    def filter_node(self, pod: NumaPod, node: NodeInfo, ctx: ClusterContext) -> Status | None:
+        view, cells = self.topology(node.node.name, ctx)
+        if view is None or view.manager.policy != POLICY_SINGLE_NUMA_NODE:
+            return None
+        try:
+            reason = single_numa_verdict(view.manager.scope, pod, cells,
+                                         node_resource_names(node.node.allocatable.scalar))
+        except AccountingError as exc:
+            return Status(Code.ERROR, (INCONSISTENT_ACCOUNTING, str(exc)), NAME)
+        return None if reason is None else unschedulable(NAME, reason)
+
+    # ---- Score (no NormalizeScore) ------------------------------------------------------
+    def node_score(self, pod: NumaPod, node_name: str, ctx: ClusterContext) -> int:
+        view, cells = self.topology(node_name, ctx)
+        if view is None:
+            return 0
+        manager = view.manager
+        if self.strategy_type == LEAST_NUMA_NODES:
+            return least_numa_score(manager.scope, pod, cells, manager.max_numa_nodes)
+        if manager.policy != POLICY_SINGLE_NUMA_NODE or self.strategy is None:
+            return 0
+        return strategy_score(manager.scope, pod, cells, self.strategy, self.weight)
+
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        info = pod_info(pod)
+        if info is None or info.qos != QOS_GUARANTEED:
+            return [MAX_NODE_SCORE] * len(nodes)  # every node is a good fit
+        return [self.node_score(info, node.node.name, ctx) for node in nodes]
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        return raw
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        return self.raw_scores(state, pod, nodes, ctx)
+
+
+__all__ = ["NAME", "NODE_RESOURCE_TOPOLOGY", "NodeResourceTopologyMatch",
+           "NodeResourceTopologyMatchArgs"]

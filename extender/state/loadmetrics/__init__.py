@@ -1,0 +1,16 @@
+"""Node load metrics for Trimaran's scorers: one source interface, three back ends
+(load-watcher, Prometheus, metrics.k8s.io), and the background refresher that keeps
+`ClusterState.node_metrics` fresh. See `source.py` for the interface, `refresher.py` for
+refresh, staleness and failures, `config.py` for how the policy picks a source."""
+
+from extender.state.loadmetrics.config import (
+    LoadSourceConfigError,
+    build_refresher,
+    build_source,
+    trimaran_specs,
+)
+from extender.state.loadmetrics.refresher import LoadMetricsRefresher, RefresherStatus
+from extender.state.loadmetrics.source import OUTCOMES, LoadSource, SourceError
+
+__all__ = ["OUTCOMES", "LoadMetricsRefresher", "LoadSource", "LoadSourceConfigError",
+           "RefresherStatus", "SourceError", "build_refresher", "build_source", "trimaran_specs"]

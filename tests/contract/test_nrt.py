@@ -1,0 +1,91 @@
+"""NodeResourceTopologyMatch through the real HTTP app (snapshot mode): the single-numa-node
+reason on /filter (FailedNodes: preemption may help, as upstream's Unschedulable), the NUMA
+scores on /prioritize, and a bind counted by the next filter (overreserve cache)."""
+
+from __future__ import annotations
+
+from starlette.testclient import TestClient
+
+from extender.api.app import create_app
+from extender.api.runtime import Runtime
+from extender.engine.evaluate import cluster_from_objects
+from extender.engine.policy import parse_policy
+from extender.engine.profile import build_profile
+from extender.state.binder import SnapshotBinder
+from tests.engine.nrt_builders import guaranteed, node_for, nrt, nrt_policy
+
+CPU, MEMORY = "cpu", "memory"
+
+
+def zones(cpu0: str, cpu1: str) -> list:
+    return [("node-0", [(CPU, "16", cpu0), (MEMORY, "32Gi", "16Gi")], None),
+            ("node-1", [(CPU, "16", cpu1), (MEMORY, "32Gi", "16Gi")], None)]
+
+
+# numa-a: 4 + 4 free cpus (8 on the node, never 6 in one cell); numa-b: 8 + 2; numa-c: 12 + 12,
+# best-effort policy (the filter does not apply); plain: no NodeResourceTopology at all.
+NODES = {"numa-a": zones("4", "4"), "numa-b": zones("8", "2"), "numa-c": zones("12", "12"),
+         "plain": zones("12", "12")}
+
+
+def objects() -> list[dict]:
+    out = [node_for(name, z) for name, z in NODES.items()]
+    out += [nrt(name, NODES[name], ["SingleNUMANodeContainerLevel"], resource_version="1")
+            for name in ("numa-a", "numa-b")]
+    out.append(nrt("numa-c", NODES["numa-c"], attributes={
+        "topologyManagerPolicy": "best-effort", "topologyManagerScope": "pod"}))
+    return out
+
+
+def client_for(args: dict) -> TestClient:
+    state = cluster_from_objects(objects())
+    profile = build_profile(parse_policy(nrt_policy(args=args)))
+    return TestClient(create_app(Runtime(profile, state, SnapshotBinder(state, 30.0))))
+
+
+def names_args(pending: dict, names: list[str]) -> dict:
+    return {"Pod": pending, "Nodes": None, "NodeNames": names}
+
+
+def test_filter_reason_and_prioritize_scores() -> None:
+    pending = guaranteed("db", {CPU: "6", MEMORY: "4Gi"})
+    with client_for({"scoringStrategy": {"type": "MostAllocated"}}) as client:
+        reply = client.post("/filter", json=names_args(pending, list(NODES))).json()
+        assert reply["Error"] == ""
+        assert reply["NodeNames"] == ["numa-b", "numa-c", "plain"]
+        assert reply["FailedNodes"] == {"numa-a": "cannot align container"}
+        assert not reply["FailedAndUnresolvableNodes"]
+        scores = client.post("/prioritize", json=names_args(pending, reply["NodeNames"])).json()
+    # numa-b: node-0 scores (75 + 25) / 2 = 50 (6 of 8 cpus, 4Gi of 16Gi); node-1 cannot hold
+    # 6 cpus, so its cpu term is 0, but its memory term is not: (0 + 25) / 2 = 12. The node's
+    # score is the smallest non-zero cell score, 12 (upstream's scoreForEachNUMANode), so 1 on
+    # the wire. numa-c (best-effort policy) and plain (no report) score 0 for MostAllocated.
+    assert scores == [{"Host": "numa-b", "Score": 1}, {"Host": "numa-c", "Score": 0},
+                      {"Host": "plain", "Score": 0}]
+
+
+def test_least_numa_nodes_prioritize() -> None:
+    pending = guaranteed("db", {CPU: "6", MEMORY: "4Gi"})
+    with client_for({"scoringStrategy": {"type": "LeastNUMANodes"}}) as client:
+        scores = client.post("/prioritize", json=names_args(pending, list(NODES))).json()
+    # One cell (numa-b, numa-c): 100 - 12 + 6 = 94 (no costs: 255 everywhere is the minimum);
+    # two cells (numa-a): 100 - 24 + 6 = 82; no report: 0.
+    assert scores == [{"Host": "numa-a", "Score": 8}, {"Host": "numa-b", "Score": 9},
+                      {"Host": "numa-c", "Score": 9}, {"Host": "plain", "Score": 0}]
+
+
+def test_a_bound_pod_counts_until_the_next_report() -> None:
+    first = guaranteed("first", {CPU: "6", MEMORY: "4Gi"})
+    second = guaranteed("second", {CPU: "2", MEMORY: "4Gi"})
+    with client_for({"cacheResyncPeriodSeconds": 5}) as client:
+        assert client.post("/filter", json=names_args(first, ["numa-b"])).json()["NodeNames"] == [
+            "numa-b"]
+        bind = {"PodName": "first", "PodNamespace": "default",
+                "PodUID": first["metadata"]["uid"], "Node": "numa-b"}
+        assert client.post("/bind", json=bind).json() == {"Error": ""}
+        # Until numa-b reports again, `first` is taken from both cells: 2 and 0 cpus left...
+        reply = client.post("/filter", json=names_args(second, ["numa-b"])).json()
+        assert reply["NodeNames"] == ["numa-b"]
+        third = guaranteed("third", {CPU: "3", MEMORY: "1Gi"})
+        reply = client.post("/filter", json=names_args(third, ["numa-b"])).json()
+        assert reply["FailedNodes"] == {"numa-b": "cannot align container"}

@@ -1,0 +1,175 @@
+"""The Prometheus source against a real Prometheus (backfilled series, `prom.py`), and its
+request shape (bearer token, instant query at the fetch time) against a mock transport."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from extender.engine.args import MetricProviderSpec
+from extender.model.loadmetrics import AVERAGE, CPU, MEMORY, STD
+from extender.state.loadmetrics.prometheus import PrometheusSource, queries_of
+from extender.state.loadmetrics.source import (
+    HTTP_ERROR,
+    INVALID,
+    UNREACHABLE,
+    SourceError,
+)
+from tests.loadmetrics.prom import (
+    CPU_RULE,
+    LOAD,
+    MEMORY_RULE,
+    NODE_WITHOUT_SERIES,
+    PrometheusServer,
+    expected_percent,
+)
+from tests.polling import free_port
+
+pytestmark = pytest.mark.anyio
+
+
+def spec(address: str, **queries: str) -> MetricProviderSpec:
+    return MetricProviderSpec.model_validate(
+        {"type": "Prometheus", "address": address, "prometheusQueries": queries})
+
+
+def by_kind(metrics: list) -> dict[tuple[str, str], float]:
+    return {(m.type, m.operator): m.value for m in metrics}
+
+
+async def test_returns_the_backfilled_values_per_node(prometheus: PrometheusServer) -> None:
+    source = PrometheusSource(spec(prometheus.url))
+    try:
+        snapshot = await source.fetch()
+    finally:
+        await source.aclose()
+    nodes = snapshot.data.NodeMetricsMap
+    # One entry per node that has series; the series without an `instance` label is left out.
+    assert set(nodes) == set(LOAD)
+    assert NODE_WITHOUT_SERIES not in nodes
+    for node in LOAD:
+        cpu_avg, cpu_std = expected_percent(node, CPU_RULE)
+        mem_avg, mem_std = expected_percent(node, MEMORY_RULE)
+        got = by_kind(nodes[node].metrics)
+        assert got == pytest.approx({(CPU, AVERAGE): cpu_avg, (CPU, STD): cpu_std,
+                                     (MEMORY, AVERAGE): mem_avg, (MEMORY, STD): mem_std},
+                                    abs=1e-9), node
+        assert len(nodes[node].metrics) == 4
+        assert {m.rollup for m in nodes[node].metrics} == {"15m"}
+    # e.g. node-b: cpu alternates 12.5 % and 37.5 %: average 25 %, deviation 12.5 %.
+    assert by_kind(nodes["node-b"].metrics)[(CPU, AVERAGE)] == pytest.approx(25.0, abs=1e-9)
+    assert by_kind(nodes["node-b"].metrics)[(CPU, STD)] == pytest.approx(12.5, abs=1e-9)
+    assert snapshot.source == "Prometheus"
+    assert snapshot.window.duration == "15m"
+    assert snapshot.window.end - snapshot.window.start == 900
+    assert snapshot.timestamp == snapshot.window.end
+    # The metric's name is the query that produced it.
+    names = {m.name for m in nodes["node-a"].metrics}
+    assert "avg_over_time(instance:node_cpu:ratio[15m])" in names
+
+
+async def test_configured_queries_and_node_label(prometheus: PrometheusServer) -> None:
+    # A query of our own (twice the cpu average, by a relabelled node name) and a left-out one.
+    source = PrometheusSource(MetricProviderSpec.model_validate({
+        "type": "Prometheus", "address": prometheus.url + "/",
+        "prometheusQueries": {
+            "cpuAverage": 'label_replace(2 * avg_over_time(instance:node_cpu:ratio[{window}]), '
+                          '"node", "$1", "instance", "(.*)")',
+            "cpuStd": "", "memoryAverage": "", "memoryStd": "", "nodeLabel": "node"}}))
+    try:
+        nodes = (await source.fetch()).data.NodeMetricsMap
+    finally:
+        await source.aclose()
+    assert set(nodes) == set(LOAD)
+    for node in LOAD:
+        assert [(m.type, m.operator) for m in nodes[node].metrics] == [(CPU, AVERAGE)]
+        assert nodes[node].metrics[0].value == pytest.approx(
+            2 * expected_percent(node, CPU_RULE)[0], abs=1e-9)
+
+
+@pytest.mark.parametrize(("queries", "outcome", "words"), [
+    ({"cpuAverage": "avg_over_time("}, HTTP_ERROR, "HTTP 400: bad_data"),
+    ({"cpuAverage": "scalar(vector(1))"}, INVALID, "returned a scalar, not an instant vector"),
+])
+async def test_a_failing_query_fails_the_whole_fetch(prometheus: PrometheusServer, queries,
+                                                     outcome, words) -> None:
+    source = PrometheusSource(spec(prometheus.url, **queries))
+    try:
+        with pytest.raises(SourceError) as caught:
+            await source.fetch()
+    finally:
+        await source.aclose()
+    assert caught.value.outcome == outcome
+    assert words in str(caught.value)
+
+
+async def test_unreachable() -> None:
+    source = PrometheusSource(spec(f"http://127.0.0.1:{free_port()}"))
+    try:
+        with pytest.raises(SourceError) as caught:
+            await source.fetch()
+    finally:
+        await source.aclose()
+    assert caught.value.outcome == UNREACHABLE
+    assert "ConnectError" in str(caught.value)
+
+
+def test_default_queries_are_load_watchers() -> None:
+    assert queries_of(MetricProviderSpec()) == [
+        (CPU, AVERAGE, "avg_over_time(instance:node_cpu:ratio[15m])"),
+        (CPU, STD, "stddev_over_time(instance:node_cpu:ratio[15m])"),
+        (MEMORY, AVERAGE, "avg_over_time(instance:node_memory_utilisation:ratio[15m])"),
+        (MEMORY, STD, "stddev_over_time(instance:node_memory_utilisation:ratio[15m])"),
+    ]
+    # load-watcher's default address when none is configured.
+    assert PrometheusSource(MetricProviderSpec()).url == "http://prometheus-k8s:9090/api/v1/query"
+
+
+async def test_request_shape_token_time_and_non_finite_values() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        result = [
+            {"metric": {"instance": "n1"}, "value": [1000.0, "0.5"]},
+            {"metric": {"instance": "n2"}, "value": [1000.0, "NaN"]},
+            {"metric": {"instance": "n3"}, "value": [1000.0, "+Inf"]},
+        ]
+        return httpx.Response(200, json={"status": "success",
+                                         "data": {"resultType": "vector", "result": result}})
+
+    source = PrometheusSource(
+        MetricProviderSpec.model_validate({"type": "Prometheus", "address": "https://prom.example:9091",
+                                           "token": "s3cret", "insecureSkipVerify": True}),
+        clock=lambda: 1_700_000_000.25, transport=httpx.MockTransport(answer))
+    try:
+        snapshot = await source.fetch()
+    finally:
+        await source.aclose()
+    assert len(seen) == 4
+    for request in seen:
+        assert request.url.path == "/api/v1/query"
+        assert request.headers["authorization"] == "Bearer s3cret"
+        assert request.url.params["time"] == "1700000000.250"
+    assert {r.url.params["query"] for r in seen} == {q for _, _, q in queries_of(MetricProviderSpec())}
+    # NaN and infinite values are left out: those nodes have no metric.
+    assert set(snapshot.data.NodeMetricsMap) == {"n1"}
+    assert [m.value for m in snapshot.data.NodeMetricsMap["n1"].metrics] == [50.0] * 4
+    assert snapshot.timestamp == 1_700_000_000
+    assert json.loads(json.dumps(snapshot.window.end)) == 1_700_000_000
+
+
+async def test_error_reply_with_a_200_is_invalid() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>login</html>")
+
+    source = PrometheusSource(spec("http://prom.example"), transport=httpx.MockTransport(answer))
+    try:
+        with pytest.raises(SourceError) as caught:
+            await source.fetch()
+    finally:
+        await source.aclose()
+    assert caught.value.outcome == INVALID
+    assert "not a Prometheus API reply" in str(caught.value)

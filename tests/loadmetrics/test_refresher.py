@@ -1,0 +1,234 @@
+"""The refresher: background fetches, per-node staleness, failures kept off the request path,
+state changes through the gate, readiness detail and fetch accounting (a scripted source and
+a fake clock)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+
+import pytest
+
+from extender.engine.cluster import ClusterState
+from extender.model import k8s
+from extender.model.loadmetrics import (
+    AVERAGE,
+    CPU,
+    Data,
+    Metric,
+    NodeMetrics,
+    WatcherMetrics,
+    Window,
+)
+from extender.state.gate import gate_for
+from extender.state.loadmetrics.refresher import LoadMetricsRefresher
+from extender.state.loadmetrics.source import SourceHttpError, SourceUnreachable
+
+pytestmark = pytest.mark.anyio
+
+
+class Clock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def snapshot(at: float, **cpu: float) -> WatcherMetrics:
+    return WatcherMetrics(
+        timestamp=int(at), window=Window("15m", int(at) - 900, int(at)), source="Test",
+        data=Data(NodeMetricsMap={name: NodeMetrics(metrics=[
+            Metric(type=CPU, operator=AVERAGE, value=value)]) for name, value in cpu.items()}))
+
+
+class ScriptedSource:
+    """Each fetch runs the next step: a WatcherMetrics to return, an exception to raise, or
+    a callable (async or not) producing either."""
+
+    kind = "test"
+    description = "test source at nowhere"
+
+    def __init__(self, *steps: object, dated: bool = False) -> None:
+        self.steps = list(steps)
+        self.dated = dated
+        self.fetches = 0
+        self.closed = False
+
+    async def fetch(self) -> WatcherMetrics:
+        self.fetches += 1
+        step = self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+        if callable(step):
+            step = step()
+            if asyncio.iscoroutine(step):
+                step = await step
+        if isinstance(step, BaseException):
+            raise step
+        assert isinstance(step, WatcherMetrics)
+        return step
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def cluster(*names: str) -> ClusterState:
+    state = ClusterState()
+    for name in names:
+        state.apply_node(k8s.Node(metadata=k8s.ObjectMeta(name=name)))
+    return state
+
+
+def make(source: ScriptedSource, state: ClusterState, clock: Clock, **kwargs
+         ) -> tuple[LoadMetricsRefresher, list[tuple[str, str]]]:
+    fetches: list[tuple[str, str]] = []
+    refresher = LoadMetricsRefresher(
+        source, state, refresh_seconds=30, stale_after_seconds=300, clock=clock,
+        on_fetch=lambda kind, outcome, seconds: fetches.append((kind, outcome)),
+        plugins=("TargetLoadPacking",), **kwargs)
+    return refresher, fetches
+
+
+def cpu_of(state: ClusterState) -> dict[str, float]:
+    assert state.node_metrics is not None
+    return {name: node.metrics[0].value for name, node in state.node_metrics.data.NodeMetricsMap.items()}
+
+
+async def test_first_fetch_publishes_and_counts_nodes_without_data() -> None:
+    clock, state = Clock(), cluster("a", "b", "c")
+    refresher, fetches = make(ScriptedSource(snapshot(clock.now, a=10, b=20)), state, clock)
+    assert state.node_metrics is None
+    assert refresher.detail() == "test source at nowhere: no metrics fetched yet; 3 of 3 node(s) " \
+                                 "without fresh metrics (scored 0 by TargetLoadPacking)"
+    assert await refresher.refresh() is True
+    assert cpu_of(state) == {"a": 10, "b": 20}
+    assert state.node_metrics.window.end == int(clock.now)
+    assert fetches == [("test", "ok")]
+    status = refresher.status()
+    assert (status.nodes, status.nodes_with_data, status.nodes_without_data) == (3, 2, 1)
+    assert status.age_seconds == 0
+    assert refresher.detail() == ("1 of 3 node(s) without fresh metrics "
+                                  "(scored 0 by TargetLoadPacking)")
+    state.delete_node("c")
+    assert refresher.detail() is None  # every node of the state has data
+
+
+async def test_source_down_keeps_the_snapshot_until_nodes_go_stale() -> None:
+    clock, state = Clock(), cluster("a", "b")
+    source = ScriptedSource(snapshot(clock.now, a=10, b=20),
+                            SourceUnreachable("GET http://x/watcher: ConnectError: refused"))
+    refresher, fetches = make(source, state, clock)
+    await refresher.refresh()
+    published = state.node_metrics
+    for _ in range(3):
+        clock.now += 30
+        assert await refresher.refresh() is False  # never raises
+    assert state.node_metrics is published  # kept while the source is down
+    assert fetches == [("test", "ok")] + [("test", "unreachable")] * 3
+    assert refresher.detail() == ("test source at nowhere: 3 failed fetch(es) in 60s: "
+                                  "GET http://x/watcher: ConnectError: refused")
+    assert refresher.status().age_seconds == 90
+    # 300 s after the data, not a moment later: still there; past it: gone.
+    clock.now = 1_700_000_000.0 + 300
+    refresher.publish()
+    assert state.node_metrics is published
+    clock.now += 0.5
+    refresher.publish()
+    assert state.node_metrics is not None and cpu_of(state) == {}
+    assert refresher.status().nodes_without_data == 2
+    assert "2 of 2 node(s) without fresh metrics" in (refresher.detail() or "")
+
+
+async def test_a_node_missing_from_a_later_fetch_ages_on_its_own() -> None:
+    clock, state = Clock(), cluster("a", "b")
+    t0 = clock.now
+    source = ScriptedSource(snapshot(t0, a=10, b=20), lambda: snapshot(clock.now, a=11))
+    refresher, _ = make(source, state, clock)
+    await refresher.refresh()
+    clock.now += 200
+    await refresher.refresh()
+    assert cpu_of(state) == {"a": 11, "b": 20}        # b's older data is still fresh
+    assert state.node_metrics.window.end == int(t0 + 200)  # the newest fetch's window
+    assert refresher.seconds_to_next_expiry() == 100
+    clock.now = t0 + 301
+    refresher.publish()
+    assert cpu_of(state) == {"a": 11}
+
+
+async def test_load_watchers_own_timestamp_dates_the_data() -> None:
+    clock, state = Clock(), cluster("a")
+    # A watcher serving a cache fetched 400 s ago: already stale when we read it.
+    source = ScriptedSource(snapshot(clock.now - 400, a=10), dated=True)
+    refresher, _ = make(source, state, clock)
+    await refresher.refresh()
+    assert cpu_of(state) == {}
+    assert refresher.status().age_seconds == 400
+    # A timestamp from the future (clock skew) counts as now.
+    source.steps = [snapshot(clock.now + 50, a=12)]
+    await refresher.refresh()
+    assert cpu_of(state) == {"a": 12} and refresher.status().age_seconds == 0
+
+
+async def test_changes_wait_for_an_off_loop_reader() -> None:
+    clock, state = Clock(), cluster("a")
+    refresher, _ = make(ScriptedSource(snapshot(clock.now, a=10)), state, clock)
+    gate = gate_for(state)
+    gate.enter()  # a large request reads the state in a worker thread
+    await refresher.refresh()
+    assert state.node_metrics is None and gate.pending == 1
+    gate.leave()
+    assert cpu_of(state) == {"a": 10}
+
+
+async def test_timeouts_errors_and_bugs_are_counted_not_raised() -> None:
+    clock, state = Clock(), cluster("a")
+
+    async def hang() -> WatcherMetrics:
+        await asyncio.sleep(10)
+        raise AssertionError("unreachable")
+
+    source = ScriptedSource(hang, SourceHttpError("HTTP 503", 503), KeyError("bug"),
+                            snapshot(clock.now, a=1))
+    refresher, fetches = make(source, state, clock, fetch_timeout=0.05)
+    assert [await refresher.refresh() for _ in range(4)] == [False, False, False, True]
+    assert [outcome for _, outcome in fetches] == ["timeout", "http_error", "error", "ok"]
+    assert refresher.consecutive_failures == 0 and refresher.last_error == ""
+
+
+async def test_runs_in_the_background_and_stops() -> None:
+    state = cluster("a")
+    values = iter(range(1000))
+    source = ScriptedSource(lambda: snapshot(0, a=float(next(values))))
+    refresher = LoadMetricsRefresher(source, state, refresh_seconds=0.02, stale_after_seconds=60)
+    await refresher.start()
+    await refresher.start()  # idempotent
+    await wait_for(lambda: source.fetches >= 3)
+    assert cpu_of(state)["a"] >= 2
+    await refresher.stop()
+    seen = source.fetches
+    await asyncio.sleep(0.1)
+    assert source.fetches == seen and source.closed
+
+
+async def test_the_background_task_expires_nodes_between_fetches() -> None:
+    state = cluster("a")
+    refresher = LoadMetricsRefresher(
+        ScriptedSource(snapshot(0, a=5), SourceUnreachable("down")), state,
+        refresh_seconds=60, stale_after_seconds=0.2)
+    await refresher.start()
+    try:
+        await wait_for(lambda: state.node_metrics is not None)
+        assert cpu_of(state) == {"a": 5}
+        # The next fetch is a minute away: the node still goes stale on time.
+        await wait_for(lambda: cpu_of(state) == {}, timeout=2)
+    finally:
+        await refresher.stop()
+    assert math.isfinite(refresher.status().age_seconds)
+
+
+async def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        assert loop.time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
