@@ -278,6 +278,22 @@ class ScorePlugin(Protocol):
         in place on `raw`; without a NormalizeScore step, `raw` itself."""
 
 
+class ScoredAsIs:
+    """For a score plugin without NormalizeScore (its Score is already 0..100): `raw_scores`
+    is `score`, and `normalize` leaves the scores as they are."""
+
+    def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+              ctx: ClusterContext) -> list[int] | None:
+        raise NotImplementedError
+
+    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
+                   ctx: ClusterContext) -> list[int] | None:
+        return self.score(state, pod, nodes, ctx)
+
+    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
+        return raw
+
+
 class PostFilterPlugin(Protocol):
     """A preemption PostFilter (`engine.preemption.plugins`): kube-scheduler's
     `preemption.Interface` hooks around the shared `Evaluator` flow."""

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 
 from extender.engine.args import NodeResourcesBalancedAllocationArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
 from extender.engine.scores.memo import score_key
 from extender.engine.scores.resource_allocation import (
     Column,
@@ -67,7 +67,7 @@ def balanced_pair(a_cpu: int, a_memory: int, r_cpu: int, r_memory: int) -> int |
     return int((1 - abs((f_cpu - f_memory) / 2)) * MAX_NODE_SCORE)
 
 
-class NodeResourcesBalancedAllocation:
+class NodeResourcesBalancedAllocation(ScoredAsIs):
     name = NAME
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
@@ -76,14 +76,6 @@ class NodeResourcesBalancedAllocation:
         # The fused pass for cpu and memory (the default; this plugin ignores the weights).
         self.cpu_memory = cpu_memory_weights(self.resources) is not None
 
-    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-                   ctx: ClusterContext) -> list[int] | None:
-        """Score, which is already 0..100: the plugin has no NormalizeScore."""
-        return self.score(state, pod, nodes, ctx)
-
-    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
-        """No NormalizeScore: `raw` as it is."""
-        return raw
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
 from extender.engine.scores.memo import memoised, score_key
 from extender.model.node import NodeView, normalized_image_name
 from extender.model.nodeinfo import NodeInfo
@@ -47,20 +47,12 @@ def held_sizes(view: NodeView, images: tuple[str, ...]) -> tuple[int | None, ...
     return sizes if sizes.count(None) < len(sizes) else ()
 
 
-class ImageLocality:
+class ImageLocality(ScoredAsIs):
     name = NAME
 
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
 
-    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-                   ctx: ClusterContext) -> list[int]:
-        """Score, which is already 0..100: the plugin has no NormalizeScore."""
-        return self.score(state, pod, nodes, ctx)
-
-    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
-        """No NormalizeScore: `raw` as it is."""
-        return raw
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if not pod.images:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from extender.engine.args import NodeResourcesFitArgs, UtilizationShapePoint
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
 from extender.engine.scores.memo import score_key
 from extender.engine.scores.normalize import go_div
 from extender.engine.scores.resource_allocation import (
@@ -152,7 +152,7 @@ def most_allocated_pair(w_cpu: int, w_memory: int) -> PairScorer:
 CPU_MEMORY_PAIRS = {"LeastAllocated": least_allocated_pair, "MostAllocated": most_allocated_pair}
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(ScoredAsIs):
     """The scoring half of NodeResourcesFit; the filter half lives in `engine.filters`."""
 
     name = NAME
@@ -180,14 +180,6 @@ class NodeResourcesFit:
         if pair is not None and weights is not None and sum(weights) > 0:
             self.score_pair = pair(*weights)
 
-    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-                   ctx: ClusterContext) -> list[int]:
-        """Score, which is already 0..100: the plugin has no NormalizeScore."""
-        return self.score(state, pod, nodes, ctx)
-
-    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
-        """No NormalizeScore: `raw` as it is."""
-        return raw
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:
         if self.score_pair is not None:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 
 from extender.engine.args import LoadVariationRiskBalancingArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
 from extender.engine.plugins.trimaran.common import (
     MIN_NODE_SCORE,
     ResourceStats,
@@ -54,7 +54,7 @@ def compute_score(rs: ResourceStats, margin: float, sensitivity: float) -> float
     return (1.0 - risk) * float(MAX_NODE_SCORE)
 
 
-class LoadVariationRiskBalancing:
+class LoadVariationRiskBalancing(ScoredAsIs):
     name = NAME
 
     def __init__(self, args: LoadVariationRiskBalancingArgs | None = None) -> None:
@@ -62,13 +62,6 @@ class LoadVariationRiskBalancing:
         self.margin = args.safe_variance_margin
         self.sensitivity = args.safe_variance_sensitivity
 
-    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-                   ctx: ClusterContext) -> list[int]:
-        """Score, already 0..100: the plugin's NormalizeScore does nothing."""
-        return self.score(state, pod, nodes, ctx)
-
-    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
-        return raw
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from extender.engine.args import LowRiskOverCommitmentArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
 from extender.engine.plugins.trimaran.common import (
     MIN_NODE_SCORE,
     clamp01,
@@ -239,7 +239,7 @@ def compute_risk(metrics: Sequence[Metric], resource: str, watcher_type: str, no
     return clamp01(weight * risk_limit + (1 - weight) * risk_load)
 
 
-class LowRiskOverCommitment:
+class LowRiskOverCommitment(ScoredAsIs):
     name = NAME
 
     def __init__(self, args: LowRiskOverCommitmentArgs | None = None) -> None:
@@ -247,13 +247,6 @@ class LowRiskOverCommitment:
         self.window_size = args.smoothing_window_size
         self.weights = {"cpu": 0.5, "memory": 0.5, **args.risk_limit_weights}
 
-    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-                   ctx: ClusterContext) -> list[int]:
-        """PreScore and Score, already 0..100: the plugin's NormalizeScore does nothing."""
-        return self.score(state, pod, nodes, ctx)
-
-    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
-        return raw
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int]:

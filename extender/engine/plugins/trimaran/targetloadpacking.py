@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 
 from extender.engine.args import TargetLoadPackingArgs
-from extender.engine.framework import ClusterContext, CycleState
+from extender.engine.framework import ClusterContext, CycleState, ScoredAsIs
 from extender.engine.plugins.trimaran.common import (
     MIN_NODE_SCORE,
     go_round,
@@ -45,7 +45,7 @@ def go_int64_round(x: float) -> int:
     return go_round(x)
 
 
-class TargetLoadPacking:
+class TargetLoadPacking(ScoredAsIs):
     name = NAME
 
     def __init__(self, args: TargetLoadPackingArgs | None = None) -> None:
@@ -68,13 +68,6 @@ class TargetLoadPacking:
             self._predicted[load] = found
         return found
 
-    def raw_scores(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
-                   ctx: ClusterContext) -> list[int]:
-        """Score, already 0..100: the plugin's NormalizeScore does nothing."""
-        return self.score(state, pod, nodes, ctx)
-
-    def normalize(self, raw: list[int], state: CycleState) -> list[int]:
-        return raw
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int]:
