@@ -135,6 +135,12 @@ def plugin_problem(name: str, version: Version, api_version: str) -> str | None:
     if name in in_tree_plugins(version):
         return None
     if name in out_of_tree_plugins():
+        from extender.engine import registry
+
+        if registry.PLUGINS[name].extension_points == ("queueSort",):
+            return (f"plugin {name} is a scheduler-plugins queue sort, not in {release}: no "
+                    "extender verb can order kube-scheduler's queue; the extender's simulator "
+                    "runs it (plugins.queueSort in an ExtenderPolicy)")
         return (f"plugin {name} is a scheduler-plugins plugin, not in {release}: enable it in "
                 "the extender's ExtenderPolicy instead, which brings it to a stock "
                 "kube-scheduler through the extender verbs")

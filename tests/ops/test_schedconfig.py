@@ -564,3 +564,14 @@ def test_a_policy_with_several_problems_reports_all_of_them(tmp_path: Path,
         "plugins.score.enabled[0].name",
         "pluginConfig[0].args.scoringStrategy.type",
     ], out
+
+
+def test_a_queue_sort_of_scheduler_plugins_is_not_offered_through_the_verbs() -> None:
+    from extender.ops import kubeversions
+
+    message = kubeversions.plugin_problem("TopologicalSort", (1, 37), "kubescheduler.config.k8s.io/v1")
+    assert message == ("plugin TopologicalSort is a scheduler-plugins queue sort, not in "
+                       "kube-scheduler 1.37: no extender verb can order kube-scheduler's queue; "
+                       "the extender's simulator runs it (plugins.queueSort in an ExtenderPolicy)")
+    assert "through the extender verbs" in kubeversions.plugin_problem(
+        "NetworkOverhead", (1, 37), "kubescheduler.config.k8s.io/v1")
