@@ -291,7 +291,7 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
     async def start() -> None:
         live.start()
 
-    runtime = Runtime(profile, state, binder, readiness=readiness, source=source)
+    runtime = Runtime(profile, state, binder, readiness=readiness, source=source, live=live)
     runtime.startup.append(start)
     # FailedScheduling Events on pods the extender rejects (read by the filter and bind routes).
     events = EventRecorder(client, on_outcome=lambda outcome: metrics.EVENTS.labels(outcome).inc())

@@ -6,6 +6,7 @@ synced. With `?verbose`, each answers one line per check, as kube-apiserver does
 `readyz check passed` or `readyz check failed`. Detail lines (`DetailedReadiness`: the node load
 metrics) follow the checks, `[+]load-metrics ok` or `[!]load-metrics warning: <why>`, and never
 make the extender unready: what they report degrades scores, not answers.
+`/readyz?resourceVersion=N` is the sync query (`extender.api.sync`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from extender import __version__
-from extender.api import metrics
+from extender.api import metrics, sync
 from extender.api.caches import cache_sizes
 from extender.api.runtime import Runtime
 
@@ -107,6 +108,8 @@ healthz = livez
 
 async def readyz(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
+    if "resourceVersion" in request.query_params:  # the sync query (extender.api.sync)
+        return await sync.readyz_at_version(request, runtime)
     if _wants_verbose(request):
         return _verbose("readyz", readiness_checks(runtime), readiness_details(runtime))
     ready, why = runtime.readiness()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from extender.api.offload import Offloader
 from extender.engine.cluster import ClusterState
@@ -12,6 +13,9 @@ from extender.engine.profile import Profile
 from extender.state.binder import Binder
 from extender.state.events import EventRecorder
 from extender.state.gate import StateGate, gate_for
+
+if TYPE_CHECKING:
+    from extender.state.informer import LiveState
 
 #: Largest body by default: NodeNames requests are small (a 15 000-node preempt with its
 #: pod is about 2.5 MB; filter and prioritize about 0.5 MB).
@@ -48,6 +52,9 @@ class Runtime:
     quota_reservation_ttl: float = 0.0
     #: FailedScheduling Events on pods (live mode only; None: no API server to post to).
     events: EventRecorder | None = None
+    #: The informers of a watched cluster (`--kubeconfig`, `--in-cluster`), which the sync
+    #: query `GET /readyz?resourceVersion=N` reads (`extender.api.sync`); None for a snapshot.
+    live: LiveState | None = None
 
     @property
     def gate(self) -> StateGate:

@@ -129,6 +129,23 @@ class ClusterState:
         self._node_changed()
         return info
 
+    def set_node_unschedulable(self, name: str, unschedulable: bool) -> NodeInfo | None:
+        """`kubectl cordon` / `uncordon`: the node with `spec.unschedulable` set or cleared
+        (None: no such node). The simulator's node events use it."""
+        current = self.nodes.get(name)
+        if current is None:
+            return None
+        old = current.node
+        view = NodeView.__new__(NodeView)
+        for slot in NodeView.__slots__:
+            setattr(view, slot, getattr(old, slot))
+        view.unschedulable = unschedulable
+        view.memo = {}
+        info = current.with_node(view)
+        self.nodes[name] = info
+        self._node_changed()
+        return info
+
     def delete_node(self, name: str) -> None:
         info = self.nodes.pop(name, None)
         if info is None:

@@ -38,12 +38,14 @@ from extender.engine.plugins import (
     node_resources_allocatable,
     pod_topology_spread,
     priority_sort,
+    qos_sort,
 )
 from extender.engine.plugins.trimaran import (
     LoadVariationRiskBalancing,
     LowRiskOverCommitment,
     TargetLoadPacking,
 )
+from extender.engine.preemption.crossnode import CrossNodePreemption, CrossNodePreemptionArgs
 from extender.engine.preemption.plugins import DefaultPreemption, PreemptionToleration
 from extender.engine.scores import balanced_allocation, image_locality, node_affinity, pod_state
 from extender.engine.scores import node_resources_fit as fit_score
@@ -148,6 +150,12 @@ RECORDS = (
     PluginRecord("TopologicalSort", network_aware.TopologicalSortArgs,
                  queue_sort=lambda a, v: network_aware.TopologicalSort(a)),
     PluginRecord("PrioritySort", queue_sort=lambda a, v: priority_sort.PrioritySort()),
+    # scheduler-plugins' QOSSort (`pkg/qos`): priority, then QoS class, then queue time.
+    PluginRecord("QOSSort", queue_sort=lambda a, v: qos_sort.QOSSort()),
+    # scheduler-plugins' CrossNodePreemption (sample): victims on several nodes, so only the
+    # simulator runs it; the preempt verb vets its policies as DefaultPreemption.
+    PluginRecord("CrossNodePreemption", CrossNodePreemptionArgs,
+                 post_filter=lambda a, v: CrossNodePreemption(a)),
     # scheduler-plugins' Trimaran: load-aware scorers over the node load metrics (no events).
     PluginRecord("TargetLoadPacking", args.TargetLoadPackingArgs,
                  score=lambda a, v: TargetLoadPacking(a)),
@@ -190,7 +198,11 @@ DEFAULT_SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("PodTopologySpre
 DEFAULT_POST_FILTERS = ("DefaultPreemption",)
 DEFAULT_QUEUE_SORTS = ("PrioritySort",)
 #: The PostFilter plugins that preempt; a profile runs at most one of them.
-PREEMPTION_PLUGINS = ("DefaultPreemption", "PreemptionToleration", "CapacityScheduling")
+PREEMPTION_PLUGINS = ("DefaultPreemption", "PreemptionToleration", "CapacityScheduling",
+                      "CrossNodePreemption")
+#: PostFilter plugins only the simulator runs as such (victims on several nodes, which the
+#: extender's preempt verb cannot carry); the verb treats them as DefaultPreemption.
+SIMULATOR_ONLY_POST_FILTERS = ("CrossNodePreemption",)
 
 
 def factory(point: str, name: str) -> Factory:

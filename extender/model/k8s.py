@@ -158,6 +158,8 @@ class PodSpec(_Base):
     preemption_policy: str | None = None
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     scheduling_gates: list[PodSchedulingGate] | None = None
+    #: Seconds a deleted pod has to stop (None: the API server's default, 30).
+    termination_grace_period_seconds: int | None = None
 
 
 class PodCondition(_Base):

@@ -127,7 +127,7 @@ class PodView:
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
         "preferred_affinity_key", "affinity_terms", "spread_constraints", "controller_ref",
         "preferred_affinity_error", "quota_requests", "pod_group", "gated", "load",
-        "pod_spec",
+        "pod_spec", "termination_grace_period",
     )
 
     uid: str
@@ -173,6 +173,8 @@ class PodView:
     #: The spec itself, for pending pods only (None for slim views): per-container requests
     #: (NodeResourceTopologyMatch aligns each container on a NUMA cell, `model.numa`).
     pod_spec: k8s.PodSpec | None
+    #: `spec.terminationGracePeriodSeconds`, in seconds (None: not set; the API's default is 30).
+    termination_grace_period: int | None
 
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
@@ -198,6 +200,7 @@ class PodView:
         self.terminating = meta.deletion_timestamp is not None
         self.preempted_by_scheduler = False
         self.scheduled_time = None
+        self.termination_grace_period = spec.termination_grace_period_seconds
         for cond in status.conditions or ():
             if cond.type == "DisruptionTarget" and cond.status == "True" and cond.reason == "PreemptionByScheduler":
                 self.preempted_by_scheduler = True

@@ -141,6 +141,10 @@ def plugin_problem(name: str, version: Version, api_version: str) -> str | None:
             return (f"plugin {name} is a scheduler-plugins queue sort, not in {release}: no "
                     "extender verb can order kube-scheduler's queue; the extender's simulator "
                     "runs it (plugins.queueSort in an ExtenderPolicy)")
+        if name in registry.SIMULATOR_ONLY_POST_FILTERS:
+            return (f"plugin {name} is a scheduler-plugins PostFilter, not in {release}: the "
+                    "extender's preempt verb cannot carry victims on other nodes; the "
+                    "extender's simulator runs it (plugins.postFilter in an ExtenderPolicy)")
         return (f"plugin {name} is a scheduler-plugins plugin, not in {release}: enable it in "
                 "the extender's ExtenderPolicy instead, which brings it to a stock "
                 "kube-scheduler through the extender verbs")

@@ -60,9 +60,12 @@ class ExtenderTLS:
 # --- checking --------------------------------------------------------------------------------
 
 
-def check_config(path: str | Path, version: Version = NEWEST_VERSION) -> list[Problem]:
+def check_config(path: str | Path, version: Version = NEWEST_VERSION, *,
+                 scheduler_plugins: bool = False) -> list[Problem]:
     """Every problem in one file, errors and warnings: keys and types first, then rules.
-    A KubeSchedulerConfiguration is judged as kube-scheduler `version` (1, N) reads it."""
+    A KubeSchedulerConfiguration is judged as kube-scheduler `version` (1, N) reads it;
+    `scheduler_plugins`: as a kube-scheduler built with scheduler-plugins' plugins (the
+    simulator's), which knows the extender registry's out-of-tree plugins too."""
     path = Path(path)
     out = Collector(str(path))
     try:
@@ -95,13 +98,14 @@ def check_config(path: str | Path, version: Version = NEWEST_VERSION) -> list[Pr
     if doc.get("kind") == "ExtenderPolicy":
         out.problems.extend(_check_extender_policy(path))
     else:
-        check_document(doc, out, version)
+        check_document(doc, out, version, scheduler_plugins=scheduler_plugins)
     return out.problems
 
 
 def check_document(doc: dict[str, Any], out: Collector,
-                   version: Version = NEWEST_VERSION) -> None:
-    """Checks for an already-parsed KubeSchedulerConfiguration or legacy Policy."""
+                   version: Version = NEWEST_VERSION, *, scheduler_plugins: bool = False) -> None:
+    """Checks for an already-parsed KubeSchedulerConfiguration or legacy Policy
+    (`scheduler_plugins`: see `check_config`)."""
     kind, api_version = doc.get("kind"), doc.get("apiVersion")
     if kind == kubesched.KIND:
         verdict = (kubeversions.api_version_problem(api_version, version)
@@ -109,7 +113,7 @@ def check_document(doc: dict[str, Any], out: Collector,
         if api_version in kubeversions.API_VERSIONS and (verdict is None or verdict[0] == "warning"):
             if verdict is not None:
                 out.warning("apiVersion", verdict[1])
-            _check_configuration(doc, out, version, api_version)
+            _check_configuration(doc, out, version, api_version, scheduler_plugins)
         elif verdict is not None:
             out.error("apiVersion", verdict[1])
         elif isinstance(api_version, str) and api_version.startswith(kubesched.GROUP + "/"):
@@ -126,7 +130,7 @@ def check_document(doc: dict[str, Any], out: Collector,
 
 
 def _check_configuration(doc: dict[str, Any], out: Collector, version: Version,
-                         api_version: str) -> None:
+                         api_version: str, scheduler_plugins: bool = False) -> None:
     """`kubesched`'s checks, with the verdicts that depend on the release made here instead
     (`kubeversions`: which plugins and API versions a release has): its apiVersion
     deprecation note assumes the newest release."""
@@ -136,14 +140,15 @@ def _check_configuration(doc: dict[str, Any], out: Collector, version: Version,
         if problem.path == "apiVersion" and problem.severity == "warning":
             continue
         out.problems.append(problem)
-    _check_plugin_names(doc, out, version, api_version)
+    _check_plugin_names(doc, out, version, api_version, scheduler_plugins)
 
 
 def _check_plugin_names(doc: dict[str, Any], out: Collector, version: Version,
-                        api_version: str) -> None:
+                        api_version: str, scheduler_plugins: bool = False) -> None:
     """Every plugin a profile names must exist in kube-scheduler `version` (in tree) or in the
     extender's registry: an unknown enabled plugin stops kube-scheduler (`"X" does not exist`);
     an unknown disabled one or configuration is ignored by it, so only a warning."""
+    out_of_tree = kubeversions.out_of_tree_plugins() if scheduler_plugins else set()
     profiles = doc.get("profiles")
     for i, profile in enumerate(profiles if isinstance(profiles, list) else ()):
         if not isinstance(profile, dict):
@@ -156,7 +161,8 @@ def _check_plugin_names(doc: dict[str, Any], out: Collector, version: Version,
                 entries = plugin_set.get(list_name)
                 for j, entry in enumerate(entries if isinstance(entries, list) else ()):
                     name = entry.get("name") if isinstance(entry, dict) else None
-                    if not isinstance(name, str) or (list_name == "disabled" and name == "*"):
+                    if not isinstance(name, str) or (list_name == "disabled" and name == "*") \
+                            or name in out_of_tree:
                         continue
                     message = kubeversions.plugin_problem(name, version, api_version)
                     if message is None:
@@ -169,7 +175,7 @@ def _check_plugin_names(doc: dict[str, Any], out: Collector, version: Version,
         configs = profile.get("pluginConfig")
         for j, config in enumerate(configs if isinstance(configs, list) else ()):
             name = config.get("name") if isinstance(config, dict) else None
-            if not isinstance(name, str):
+            if not isinstance(name, str) or name in out_of_tree:
                 continue
             message = kubeversions.plugin_problem(name, version, api_version)
             if message is None:

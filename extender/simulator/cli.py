@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import sys
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 from extender.simulator.clock import MILLISECOND, SECOND, seconds
 from extender.simulator.workload import parse_duration
 
 PROGRESS_THRESHOLD = 1000  # pods: below this a run is too short for a progress bar
+#: Wall seconds between the plain progress lines written when stderr is not a terminal.
+PROGRESS_INTERVAL = 10.0
 
 
 def _duration(text: str) -> int:
@@ -36,10 +40,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(podgroups,elasticquotas too for Coscheduling/CapacityScheduling)")
     p.add_argument("--workload", required=True, metavar="PODS",
                    help="pending pods (List or multi-document YAML) and SimulationEvents")
-    p.add_argument("--policy", required=True, metavar="POLICY", help="ExtenderPolicy file")
+    policy = p.add_mutually_exclusive_group(required=True)
+    policy.add_argument("--policy", metavar="POLICY", help="ExtenderPolicy file")
+    policy.add_argument("--compare", nargs=2, metavar=("POLICY_A", "POLICY_B"),
+                        help="run the same cluster, workload and seed through two policies and "
+                             "print the differences (with --report: both reports and the "
+                             "differences; with --html: both runs on one page)")
+    policy.add_argument("--config", metavar="FILE",
+                        help="a KubeSchedulerConfiguration instead of a policy: its profile's "
+                             "plugins and pluginConfig, percentageOfNodesToScore, pod backoff "
+                             "and extenders[] (see extender/simulator/schedulerconfig.py); "
+                             "explicit --percentage-of-nodes-to-score/--pod-*-backoff win")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks and preemption offsets")
     p.add_argument("--report", metavar="FILE", help="write the JSON report here ('-': stdout)")
+    p.add_argument("--events", metavar="FILE",
+                   help="write what happened, one JSON object per line in virtual-time order "
+                        "(arrivals, attempts with per-plugin rejections, queue moves, binds, "
+                        "preemptions, queue sizes, the end); see extender/simulator/README.md")
     p.add_argument("--plot", metavar="PNG", help="write a per-node allocation chart here")
+    p.add_argument("--html", metavar="FILE",
+                   help="write a self-contained HTML report here: timeline, rejections by "
+                        "plugin, every pod's attempts (see extender/simulator/htmlreport.py)")
     p.add_argument("--utilization", metavar="FILE",
                    help="replay node utilization (a time series per node, YAML or JSON) into "
                         "the load-aware scorers' metrics; see extender/simulator/utilization.py")
@@ -47,13 +68,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="sample nodes as kube-scheduler does (0: adaptive); default: all nodes")
     p.add_argument("--cycle-cost", type=_duration, default=MILLISECOND, metavar="DURATION",
                    help="virtual time one scheduling cycle takes (default 1ms)")
-    p.add_argument("--pod-initial-backoff", type=_duration, default=1 * SECOND, metavar="DURATION")
-    p.add_argument("--pod-max-backoff", type=_duration, default=10 * SECOND, metavar="DURATION",
-                   help="0 disables backoff")
+    p.add_argument("--pod-initial-backoff", type=_duration, default=None, metavar="DURATION",
+                   help="default 1s (or --config's podInitialBackoffSeconds)")
+    p.add_argument("--pod-max-backoff", type=_duration, default=None, metavar="DURATION",
+                   help="default 10s (or --config's podMaxBackoffSeconds); 0 disables backoff")
     p.add_argument("--pod-max-in-unschedulable-pods", type=_duration, default=300 * SECOND,
                    metavar="DURATION", help="default 5m; 60s for releases before 1.24")
-    p.add_argument("--victim-grace-period", type=_duration, default=0, metavar="DURATION",
-                   help="how long preempted pods keep their room (default 0s)")
+    p.add_argument("--victim-grace-period", type=_duration, default=None, metavar="DURATION",
+                   help="how long every preempted pod keeps its room (default: each victim's "
+                        "own terminationGracePeriodSeconds, 30s when unset)")
     p.add_argument("--max-time", type=_duration, default=24 * 3600 * SECOND, metavar="DURATION",
                    help="stop after this much virtual time (default 24h; 0: no limit)")
     ext = p.add_argument_group("extender in the loop")
@@ -69,8 +92,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="send full Nodes (nodeCacheCapable: false) instead of NodeNames")
     ext.add_argument("--extender-ignorable", action="store_true")
     ext.add_argument("--extender-timeout", type=_duration, default=5 * SECOND, metavar="DURATION")
+    # -- extenders kept in sync (apiserver.py) -------------------------------------------------
+    ext.add_argument("--serve-api", metavar="KUBECONFIG",
+                     help="serve the simulated cluster as a Kubernetes API on 127.0.0.1 and "
+                          "write a kubeconfig for it here; run the extender with "
+                          "`extender serve --kubeconfig KUBECONFIG`: before each cycle the "
+                          "simulator waits until it observed the cluster (its sync query, "
+                          "GET /readyz?resourceVersion=N)")
+    ext.add_argument("--serve-api-port", type=int, default=0, metavar="PORT",
+                     help="port of --serve-api (default: any free port)")
+    ext.add_argument("--extender-start-timeout", type=_duration, default=120 * SECOND,
+                     metavar="DURATION",
+                     help="with --serve-api, how long to wait for the extender's first sync, "
+                          "the time to start it (default 2m)")
+    ext.add_argument("--extender-sync-timeout", type=_duration, default=30 * SECOND,
+                     metavar="DURATION",
+                     help="with --serve-api, how long each later sync may take (default 30s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar (default: on for long runs on a terminal)")
+                   help="progress: a bar on a terminal (by default for runs of 1000 pods or "
+                        "more), else a plain line on stderr every 10s of wall time (default on)")
 
 
 def add_commands(subparsers: Any) -> None:
@@ -116,12 +156,71 @@ def _progress_bar(stack: ExitStack, total: int) -> Callable[[int, int, int], Non
     return update
 
 
+def _thousands(n: int) -> str:
+    return f"{n:,}".replace(",", " ")
+
+
+def _progress_lines(stream: TextIO, interval: float) -> Callable[[int, int, int], None]:
+    """Plain progress lines (for logs and CI, where a bar would not render), at most one per
+    `interval` seconds of wall time: `simulating: 4200/10000 pods settled, 51 000 cycles, 12 s`."""
+    started = time.monotonic()
+    last = [started]
+
+    def update(settled: int, total: int, cycles: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= interval:
+            last[0] = now
+            print(f"simulating: {settled}/{total} pods settled, {_thousands(cycles)} cycles, "
+                  f"{now - started:.0f} s", file=stream, flush=True)
+
+    return update
+
+
+def _check_output(flag: str, path: str | None) -> str | None:
+    """Why `path` cannot be written (checked before the run, not after it), or None."""
+    if not path or (flag == "--report" and path == "-"):
+        return None
+    target = Path(path)
+    if target.is_dir():
+        return f"{flag}: {path} is a directory"
+    parent = target.parent
+    if not parent.exists():
+        return f"{flag}: cannot write {path}: directory {parent} does not exist"
+    if not parent.is_dir():
+        return f"{flag}: cannot write {path}: {parent} is not a directory"
+    return None
+
+
+def _summary(totals: dict[str, Any], failures: dict[str, int]) -> str:
+    """The run in one line: outcomes, virtual time and why the run ended, extender failures."""
+    outcome = (f"{totals['scheduled']} scheduled, {totals['pending']} pending, "
+               f"{totals['preempted']} preempted, {totals['deleted']} deleted")
+    for key in ("succeeded", "failed", "rejected"):
+        if totals.get(key):
+            outcome += f", {totals[key]} {key}"
+    reason = totals.get("endReason") or ("horizon" if totals["truncated"] else "settled")
+    why = "settled" if reason == "settled" else "horizon: truncated by --max-time"
+    line = (f"{outcome}; {totals['cycles']} cycles over {totals['virtualTimeSeconds']:.3f}s "
+            f"virtual ({why})")
+    if failures:
+        per_extender: dict[str, dict[str, int]] = {}
+        for key, n in sorted(failures.items()):
+            name, _, verb = key.rpartition("/")
+            per_extender.setdefault(name, {})[verb] = n
+        line += "; extender failures: " + ", ".join(
+            f"{name} {sum(verbs.values())} ("
+            + ", ".join(f"{verb} {n}" for verb, n in verbs.items()) + ")"
+            for name, verbs in per_extender.items())
+    return line
+
+
 def run(args: argparse.Namespace) -> int:
     from extender.engine.policy import PolicyError, load_policy
     from extender.engine.profile import build_profile
     from extender.simulator.extenders import HttpExtender
     from extender.simulator.loop import Simulation, SimulationConfig
     from extender.simulator.report import build_report, dumps, write_report
+    from extender.simulator.schedulerconfig import SchedulerConfigError
     from extender.simulator.utilization import UtilizationError, load_utilization
     from extender.simulator.workload import WorkloadError, load_workload
     from extender.state.snapshot import SnapshotError, load_snapshot
@@ -134,18 +233,36 @@ def run(args: argparse.Namespace) -> int:
         except PlotUnavailable as exc:
             print(f"extender simulate: --plot: {exc}", file=sys.stderr)
             return 2
+    for flag, path in (("--report", args.report), ("--events", getattr(args, "events", None)),
+                       ("--plot", args.plot), ("--html", args.html)):
+        problem = _check_output(flag, path)
+        if problem:  # before the run, not after it with a traceback
+            print(f"extender simulate: {problem}", file=sys.stderr)
+            return 2
+    if args.compare:  # each policy through this function, then the differences
+        from extender.simulator.compare import run_compare
+
+        return run_compare(args, run)
+    setup = None
     try:
-        profile = build_profile(load_policy(args.policy))
+        if getattr(args, "config", None):
+            from extender.simulator.schedulerconfig import load_for_cli
+
+            setup, policy = load_for_cli(args)
+        else:
+            policy = load_policy(args.policy)
+        profile = build_profile(policy)
         state = load_snapshot(args.cluster)
         workload = load_workload(args.workload)
         utilization = None
         if args.utilization:  # after the workload: its time 0 places RFC 3339 sample times
             utilization = load_utilization(args.utilization, epoch_ns=workload.epoch_ns)
-    except (PolicyError, SnapshotError, WorkloadError, UtilizationError) as exc:
+    except (PolicyError, SchedulerConfigError, SnapshotError, WorkloadError,
+            UtilizationError) as exc:
         print(f"extender simulate: {exc}", file=sys.stderr)
         return 2
 
-    extenders = []
+    extenders = [spec.build() for spec in setup.extenders] if setup is not None else []
     raw_pods: dict[str, Any] = {}
     raw_nodes: dict[str, Any] = {}
     if args.extender:
@@ -158,27 +275,74 @@ def run(args: argparse.Namespace) -> int:
             node_cache_capable=not args.extender_nodes, ignorable=args.extender_ignorable,
             timeout=args.extender_timeout / SECOND))
         raw_pods, raw_nodes = _raw_objects(args.cluster)
+    if setup is not None:
+        from extender.simulator.schedulerconfig import config_overrides
+
+        if extenders:
+            logging.getLogger("httpx").setLevel(logging.WARNING)
+            raw_pods, raw_nodes = _raw_objects(args.cluster)
+        config_overrides(args, setup, workload)
     config = SimulationConfig(
         seed=args.seed, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
-        cycle_cost=args.cycle_cost, pod_initial_backoff=args.pod_initial_backoff,
-        pod_max_backoff=args.pod_max_backoff,
+        cycle_cost=args.cycle_cost,
+        pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
+        pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,
         victim_grace_period=args.victim_grace_period, max_time=args.max_time or None,
-        extenders=extenders, extender_bind=args.extender_bind, utilization=utilization)
+        extenders=extenders, utilization=utilization,
+        extender_bind=args.extender_bind or (setup is not None and setup.extender_bind))
 
     with ExitStack() as stack:
         for ext in extenders:
             stack.callback(ext.close)
+        events = None
+        if getattr(args, "events", None):
+            from extender.simulator.eventlog import EventLog
+
+            try:
+                stream = stack.enter_context(open(args.events, "w", encoding="utf-8", newline="\n"))
+            except OSError as exc:
+                print(f"extender simulate: --events: {exc}", file=sys.stderr)
+                return 2
+            events = EventLog(stream)
+        elif args.html:  # the page shows the run's events: keep them in memory
+            from extender.simulator.eventlog import EventLog
+
+            events_buffer = io.StringIO()
+            events = EventLog(events_buffer)
         pending = sum(1 for p in state.pods.values() if not p.node_name) + len(workload.arrivals)
-        show = args.progress
-        if show is None:
-            show = sys.stderr.isatty() and pending >= PROGRESS_THRESHOLD
-        progress = _progress_bar(stack, pending) if show else None
+        progress = None
+        if args.progress is not False:
+            if sys.stderr.isatty():
+                if args.progress or pending >= PROGRESS_THRESHOLD:
+                    progress = _progress_bar(stack, pending)
+            else:  # logs, CI: a plain line now and then
+                progress = _progress_lines(sys.stderr, PROGRESS_INTERVAL)
+        # -- extenders kept in sync (apiserver.py) ---------------------------------------------
+        served: Any = None
+        sync_errors: tuple[type[Exception], ...] = ()
+        if args.serve_api:
+            from extender.simulator.apiserver import SyncError, serve_for_cli
+
+            served = serve_for_cli(stack, args, config, [e.url_prefix for e in extenders])
+            if served is None:
+                return 2
+            sync_errors = (SyncError,)
         sim = Simulation(state, profile, workload, config, raw_pods=raw_pods, raw_nodes=raw_nodes,
-                         progress=progress)
+                         progress=progress, events=events)
         started = time.perf_counter()
-        result = sim.run()
+        try:
+            result = sim.run()
+        except sync_errors as exc:
+            print(f"extender simulate: {exc}", file=sys.stderr)
+            return 3
         wall = time.perf_counter() - started
+        if served is not None:
+            served.publish(sim)  # the final cluster, for whoever still watches
+        elif extenders:
+            from extender.simulator.apiserver import unsynced_warning
+
+            result.warnings.extend(unsynced_warning(e.url_prefix) for e in extenders)
 
     report = build_report(result, profile)
     if args.report == "-":
@@ -189,14 +353,19 @@ def run(args: argparse.Namespace) -> int:
         from extender.simulator.plot import plot_utilization
 
         plot_utilization(report, args.plot)
+    if args.html:
+        from extender.simulator.htmlreport import read_events, render_html, write_html
+
+        source = args.events or io.StringIO(events_buffer.getvalue())
+        write_html(render_html(report, read_events(source), title=(
+            f"extender simulate: {Path(args.policy or args.config).name} on "
+            f"{Path(args.cluster).name} + "
+            f"{Path(args.workload).name}")), args.html)
     totals = report["totals"]
     out = sys.stderr if args.report == "-" else sys.stdout
     rate = totals["scheduled"] / wall if wall > 0 else 0.0
-    print(f"{totals['scheduled']} scheduled, {totals['pending']} pending, "
-          f"{totals['preempted']} preempted, {totals['deleted']} deleted; "
-          f"{totals['cycles']} cycles over {totals['virtualTimeSeconds']:.3f}s virtual"
-          f"{' (truncated)' if totals['truncated'] else ''}; "
-          f"{wall:.2f}s wall, {rate:.0f} pods/s", file=out)
+    print(f"{_summary(totals, result.extender_failures)}; {wall:.2f}s wall, {rate:.0f} pods/s",
+          file=out)
     if "utilization" in report:
         replay = report["utilization"]
         print(f"utilization: {replay['samplesApplied']} of {replay['samples']} samples replayed "

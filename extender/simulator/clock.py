@@ -28,12 +28,16 @@ def to_seconds(ns: int) -> float:
 
 
 class VirtualClock:
-    """A clock that only moves when told to, and never backwards."""
+    """A clock that only moves when told to, and never backwards.
 
-    __slots__ = ("_now",)
+    `on_advance`, when set, is called with the instant being left each time the clock moves
+    forward (the event log samples the queues there: one sample per virtual instant)."""
+
+    __slots__ = ("_now", "on_advance")
 
     def __init__(self, start: int = 0) -> None:
         self._now = start
+        self.on_advance: Callable[[int], None] | None = None
 
     def now(self) -> int:
         return self._now
@@ -41,6 +45,8 @@ class VirtualClock:
     def advance_to(self, t: int) -> None:
         if t < self._now:
             raise ValueError(f"virtual clock cannot go back from {self._now} to {t}")
+        if t > self._now and self.on_advance is not None:
+            self.on_advance(self._now)
         self._now = t
 
     def __repr__(self) -> str:
@@ -52,7 +58,7 @@ class TimelineEntry:
     time: int
     rank: int
     seq: int
-    action: Callable[[], None] = field(compare=False)
+    action: Callable[[], object] = field(compare=False)
     period: int = field(compare=False, default=0)
     cancelled: bool = field(compare=False, default=False)
     done: bool = field(compare=False, default=False)
@@ -76,7 +82,7 @@ class Timeline:
         heapq.heappush(self._heap, entry)
         return entry
 
-    def at(self, t: int, action: Callable[[], None], *, rank: int = 0,
+    def at(self, t: int, action: Callable[[], object], *, rank: int = 0,
            background: bool = False) -> TimelineEntry:
         """Run `action` once at virtual time `t` (not before now).
 
@@ -88,7 +94,7 @@ class Timeline:
             heapq.heappush(self._one_shots, entry)
         return self._push(entry)
 
-    def every(self, period: int, action: Callable[[], None], *, start: int | None = None,
+    def every(self, period: int, action: Callable[[], object], *, start: int | None = None,
               rank: int = 0) -> TimelineEntry:
         """Run `action` at `start` (default now) and then every `period`."""
         if period <= 0:
@@ -116,9 +122,12 @@ class Timeline:
             heapq.heappop(shots)
         return shots[0].time if shots else None
 
-    def run_until(self, t: int) -> int:
+    def run_until(self, t: int, stop: Callable[[], bool] | None = None) -> int:
         """Fire every callback due at or before `t`, then leave the clock at `t`.
 
+        With `stop`, the run ends early once `stop()` is true after the callbacks of an
+        instant (all of them: callbacks due at the same time all fire), and the clock stays at
+        that instant: the scheduler acts at the moment a flush hands it a pod, not at `t`.
         Returns the number of callbacks fired."""
         fired = 0
         while True:
@@ -135,6 +144,10 @@ class Timeline:
                 entry.done = True
             entry.action()
             fired += 1
+            if stop is not None and stop():
+                self._drop_cancelled()
+                if not self._heap or self._heap[0].time > self.clock.now():
+                    return fired
         self.clock.advance_to(max(t, self.clock.now()))
         return fired
 

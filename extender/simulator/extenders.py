@@ -77,6 +77,12 @@ class HttpExtender:
         self.managed_resources = frozenset(managed_resources)
         self._client = client or httpx.Client(timeout=timeout)
         self.calls: dict[str, int] = {}
+        #: verb -> failed calls (transport error, non-200, undecodable, `Error` set).
+        self.failures: dict[str, int] = {}
+
+    def _failed(self, verb: str, message: str) -> ExtenderError:
+        self.failures[verb] = self.failures.get(verb, 0) + 1
+        return ExtenderError(message)
 
     @property
     def name(self) -> str:
@@ -95,13 +101,13 @@ class HttpExtender:
             resp = self._client.post(url, content=_encoder.encode(body),
                                      headers={"Content-Type": "application/json"})
         except httpx.HTTPError as exc:
-            raise ExtenderError(f"failed {verb} with extender at URL {url}: {exc}") from None
+            raise self._failed(verb, f"failed {verb} with extender at URL {url}: {exc}") from None
         if resp.status_code != 200:
-            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status_code}")
+            raise self._failed(verb, f"failed {verb} with extender at URL {url}, code {resp.status_code}")
         try:
             return msgspec.json.decode(resp.content)
         except msgspec.DecodeError as exc:
-            raise ExtenderError(f"failed {verb} with extender at URL {url}: {exc}") from None
+            raise self._failed(verb, f"failed {verb} with extender at URL {url}: {exc}") from None
 
     def _args(self, pod_raw: Mapping[str, Any], nodes: Sequence[NodeInfo],
               node_raw: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -117,7 +123,7 @@ class HttpExtender:
         reply = self._post(self.filter_verb, self._args(pod_raw, nodes, node_raw))
         error = _get(reply, "Error")
         if error:
-            raise ExtenderError(str(error))
+            raise self._failed(self.filter_verb, str(error))
         by_name = {n.name: n for n in nodes}
         names = _get(reply, "NodeNames")
         returned = _get(reply, "Nodes")
@@ -182,4 +188,4 @@ class HttpExtender:
                                             "PodUID": pod.uid, "Node": node_name})
         error = _get(reply, "Error")
         if error:
-            raise ExtenderError(str(error))
+            raise self._failed(self.bind_verb, str(error))

@@ -6,10 +6,16 @@ flushers and workload events run as they would concurrently → bind (assume) or
 handler (requeue with the rejecting plugins, nomination, the status patch) → the evictions
 and nomination clean-ups preemption decided, delivered as the informer would, afterwards.
 
-The run ends when nothing can change any more: no arrival or event left, activeQ and
-backoffQ empty, and every pod in the unschedulable pool already failed against the current
-cluster (retrying it after the 5-minute leftover flush would fail the same way) — or at
-`max_time`.
+Between cycles the virtual clock jumps to the next instant at which kube-scheduler would act
+(an arrival or event, a backoff expiry's flush, a leftover flush that moves a pool pod, a
+Permit timeout, a victim's grace period ending, a pod's lifetime ending) and schedules at that
+instant.
+
+The run ends (`settled`) when nothing can change any more: no arrival or event left, activeQ
+and backoffQ empty, and every pod in the unschedulable pool already failed against the current
+cluster (retrying it after the 5-minute leftover flush would fail the same way) and no
+time-dependent verdict it met has expired since (a victim's PreemptionToleration, a PodGroup's
+backoff) — or at `max_time` (`horizon`) when something could still change.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from extender.engine.podindex import PodIndex
 from extender.engine.preemption.evaluator import ABSENT, NO_CANDIDATE
 from extender.engine.preemption.evaluator import fit_error_message as _histogram_message
 from extender.engine.preemption.pick import pick_one_node_for_preemption
+from extender.engine.preemption.toleration import PLUGIN as PREEMPTION_TOLERATION
+from extender.engine.preemption.toleration import toleration_policy
 from extender.engine.preemption.victims import Victims
 from extender.engine.profile import Profile
 from extender.engine.queuesort import queue_sort_plugin
@@ -52,6 +60,7 @@ from extender.simulator.clock import (
     seconds,
     to_seconds,
 )
+from extender.simulator.eventlog import EventLog, rejection_counts
 from extender.simulator.events import ASSIGNED_POD_DELETE, NODE_ADD, node_update_events
 from extender.simulator.extenders import ExtenderError, HttpExtender
 from extender.simulator.nodetree import NodeTree
@@ -77,6 +86,17 @@ PENDING = "Pending"
 SCHEDULED = "Scheduled"
 PREEMPTED = "Preempted"
 DELETED = "Deleted"
+SUCCEEDED = "Succeeded"  # ran for its lifetime (`Arrival.run_for`), then completed
+FAILED = "Failed"
+#: Refused by the Priority admission plugin (an unknown PriorityClass): never queued.
+REJECTED = "Rejected"
+
+#: Why a run ended: nothing could change any more, or `max_time` cut it.
+SETTLED = "settled"
+HORIZON = "horizon"
+
+#: The API server's default `terminationGracePeriodSeconds`.
+DEFAULT_TERMINATION_GRACE_PERIOD = 30 * SECOND
 
 ProgressFn = Callable[[int, int, int], None]  # (settled pods, pods to schedule, cycles)
 
@@ -118,14 +138,19 @@ class SimulationConfig:
     pod_initial_backoff: int = DEFAULT_POD_INITIAL_BACKOFF
     pod_max_backoff: int = DEFAULT_POD_MAX_BACKOFF
     pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS
-    #: Time between a victim's eviction and its disappearance (it keeps its room meanwhile).
-    victim_grace_period: int = 0
+    #: Time between a victim's eviction and its disappearance (it keeps its room meanwhile);
+    #: None: each victim's own `terminationGracePeriodSeconds` (30 s when unset).
+    victim_grace_period: int | None = None
     max_time: int | None = 24 * 3600 * SECOND
     extenders: Sequence[HttpExtender] = ()
     #: Also call the extender's bind verb (keeps an offline extender's state in step).
     extender_bind: bool = False
     #: Node utilization replayed into `state.node_metrics` at its sample times (`--utilization`).
     utilization: Utilization | None = None
+    # -- extenders kept in sync (apiserver.py, `--serve-api`) --------------------------------
+    #: Called with the simulation before each scheduling cycle: publish the cluster to the
+    #: served API and wait until every extender observed it (`ServedCluster.before_cycle`).
+    before_cycle: Callable[[Any], None] | None = None
 
 
 @dataclass
@@ -147,6 +172,8 @@ class PodRecord:
     attempts: int = 0
     arrived_at: int | None = None
     scheduled_at: int | None = None
+    #: When it completed (Succeeded/Failed), was evicted, deleted or terminated by preemption.
+    finished_at: int | None = None
     preempted_by: str = ""
     preemptions_caused: list[str] = field(default_factory=list)
 
@@ -194,6 +221,10 @@ class SimulationResult:
     warnings: list[str]
     extender_calls: dict[str, int]
     utilization: ReplayRecord | None = None
+    #: SETTLED (nothing could change any more) or HORIZON (`max_time` cut the run).
+    end_reason: str = SETTLED
+    #: "<extender>/<verb>" -> failed calls (transport errors, non-200, `Error` replies).
+    extender_failures: dict[str, int] = field(default_factory=dict)
 
 
 class SimContext:
@@ -308,8 +339,10 @@ class Simulation:
                  config: SimulationConfig | None = None, *,
                  raw_pods: Mapping[str, Mapping[str, Any]] | None = None,
                  raw_nodes: Mapping[str, Mapping[str, Any]] | None = None,
-                 progress: ProgressFn | None = None) -> None:
+                 progress: ProgressFn | None = None, events: EventLog | None = None) -> None:
         self.config = config or SimulationConfig()
+        #: The `--events` log; None: nothing is written and nothing is computed for it.
+        self.events = events
         self.state = state
         self.profile = profile
         self.workload = workload
@@ -362,7 +395,31 @@ class Simulation:
         self.last_bind_time: int | None = None
         self.warnings: list[str] = []
         self.truncated = False
+        self.end_reason = SETTLED
+        #: PreemptionToleration's deadlines: (virtual time a bound pod stops tolerating
+        #: preemption, its priority, the class's minimum preemptable priority).
+        self._toleration_deadlines: list[tuple[int, int, int]] = []
+        self._tolerations = (profile.post_filter is not None
+                             and profile.post_filter.name == PREEMPTION_TOLERATION)
+        #: uid -> (run_for, final phase) of pods with a lifetime (`Arrival.run_for`).
+        self._lifetimes: dict[str, tuple[int, str]] = {}
+        #: uid -> the timer that completes a running pod at the end of its lifetime.
+        self._finish_timers: dict[str, Any] = {}
+        #: uid -> the timer that removes an evicted victim when its grace period ends.
+        self._terminations: dict[str, Any] = {}
+        #: The workload's controllers (`controllers.Controller`), and who created which pod:
+        #: their hooks hear what becomes of their pods and answer with pods to create or
+        #: delete (`Reaction`).
+        self.controllers: list[Any] = list(getattr(workload, "controllers", ()))
+        self._controller_of: dict[str, Any] = {}
+        self.warnings.extend(getattr(workload, "warnings", ()))
+        self._queue_sample: tuple | None = None
+        self._allocation: tuple[int, tuple[float, float]] | None = None
+        if events is not None:
+            self.queue.on_move = self._log_move
+            self.clock.on_advance = self._log_queues
         self._nodes_before = node_usage(state)
+        self._admit_bound_pods()
         self._schedule_inputs()
         self.replay = None if self.config.utilization is None else UtilizationReplay(
             self.config.utilization, state, self.timeline, warnings=self.warnings,
@@ -385,6 +442,9 @@ class Simulation:
             self.timeline.at(arrival.time, partial(self._arrive, arrival, "workload"))
         for event in self.workload.events:
             self.timeline.at(event.time, partial(self._on_event, event), rank=1)
+        # Workload controllers start at their creation, after the pods created with them.
+        for controller in self.controllers:
+            self.timeline.at(controller.time, partial(self._controller_start, controller))
 
     def _epoch_now(self) -> float:
         return self.workload.epoch + to_seconds(self.clock.now())
@@ -415,25 +475,207 @@ class Simulation:
             self.records[pod.uid] = rec
         return rec
 
+    # -- admission: PriorityClasses -------------------------------------------------------------
+
+    def _admit(self, pod: PodView) -> PodView | str:
+        """The Priority admission plugin on a pod being created: without `spec.priority`, the
+        priority and preemptionPolicy of its `priorityClassName`, or of the `globalDefault`
+        class (the lowest-valued one if several) when it names none, else 0 and
+        PreemptLowerPriority. Returns the admitted pod, or the Forbidden message for a pod
+        the API server would refuse (an unknown class; a preemptionPolicy other than the
+        computed one). A pod that carries `spec.priority` is taken as it is: exported pods
+        passed admission already."""
+        spec = pod.pod_spec
+        if spec is None or spec.priority is not None:
+            return pod
+        classes = self.state.priority_classes
+        name = pod.priority_class_name
+        if name:
+            pc = classes.get(name)
+            if pc is None:
+                return f'pods "{pod.name}" is forbidden: no PriorityClass with name {name} was found'
+        else:
+            defaults = [c for c in classes.values() if c.global_default]
+            pc = min(defaults, key=lambda c: (c.value, c.name)) if defaults else None
+        value = pc.value if pc is not None else 0
+        policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
+        if spec.preemption_policy is not None and spec.preemption_policy != policy:
+            return (f'pods "{pod.name}" is forbidden: the string value of PreemptionPolicy '
+                    f"({spec.preemption_policy}) must not be provided in pod spec; priority "
+                    f"admission controller computed {policy} from the given PriorityClass name")
+        if (value, policy, pc.name if pc is not None else name) == (
+                pod.priority, pod.preemption_policy, pod.priority_class_name):
+            return pod
+        return pod_with(pod, priority=value, preemption_policy=policy,
+                        priority_class_name=pc.name if pc is not None else name)
+
+    def _admitted_raw(self, pod: PodView, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The object as the API server stores it after admission (for the extender wire)."""
+        out = dict(raw)
+        spec = dict(out.get("spec") or {})
+        spec["priority"] = pod.priority
+        spec["preemptionPolicy"] = pod.preemption_policy
+        if pod.priority_class_name:
+            spec["priorityClassName"] = pod.priority_class_name
+        out["spec"] = spec
+        return out
+
+    def _admit_bound_pods(self) -> None:
+        """The snapshot's bound pods passed admission when they were created; a hand-written
+        one that names a PriorityClass but has no (or a zero) `spec.priority` takes the
+        class's value and preemptionPolicy. An unknown class is a warning (the pod runs
+        already). Their PreemptionToleration deadlines are noted."""
+        classes = self.state.priority_classes
+        for pod in list(self.state.pods.values()):
+            if not pod.node_name:
+                continue
+            if pod.priority == 0 and pod.priority_class_name:
+                pc = classes.get(pod.priority_class_name)
+                if pc is None:
+                    self.warnings.append(
+                        f"pod {pod.key} (bound to {pod.node_name}): no PriorityClass with name "
+                        f"{pod.priority_class_name} was found; its priority stays 0")
+                elif (pc.value, pc.preemption_policy) != (pod.priority, pod.preemption_policy):
+                    pod = pod_with(pod, priority=pc.value, preemption_policy=pc.preemption_policy)
+                    self.state.replace_view(pod)
+            self._note_toleration(pod)
+
+    def _note_toleration(self, pod: PodView) -> None:
+        """Under PreemptionToleration, remember when a bound pod stops tolerating preemption
+        (its PodScheduled time + the class's toleration-seconds): a pool pod that failed
+        before that instant may succeed after it, with no cluster event in between."""
+        if not self._tolerations or not pod.priority_class_name or pod.scheduled_time is None:
+            return
+        pc = self.state.priority_class(pod.priority_class_name)
+        if pc is None:
+            return
+        try:
+            policy = toleration_policy(pc)
+        except ValueError:
+            return
+        if policy.toleration_seconds <= 0:
+            return
+        deadline = seconds(pod.scheduled_time + policy.toleration_seconds - self.workload.epoch)
+        if deadline > self.clock.now():
+            self._toleration_deadlines.append(
+                (deadline, pod.priority, policy.minimum_preemptable_priority))
+
     # -- inputs: arrivals and events ------------------------------------------------------------
 
     def _arrive(self, arrival: Arrival, origin: str) -> None:
-        pod = arrival.pod
+        now = self.clock.now()
+        admitted = self._admit(arrival.pod)
+        if isinstance(admitted, str):
+            # The API server refuses the pod: it never exists, nothing schedules it.
+            pod = arrival.pod
+            rec = self._record(pod, origin)
+            rec.arrived_at, rec.status, rec.failure = now, REJECTED, admitted
+            self.settled += 1
+            self.warnings.append(f"pod {pod.key} rejected at admission: {admitted}")
+            if self.events is not None:
+                self.events.emit(now, "arrive", pod=pod.key, priority=pod.priority)
+                self.events.emit(now, "reject", pod=pod.key, message=admitted)
+            return
+        pod = admitted
         if arrival.raw:
-            self.raw_pods.setdefault(pod.uid, arrival.raw)
+            raw = arrival.raw if pod is arrival.pod else self._admitted_raw(pod, arrival.raw)
+            self.raw_pods.setdefault(pod.uid, raw)
         if pod.pod_group:
             self.group_members.setdefault((pod.namespace, pod.pod_group), {})[pod.uid] = pod.gated
+        controller = getattr(arrival, "controller", None)
+        if controller is not None:
+            self._controller_of[pod.uid] = controller
+        run_for = getattr(arrival, "run_for", None)
+        if run_for is not None:
+            self._lifetimes[pod.uid] = (run_for, getattr(arrival, "finish", SUCCEEDED) or SUCCEEDED)
         rec = self._record(pod, origin)
-        rec.arrived_at = self.clock.now()
+        rec.arrived_at = now
+        if self.events is not None:
+            self.events.emit(now, "arrive", pod=pod.key, priority=pod.priority)
         if pod.node_name:  # already bound elsewhere: it just takes its room
-            self.state.assume(pod_with(pod, start_time=self._epoch_now()), pod.node_name, math.inf)
-            rec.status, rec.node, rec.scheduled_at = SCHEDULED, pod.node_name, self.clock.now()
+            bound = pod_with(pod, start_time=self._epoch_now(),
+                             scheduled_time=pod.scheduled_time or self._epoch_now())
+            self.state.assume(bound, pod.node_name, math.inf)
+            rec.status, rec.node, rec.scheduled_at = SCHEDULED, pod.node_name, now
             self.settled += 1
             self.version += 1
+            if self.events is not None:
+                self.events.emit(now, "bind", pod=pod.key, node=pod.node_name)
+            self._started(self.state.pods[pod.uid])
             self.queue.assigned_pod_added(pod)
+            self._tell_controller(pod.uid, "pod_bound", pod.node_name)
             return
         self.pending[pod.uid] = pod
         self.queue.add(pod)
+
+    # -- workload controllers -------------------------------------------------------------------
+
+    def _controller_start(self, controller: Any) -> None:
+        self._react(controller, controller.start(self.clock.now(), self._node_views()))
+
+    def _controller_sync(self, controller: Any) -> None:
+        self._react(controller, controller.sync(self.clock.now()))
+
+    def _node_views(self) -> list[Any]:
+        return [self.state.nodes[name].node for name in sorted(self.state.nodes)]
+
+    def _tell_controller(self, uid: str, hook: str, *args: Any) -> None:
+        """Call the hook of the pod's controller (if any) and carry out its reaction."""
+        controller = self._controller_of.get(uid)
+        if controller is not None:
+            self._react(controller, getattr(controller, hook)(uid, *args, self.clock.now()))
+
+    def _nodes_told(self) -> None:
+        """After a node event: DaemonSets follow the nodes."""
+        if self.controllers:
+            nodes = self._node_views()
+            for controller in self.controllers:
+                self._react(controller, controller.nodes_changed(nodes, self.clock.now()))
+
+    def _react(self, controller: Any, reaction: Any) -> None:
+        """A controller's `Reaction`, now: pods it creates arrive, pods it deletes go, and it
+        is woken at `wake_at`."""
+        for created in reaction.create:
+            self.total += 1
+            self._arrive(created, "workload")
+        for key in reaction.delete:
+            self._delete_pod_by_key(key)
+        if reaction.wake_at is not None:
+            self.timeline.at(max(reaction.wake_at, self.clock.now()),
+                             partial(self._controller_sync, controller))
+
+    def _started(self, pod: PodView) -> None:
+        """A pod is bound: its lifetime (if any) starts, its toleration deadline is noted."""
+        self._note_toleration(pod)
+        lifetime = self._lifetimes.get(pod.uid)
+        if lifetime is not None:
+            run_for, phase = lifetime
+            self._finish_timers[pod.uid] = self.timeline.at(
+                self.clock.now() + run_for, partial(self._complete, pod.uid, phase), rank=2)
+
+    def _complete(self, uid: str, phase: str) -> None:
+        """A running pod's lifetime is over: it ends Succeeded or Failed. The scheduler's cache
+        drops a terminal pod as if it were deleted (an AssignedPodDelete for the queue); the
+        pod object stays (its PodGroup still counts it)."""
+        self._finish_timers.pop(uid, None)
+        pod = self.state.pods.get(uid)
+        if pod is None or uid in self.waiting:
+            return
+        now = self.clock.now()
+        rec = self.records.get(uid)
+        if rec is not None:
+            rec.status, rec.finished_at = phase, now
+        self.state.delete_pod(pod.namespace, pod.name, uid)
+        self.version += 1
+        if self.events is not None:
+            self.events.emit(now, "complete", pod=pod.key, phase=phase)
+        self.queue.assigned_pod_deleted(pod)
+        self._tell_controller(uid, "pod_finished", phase)
+
+    def _stop_lifetime(self, uid: str) -> None:
+        timer = self._finish_timers.pop(uid, None)
+        if timer is not None:
+            Timeline.cancel(timer)
 
     def _on_event(self, event: SimEvent) -> None:
         if event.action == "deletePod":
@@ -445,12 +687,34 @@ class Simulation:
             info = self.state.apply_node(event.node)
             self.tree.update(info.name, info.node.labels)
             self._nodes_changed()
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "node", node=info.name,
+                                 change="add" if old is None else "update")
             pre_check = node_pre_check(info)
             if old is None:
                 self.queue.move_all_to_active_or_backoff(NODE_ADD, pre_check)
             else:
                 for cluster_event in node_update_events(old.node, info.node):
                     self.queue.move_all_to_active_or_backoff(cluster_event, pre_check)
+        elif event.action in ("cordonNode", "uncordonNode"):
+            old = self.state.nodes.get(event.target)
+            if old is None:
+                self.warnings.append(
+                    f"{event.action} at {to_seconds(event.time)}s: no node {event.target}")
+                return
+            cordon = event.action == "cordonNode"
+            updated = self.state.set_node_unschedulable(event.target, cordon)
+            assert updated is not None
+            raw = self.raw_nodes.get(event.target)
+            if raw is not None:  # the extender wire's copy (nodeCacheCapable: false)
+                self.raw_nodes[event.target] = {
+                    **raw, "spec": {**(raw.get("spec") or {}), "unschedulable": cordon}}
+            self._nodes_changed()
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "node", node=updated.name, change="update")
+            pre_check = node_pre_check(updated)
+            for cluster_event in node_update_events(old.node, updated.node):
+                self.queue.move_all_to_active_or_backoff(cluster_event, pre_check)
         elif event.action == "deleteNode":
             if event.target not in self.state.nodes:
                 self.warnings.append(f"deleteNode at {to_seconds(event.time)}s: no node {event.target}")
@@ -458,11 +722,21 @@ class Simulation:
             self.state.delete_node(event.target)
             self.tree.remove(event.target)
             self._nodes_changed()
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "node", node=event.target, change="delete")
+        else:  # never silently: a workload action this loop does not know
+            self.warnings.append(f"{event.action} at {to_seconds(event.time)}s: not simulated")
+            return
+        if event.action != "deletePod":
+            self._nodes_told()
 
     def _delete_pod_by_key(self, key: str) -> None:
         namespace, _, name = key.partition("/")
         pending = next((p for p in self.pending.values()
                         if p.namespace == namespace and p.name == name), None)
+        if pending is not None or self.state.pod_by_key(namespace, name) is not None:
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "delete", pod=key)
         if pending is not None:
             waiting = self.waiting.get(pending.uid)
             if waiting is not None:
@@ -473,20 +747,40 @@ class Simulation:
             self._forget_member(pending)
             del self.pending[pending.uid]
             self.queue.delete(pending)
-            self._record(pending, "workload").status = DELETED
+            rec = self._record(pending, "workload")
+            rec.status, rec.finished_at = DELETED, self.clock.now()
             self.settled += 1
             self.version += 1  # its nomination, if any, is gone
+            self._tell_controller(pending.uid, "pod_deleted")
             return
         bound = self.state.pod_by_key(namespace, name)
         if bound is None or not bound.node_name:
             self.warnings.append(f"deletePod at {to_seconds(self.clock.now())}s: no pod {key}")
             return
-        rec = self.records.get(bound.uid)
-        if rec is not None and rec.status == SCHEDULED:
-            rec.status = DELETED
+        bound_rec = self.records.get(bound.uid)
+        if bound_rec is not None and bound_rec.status == SCHEDULED:
+            bound_rec.status, bound_rec.finished_at = DELETED, self.clock.now()
         self._remove_bound(bound.uid)
+        self._tell_controller(bound.uid, "pod_deleted")
+
+    def _terminate(self, uid: str, key: str, node: str, by: str) -> None:
+        """A preemption victim's grace period is over: it is gone (unless it went already)."""
+        self._terminations.pop(uid, None)
+        if uid not in self.state.pods and uid not in self.pending:
+            return
+        rec = self.records.get(uid)
+        if rec is not None and rec.finished_at is None:
+            rec.finished_at = self.clock.now()
+        if self.events is not None:
+            self.events.emit(self.clock.now(), "evict", pod=key, node=node, by=by,
+                             terminated=True)
+        self._remove_bound(uid)
 
     def _remove_bound(self, uid: str) -> None:
+        self._stop_lifetime(uid)
+        termination = self._terminations.pop(uid, None)
+        if termination is not None:  # deleted while terminating: its timer has nothing to do
+            Timeline.cancel(termination)
         waiting = self.waiting.get(uid)
         if waiting is not None:  # a preemption victim still waiting at Permit (assumed only)
             pending = self.pending.pop(uid)
@@ -512,13 +806,93 @@ class Simulation:
         self.version += 1
         self.queue.assigned_pod_deleted(pod)
 
+    # -- the event log (`--events`; only called when there is one) ------------------------------
+
+    def _log_move(self, pod: PodView, source: str, target: str, event: str) -> None:
+        assert self.events is not None
+        self.events.emit(self.clock.now(), "move", pod=pod.key, **{"from": source},
+                         to=target, event=event)
+
+    def _log_attempt(self, info: QueuedPodInfo, result: str, node: str = "", *,
+                     statuses: Mapping[str, Any] | None = None) -> None:
+        assert self.events is not None
+        pod = info.pod
+        fields: dict[str, Any] = {"pod": pod.key, "cycle": self.cycles, "result": result}
+        if node:
+            fields["node"] = node
+        else:
+            fields["message"] = self.records[pod.uid].message
+        plugins, reasons = rejection_counts(statuses or {})
+        fields["plugins"] = plugins
+        fields["reasons"] = reasons
+        self.events.emit(self.clock.now(), "attempt", **fields)
+
+    def _allocated(self) -> tuple[float, float]:
+        """Cluster-wide requested / allocatable cpu and memory (0..1), per state version."""
+        if self._allocation is None or self._allocation[0] != self.version:
+            used_cpu = used_mem = all_cpu = all_mem = 0
+            for info in self.state.nodes.values():
+                used_cpu += info.requested.milli_cpu
+                used_mem += info.requested.memory
+                alloc = info.node.allocatable
+                all_cpu += alloc.milli_cpu
+                all_mem += alloc.memory
+            self._allocation = (self.version, (
+                round(used_cpu / all_cpu, 6) if all_cpu else 0.0,
+                round(used_mem / all_mem, 6) if all_mem else 0.0))
+        return self._allocation[1]
+
+    def _log_queues(self, t: int) -> None:
+        """The sub-queue sizes and allocation at the end of instant `t`, when they changed."""
+        assert self.events is not None
+        queue = self.queue
+        cpu, memory = self._allocated()
+        sample = (queue.num_active, queue.num_backoff, queue.num_unschedulable,
+                  len(self.pending), cpu, memory)
+        if sample == self._queue_sample:
+            return
+        self._queue_sample = sample
+        self.events.emit(t, "queues", active=sample[0], backoff=sample[1],
+                         unschedulable=sample[2], pending=sample[3], cpuAllocated=cpu,
+                         memoryAllocated=memory)
+
     # -- the loop -------------------------------------------------------------------------------
 
     def _stale_pool_timestamp(self) -> int | None:
-        """Oldest queue timestamp among pool pods that failed before the latest change."""
-        stale = [info.timestamp for info in self.queue.unschedulable_infos()
-                 if self._failed_version.get(info.pod.uid, -1) < self.version]
+        """Oldest queue timestamp among pool pods whose retry could end differently: those
+        that failed before the latest change, or before a time-dependent verdict they met
+        expires (or expired)."""
+        infos = self.queue.unschedulable_infos()
+        if self._toleration_deadlines:
+            # Pods fail from now on: deadlines no pool pod failed before are of no use.
+            oldest = min((info.timestamp for info in infos), default=self.clock.now())
+            self._toleration_deadlines = [d for d in self._toleration_deadlines if d[0] > oldest]
+        latest: dict[int, int] = {}  # preemptor priority -> its last toleration deadline
+        stale = [info.timestamp for info in infos
+                 if self._failed_version.get(info.pod.uid, -1) < self.version
+                 or self._verdict_expires(info, latest)]
         return min(stale, default=None)
+
+    def _verdict_expires(self, info: QueuedPodInfo, latest: dict[int, int]) -> bool:
+        """Did the pod fail before a time-dependent verdict changes (without any cluster
+        event)? A victim's PreemptionToleration ends, or its PodGroup's backoff
+        (`podGroupBackoffSeconds`, "failed recently") ends. `latest` memoizes, per preemptor
+        priority, the last deadline of the victims that tolerate it."""
+        pod, failed = info.pod, info.timestamp
+        if self._toleration_deadlines and pod.preemption_policy != "Never":
+            priority = pod.priority
+            if priority not in latest:
+                latest[priority] = max((deadline for deadline, victim_priority, minimum
+                                        in self._toleration_deadlines
+                                        if victim_priority < priority < minimum), default=-1)
+            if latest[priority] > failed:
+                return True
+        if self.gang is not None and pod.pod_group:
+            full_name, _ = self.gang.manager.group_of(pod, self.ctx)
+            until = self.gang.manager.backed_off._until.get(full_name)
+            if until is not None and until > self._epoch_of(failed):
+                return True
+        return False
 
     def _next_wakeup(self) -> int | None:
         """The next time something can happen while activeQ is empty (None: never)."""
@@ -535,24 +909,40 @@ class Simulation:
             times.append(self.timeline.periodic_fire_time(self.queue.leftover_flusher, due))
         return min(times, default=None)
 
+    def _has_active(self) -> bool:
+        return self.queue.num_active > 0
+
     def run(self) -> SimulationResult:
+        """Schedule until nothing can change (`settled`) or `max_time` (`horizon`)."""
         max_time = self.config.max_time
         while True:
             self.timeline.run_until(self.clock.now())
-            if max_time is not None and self.clock.now() >= max_time:
-                self.truncated = bool(self.queue.num_active or self._next_wakeup() is not None)
-                break
-            if self.queue.num_active == 0:
-                wake = self._next_wakeup()
-                if wake is None:
+            if self.queue.num_active:
+                if max_time is not None and self.clock.now() >= max_time:
+                    self.end_reason = HORIZON
                     break
-                if max_time is not None and wake > max_time:
-                    self.timeline.run_until(max_time)
-                    self.truncated = True
-                    break
-                self.timeline.run_until(wake)
+                if self.config.before_cycle is not None:  # --serve-api: extenders in sync
+                    self.config.before_cycle(self)
+                self._schedule_one()
                 continue
-            self._schedule_one()
+            wake = self._next_wakeup()
+            if wake is None:
+                self.end_reason = SETTLED
+                break
+            if max_time is not None and wake > max_time:
+                # Up to the horizon; a pod a flush hands over before it is still scheduled.
+                self.timeline.run_until(max_time, stop=self._has_active)
+                if self.queue.num_active and self.clock.now() < max_time:
+                    continue
+                self.end_reason = HORIZON
+                break
+            # Stop at the first instant that hands the scheduler a pod (a leftover flush may
+            # move a pool pod well before `wake`): kube-scheduler pops it then.
+            self.timeline.run_until(wake, stop=self._has_active)
+        self.truncated = self.end_reason == HORIZON
+        if self.events is not None:
+            self._log_queues(self.clock.now())
+            self.events.emit(self.clock.now(), "end", reason=self.end_reason)
         return self.result()
 
     def result(self) -> SimulationResult:
@@ -562,13 +952,18 @@ class Simulation:
                 + ", ".join(sorted(f"{w.info.pod.namespace}/{w.info.pod.name}"
                                    for w in self.waiting.values())))
         calls: dict[str, int] = {}
+        failures: dict[str, int] = {}
         for ext in self.config.extenders:
             for verb, n in ext.calls.items():
                 calls[f"{ext.name}/{verb}"] = n
+            for verb, n in getattr(ext, "failures", {}).items():
+                if n:
+                    failures[f"{ext.name}/{verb}"] = n
         return SimulationResult(self.records, self._nodes_before, node_usage(self.state),
                                 self.cycles, self.clock.now(), self.last_bind_time,
                                 self.truncated, self.config, self.warnings, calls,
-                                self.replay.record if self.replay is not None else None)
+                                self.replay.record if self.replay is not None else None,
+                                end_reason=self.end_reason, extender_failures=failures)
 
     def _pod_raw(self, pod: PodView) -> dict[str, Any]:
         if not self.config.extenders:
@@ -605,7 +1000,7 @@ class Simulation:
         if placement.node is not None and placement.node.name in self.state.nodes:
             if self.gang is not None and self._permit(info, placement.node.name):
                 return  # waiting at Permit, or rejected there
-            error = self._bind(info, placement.node.name)
+            error = self._bind(info, placement.node.name, attempt=True)
             if not error:
                 return
             placement = Placement([], placement.diagnosis, error=error)
@@ -617,8 +1012,9 @@ class Simulation:
 
     # -- outcomes -------------------------------------------------------------------------------
 
-    def _bind(self, info: QueuedPodInfo, node_name: str) -> str:
-        """Assume and bind; returns an error message if an extender's bind failed."""
+    def _bind(self, info: QueuedPodInfo, node_name: str, *, attempt: bool = False) -> str:
+        """Assume and bind; returns an error message if an extender's bind failed.
+        `attempt`: this ends a scheduling cycle (not a pod allowed at Permit)."""
         pod = info.pod
         if self.config.extender_bind:
             binder = next((e for e in self.config.extenders if e.bind_verb and e.is_interested(pod)), None)
@@ -628,7 +1024,10 @@ class Simulation:
                 except ExtenderError as exc:
                     return str(exc)
         now = self.clock.now()
-        self.state.assume(pod_with(pod, start_time=self._epoch_now()), node_name, math.inf)
+        epoch_now = self._epoch_now()
+        # The binding sets PodScheduled=True (PreemptionToleration counts from it).
+        self.state.assume(pod_with(pod, start_time=epoch_now, scheduled_time=epoch_now),
+                          node_name, math.inf)
         self.queue.nominator.delete(pod)
         del self.pending[pod.uid]
         rec = self.records[pod.uid]
@@ -637,10 +1036,17 @@ class Simulation:
         self.last_bind_time = now
         self.version += 1
         self.settled += 1
+        if self.events is not None:
+            if attempt:
+                self._log_attempt(info, "scheduled", node_name)
+            self.events.emit(now, "bind", pod=pod.key, node=node_name)
+        bound = self.state.pods[pod.uid]
+        self._started(bound)
         # The informer's add event for the bound pod.
-        self.queue.assigned_pod_added(self.state.pods[pod.uid])
+        self.queue.assigned_pod_added(bound)
         if self.progress is not None:
             self.progress(self.settled, self.total, self.cycles)
+        self._tell_controller(pod.uid, "pod_bound", node_name)
         return ""
 
     def _handle_failure(self, info: QueuedPodInfo, placement: Placement,
@@ -654,6 +1060,9 @@ class Simulation:
             info.unschedulable_plugins = set(placement.diagnosis.unschedulable_plugins)
             rec.failure = (num_nodes, placement.diagnosis.statuses, post.message if post else "",
                            placement.diagnosis.pre_filter_msg)
+        if self.events is not None:
+            self._log_attempt(info, "error" if placement.error else "unschedulable",
+                              statuses=placement.diagnosis.statuses)
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         if post is not None and post.nominate is not None:
             before = self.queue.nominator.nominated_node(info.pod)
@@ -662,7 +1071,12 @@ class Simulation:
             rec.nominated_node = post.nominate
             if (before or "") != post.nominate:
                 self.version += 1  # a reservation appeared or went away
+            if post.nominate and self.events is not None:
+                self.events.emit(self.clock.now(), "nominate", pod=pod.key, node=post.nominate)
         if post is not None and post.victims:
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "preempt", pod=pod.key, node=post.node,
+                                 victims=[v.key for v in post.victims])
             self._evict(pod, post.node, post.victims)
         self._failed_version[pod.uid] = self.version
         if self.progress is not None:
@@ -684,25 +1098,51 @@ class Simulation:
         self.pending[pod.uid] = new
         self.queue.update(current, new)
 
+    def _grace_period(self, victim: PodView) -> int:
+        """How long an evicted victim keeps its room: `--victim-grace-period` when given,
+        else its own `terminationGracePeriodSeconds` (30 s when unset, as the API defaults)."""
+        if self.config.victim_grace_period is not None:
+            return self.config.victim_grace_period
+        if victim.termination_grace_period is None:
+            return DEFAULT_TERMINATION_GRACE_PERIOD
+        return seconds(max(victim.termination_grace_period, 0))
+
     def _evict(self, preemptor: PodView, node: str, victims: Sequence[PodView]) -> None:
-        """prepareCandidate: evict the victims, clear lower-priority nominations on the node."""
-        grace = self.config.victim_grace_period
+        """prepareCandidate: evict the victims, clear lower-priority nominations on the node.
+        Each victim terminates after its grace period and keeps its room until then (the
+        preemptor waits, nominated). A victim already terminating (chosen again: preemption
+        does not skip terminating pods) keeps its first deletion: a second delete does not
+        extend the grace period, and the pod counts once as preempted, by its first
+        preemptor."""
         now = self.clock.now()
         for victim in victims:
+            if victim.uid in self._terminations:
+                continue
+            # A victim waiting at Permit is rejected at once (it runs nowhere yet).
+            grace = 0 if victim.uid in self.waiting else self._grace_period(victim)
             vrec = self._record(victim, "cluster")
             vrec.status, vrec.preempted_by = PREEMPTED, f"{preemptor.namespace}/{preemptor.name}"
             if not vrec.node:
                 vrec.node = victim.node_name
             self.records[preemptor.uid].preemptions_caused.append(vrec.key)
+            self._stop_lifetime(victim.uid)  # it is terminated, not completed
+            if self.events is not None:
+                self.events.emit(now, "evict", pod=victim.key, node=victim.node_name or node,
+                                 by=preemptor.key, gracePeriodSeconds=to_seconds(grace))
             if grace > 0:
                 self._mark_terminating(victim)
-            self.timeline.at(now + grace, partial(self._remove_bound, victim.uid), rank=2)
+            self._terminations[victim.uid] = self.timeline.at(
+                now + grace, partial(self._terminate, victim.uid, victim.key,
+                                     victim.node_name or node, preemptor.key), rank=2)
         for other in self.queue.nominator.nominated_pods_for_node(node):
             if other.priority < preemptor.priority and other.nominated_node_name:
                 self._patch_nomination(other, "")
                 if other.uid in self.records:
                     self.records[other.uid].nominated_node = ""
         self.version += 1
+        # Controllers replace a pod as soon as it is terminating (it is no longer active).
+        for victim in victims:
+            self._tell_controller(victim.uid, "pod_deleted")
 
     def _mark_terminating(self, victim: PodView) -> None:
         current = self.state.pods.get(victim.uid)
@@ -716,12 +1156,18 @@ class Simulation:
 
     def _create_object(self, created: ObjectArrival) -> None:
         """A PodGroup or ElasticQuota is created (or replaced): the state takes it and the
-        queue hears the event its plugin registered."""
+        queue hears the event its plugin registered. Another kind the state keeps (a
+        PriorityClass: pods arriving later resolve their priority from it) is just taken:
+        no plugin of the queue listens to it."""
         obj = created.obj
         if created.stamp:  # the API server's stamp, whole seconds as metav1.Time keeps it
             stamp = datetime.fromtimestamp(math.floor(self._epoch_now()), UTC)
             obj.metadata.creation_timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         namespace, name = obj.metadata.namespace, obj.metadata.name
+        if created.kind not in ("PodGroup", "ElasticQuota"):
+            self.state.apply(created.kind, obj)
+            self.version += 1
+            return
         if created.kind == "PodGroup":
             known = self.state.pod_group(namespace, name) is not None
             resource = POD_GROUP
@@ -785,7 +1231,10 @@ class Simulation:
             # for the queue, before the failure is handled), then a one-node FitError.
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
             status = Status(Code.UNSCHEDULABLE, (PODGROUP_NOT_FOUND,), COSCHEDULING)
-            self._fail_at_permit(info, node_name, status, clear_nomination=True)
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "permit", pod=pod.key, result="reject",
+                                 message=PODGROUP_NOT_FOUND)
+            self._fail_at_permit(info, node_name, status, clear_nomination=True, attempt=True)
             return True
         if code == PermitCode.SUCCESS:
             # Quorum: allow every waiting pod of the group (their binding cycles go on), then
@@ -806,6 +1255,11 @@ class Simulation:
         waiting = WaitingPod(info, node_name, COSCHEDULING, group, now, wait)
         waiting.timer = self.timeline.at(now + wait, partial(self._permit_timeout, pod.uid))
         self.waiting[pod.uid] = waiting
+        if self.events is not None:
+            self._log_attempt(info, "waiting", node_name)
+            self.events.emit(now, "permit", pod=pod.key, result="wait",
+                             message=f"waiting at plugin {COSCHEDULING} for at most "
+                                     f"{to_seconds(wait):g}s")
         # ActivateSiblings: the group's other pods move to activeQ at the end of the cycle.
         members = self.group_members.get(group, {})
         self.queue.activate([self.pending[uid] for uid in members
@@ -818,6 +1272,9 @@ class Simulation:
         self._unwait(waiting)
         info = waiting.info
         info.pod = self.pending.get(waiting.uid, info.pod)
+        if self.events is not None:
+            self.events.emit(self.clock.now(), "permit", pod=info.pod.key, result="allow",
+                             message="")
         error = self._bind(info, waiting.node)
         if error:  # the extender's bind failed: the binding cycle's failure path
             self._reject_waiting([(waiting, error, True)], bind_error=True)
@@ -871,6 +1328,9 @@ class Simulation:
                 self.gang.manager.reject_group(full_name, self._epoch_now())
                 self._resort_group(waiting.group)
             assumed = self.state.pods.get(waiting.uid)
+            if self.events is not None:
+                self.events.emit(self.clock.now(), "permit", pod=waiting.info.key,
+                                 result="reject", message=message)
             if assumed is not None and assumed.node_name:
                 self.state.delete_pod(assumed.namespace, assumed.name, assumed.uid)
                 self.version += 1
@@ -886,14 +1346,17 @@ class Simulation:
             bind_error = False
 
     def _fail_at_permit(self, info: QueuedPodInfo, node_name: str, status: Status, *,
-                        clear_nomination: bool) -> None:
+                        clear_nomination: bool, attempt: bool = False) -> None:
         """The failure handler for a pod rejected at Permit: a FitError over one node whose
         status names the rejecting plugin (as kube-scheduler wraps a Permit rejection since
-        kubernetes#119046 and a WaitOnPermit one since #119785, 1.28–1.29)."""
+        kubernetes#119046 and a WaitOnPermit one since #119785, 1.28–1.29). `attempt`: the
+        rejection ends a scheduling cycle (not a waiting pod's binding cycle)."""
         pod = info.pod
         rec = self.records[pod.uid]
         rec.failure = (1, {node_name: status}, "", "")
         info.unschedulable_plugins = {status.plugin} if status.plugin else set()
+        if attempt and self.events is not None:
+            self._log_attempt(info, "unschedulable", statuses={node_name: status})
         self._requeue_failed(info, clear_nomination)
 
     def _fail_with_error(self, info: QueuedPodInfo, message: str) -> None:

@@ -50,6 +50,17 @@ UNSCHEDULABLE_FLUSH_PERIOD = 30 * SECOND
 ACTIVE = "active"
 BACKOFF = "backoff"
 UNSCHEDULABLE = "unschedulable"
+NEW = "new"  # not queued before (a `move` from here is an arrival)
+
+# Labels of the queue's own moves, as upstream names them in its metrics and logs.
+UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
+UNSCHEDULED_POD_UPDATE = "UnschedulablePodUpdate"
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
+FORCE_ACTIVATE = "ForceActivate"
+
+#: (pod, from, to, event label): what `PriorityQueue.on_move` is called with.
+MoveHook = Callable[[Any, str, str, str], None]
 
 # Fields of PodView that mirror pod.status; an update touching only these does not make a pod
 # in the pool worth retrying (upstream `isPodUpdated` strips Status before comparing).
@@ -198,6 +209,8 @@ class PriorityQueue:
         self._seq = 0
         self.backoff_flusher: TimelineEntry | None = None
         self.leftover_flusher: TimelineEntry | None = None
+        #: Called for every move between sub-queues (the event log); None: no work at all.
+        self.on_move: MoveHook | None = None
 
     # -- wiring -------------------------------------------------------------------------------
 
@@ -260,6 +273,8 @@ class PriorityQueue:
         self._unschedulable.pop(info.key, None)
         self._backoff.delete(info.key)
         self.nominator.add(pod)
+        if self.on_move is not None:
+            self.on_move(pod, NEW, ACTIVE, UNSCHEDULED_POD_ADD)
         return info
 
     def pop(self) -> QueuedPodInfo | None:
@@ -293,6 +308,8 @@ class PriorityQueue:
             self._unschedulable[key] = info
             where = UNSCHEDULABLE
         self.nominator.add(info.pod)
+        if self.on_move is not None:  # popped from activeQ, back after a failed attempt
+            self.on_move(info.pod, ACTIVE, where, SCHEDULE_ATTEMPT_FAILURE)
         return where
 
     def update(self, old_pod: Pod | None, new_pod: Pod) -> str:
@@ -311,12 +328,17 @@ class PriorityQueue:
             self.nominator.update(old_pod if old_pod is not None else new_pod, new_pod)
             if is_pod_updated(old_pod, new_pod):
                 del self._unschedulable[info.key]
-                return self._requeue(info)
+                where = self._requeue(info)
+                if self.on_move is not None:
+                    self.on_move(new_pod, UNSCHEDULABLE, where, UNSCHEDULED_POD_UPDATE)
+                return where
             return UNSCHEDULABLE
         # Not queued anywhere: treat it as a new pod.
         info = self.new_pod_info(new_pod)
         self._add_to_active(info)
         self.nominator.add(new_pod)
+        if self.on_move is not None:
+            self.on_move(new_pod, NEW, ACTIVE, UNSCHEDULED_POD_UPDATE)
         return ACTIVE
 
     def delete(self, pod: Pod) -> bool:
@@ -336,12 +358,18 @@ class PriorityQueue:
             key = pod_key(pod)
             if key in self._active:
                 continue
-            info = self._unschedulable.pop(key, None) or self._backoff.delete(key)
+            info = self._unschedulable.pop(key, None)
+            source = UNSCHEDULABLE
+            if info is None:
+                info = self._backoff.delete(key)
+                source = BACKOFF
             if info is None:
                 continue
             self._add_to_active(info)
             self.nominator.add(info.pod)
             activated = True
+            if self.on_move is not None:
+                self.on_move(info.pod, source, ACTIVE, FORCE_ACTIVATE)
         return activated
 
     def resort(self, keys: Iterable[str]) -> None:
@@ -380,8 +408,10 @@ class PriorityQueue:
             if not self._worth_requeuing(info, event):
                 continue
             del self._unschedulable[info.key]
-            self._requeue(info)
+            where = self._requeue(info)
             moved += 1
+            if self.on_move is not None:
+                self.on_move(info.pod, UNSCHEDULABLE, where, event.label)
         self.move_request_cycle = self.scheduling_cycle
         return moved
 
@@ -429,6 +459,8 @@ class PriorityQueue:
             self._backoff.pop()
             self._add_to_active(info)
             moved += 1
+            if self.on_move is not None:
+                self.on_move(info.pod, BACKOFF, ACTIVE, BACKOFF_COMPLETE)
 
     def flush_unschedulable_leftover(self) -> int:
         """Every 30 s: pods in the pool longer than podMaxInUnschedulablePodsDuration move on

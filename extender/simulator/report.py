@@ -15,9 +15,12 @@ from extender.engine.profile import Profile
 from extender.simulator.clock import to_seconds
 from extender.simulator.loop import (
     DELETED,
+    FAILED,
     PENDING,
     PREEMPTED,
+    REJECTED,
     SCHEDULED,
+    SUCCEEDED,
     NodeUsage,
     PodRecord,
     SimulationConfig,
@@ -61,6 +64,7 @@ def _pod(rec: PodRecord) -> dict[str, Any]:
         "attempts": rec.attempts,
         "arrivedAtSeconds": _seconds(rec.arrived_at),
         "scheduledAtSeconds": _seconds(rec.scheduled_at),
+        "finishedAtSeconds": _seconds(rec.finished_at),
         "preemptedBy": rec.preempted_by or None,
         "preempted": sorted(rec.preemptions_caused),
     }
@@ -75,7 +79,8 @@ def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]
         "podInitialBackoffSeconds": to_seconds(config.pod_initial_backoff),
         "podMaxBackoffSeconds": to_seconds(config.pod_max_backoff),
         "podMaxInUnschedulablePodsSeconds": to_seconds(config.pod_max_in_unschedulable_pods),
-        "victimGracePeriodSeconds": to_seconds(config.victim_grace_period),
+        # null: each victim's own terminationGracePeriodSeconds (30 s when unset)
+        "victimGracePeriodSeconds": _seconds(config.victim_grace_period),
         "maxTimeSeconds": _seconds(config.max_time),
         "extenders": [{"urlPrefix": e.url_prefix, "weight": e.weight,
                        "nodeCacheCapable": e.node_cache_capable, "ignorable": e.ignorable}
@@ -119,16 +124,21 @@ def build_report(result: SimulationResult, profile: Profile | None = None) -> di
             "pending": statuses[PENDING],
             "preempted": statuses[PREEMPTED],
             "deleted": statuses[DELETED],
+            "succeeded": statuses[SUCCEEDED],  # pod lifetimes: completed after `run_for`
+            "failed": statuses[FAILED],
+            "rejected": statuses[REJECTED],  # refused at admission (unknown PriorityClass)
             "preemptions": sum(len(r.preemptions_caused) for r in records),
             "attempts": sum(r.attempts for r in records),
             "cycles": result.cycles,
             "virtualTimeSeconds": to_seconds(result.virtual_time),
             "lastBindSeconds": _seconds(result.last_bind_time),
             "truncated": result.truncated,
+            "endReason": result.end_reason,
         },
         "pods": [_pod(r) for r in records],
         "nodes": nodes,
         "extenderCalls": dict(sorted(result.extender_calls.items())),
+        "extenderFailures": dict(sorted(result.extender_failures.items())),
         "warnings": list(result.warnings),
     }
     if result.utilization is not None:  # only with --utilization: other reports keep their bytes

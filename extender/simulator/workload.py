@@ -1,4 +1,5 @@
-"""The simulator's workload: pending pods with arrival times, and timed cluster events.
+"""The simulator's workload: pods with arrival times and lifetimes, the controllers that
+create pods, and timed cluster events.
 
 A workload file is JSON or (multi-document) YAML holding, in any mix of `List`s, arrays and
 documents:
@@ -6,10 +7,13 @@ documents:
 * **Pods** (`kind: Pod`). Each arrives at its `metadata.creationTimestamp`; pods without one
   arrive at the start. A pod that already carries `spec.nodeName` is not scheduled: it is
   placed on that node when it arrives (as if bound by someone else).
+* **Workload controllers** (`Deployment`, `ReplicaSet`, `StatefulSet`, `Job`, `DaemonSet`),
+  expanded into pods the way their controllers create them (`controllers.py`: names, labels,
+  owner references, order); each is created at its `metadata.creationTimestamp`.
 * scheduler-plugins' **PodGroups** and **ElasticQuotas** (`scheduling.x-k8s.io/v1alpha1`,
-  read by Coscheduling and CapacityScheduling). Each is created at its
-  `metadata.creationTimestamp` (at the start without one, and then stamped with that time,
-  as the API server stamps a new object); missing namespaces are `default`.
+  read by Coscheduling and CapacityScheduling), and **PriorityClasses**. Each is created at
+  its `metadata.creationTimestamp` (at the start without one, and then stamped with that
+  time, as the API server stamps a new object); missing namespaces are `default`.
 * **Events** (`kind: SimulationEvent`), each with a time and exactly one action::
 
       apiVersion: simulator.extender/v1
@@ -20,22 +24,36 @@ documents:
       # addNode: {a Node object}      # a new node
       # updateNode: {a Node object}   # replaces the node of that name
       # deleteNode: node-7
+      # cordonNode: node-7            # spec.unschedulable: true (kubectl cordon)
+      # uncordonNode: node-7          # spec.unschedulable: false (kubectl uncordon)
 
-Time 0 of the simulation is the earliest absolute time found among the pods'
-creationTimestamps and the events' absolute times (or the epoch when there is none).
-Pods arriving at the same time keep their order in the file, so do events; at equal times
-pods arrive before events are applied.
+Any other kind is an error naming the kind and where it is in the file.
+
+**Lifetimes.** A pod runs for ever once bound, unless its annotations (on the Pod, or on a
+controller's `spec.template.metadata`) give it a lifetime::
+
+    simulator.extender/run-for: 10m      # seconds or a Go duration, counted from the bind
+    simulator.extender/finish: Failed    # its phase then: Succeeded (default) or Failed
+
+A Job's pods must say how long they run (`run-for` is required on a Job's template: a Job
+exists to complete, and no default duration would be right).
+
+Time 0 of the simulation is the earliest absolute time found among the pods', controllers'
+and objects' creationTimestamps and the events' absolute times (or the epoch when there is
+none). Pods arriving at the same time keep their order in the file (a controller's pods at
+its place, in index order), so do events; at equal times pods arrive before events are
+applied.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -44,12 +62,35 @@ from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
 from extender.model.scheduling import ElasticQuotaView, PodGroupView
 from extender.simulator.clock import MICROSECOND, SECOND, seconds
-from extender.state.snapshot import iter_objects, read_documents
+from extender.state.snapshot import read_documents
+
+if TYPE_CHECKING:
+    from extender.simulator.controllers import Controller
 
 EVENT_KIND = "SimulationEvent"
 #: Objects besides pods that a workload may create over time (kind -> model).
-OBJECT_KINDS: dict[str, type] = {"PodGroup": k8s.PodGroup, "ElasticQuota": k8s.ElasticQuota}
-ACTIONS = ("deletePod", "addNode", "updateNode", "deleteNode")
+OBJECT_KINDS: dict[str, type] = {"PodGroup": k8s.PodGroup, "ElasticQuota": k8s.ElasticQuota,
+                                 "PriorityClass": k8s.PriorityClass}
+#: Of those, the cluster-scoped ones (no namespace).
+CLUSTER_SCOPED = frozenset({"PriorityClass"})
+#: The owners controllers create that reach the cluster state (PodTopologySpread's default
+#: constraints read their selectors): ObjectArrivals of these kinds carry a k8s.ReplicaSet or
+#: k8s.StatefulSet.
+OWNER_KINDS: dict[str, type] = {"ReplicaSet": k8s.ReplicaSet, "StatefulSet": k8s.StatefulSet}
+#: The workload controllers a file may hold (see `controllers.py`).
+CONTROLLER_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet")
+ACTIONS = ("deletePod", "addNode", "updateNode", "deleteNode", "cordonNode", "uncordonNode")
+#: The actions whose value is a node name.
+NODE_NAME_ACTIONS = ("deleteNode", "cordonNode", "uncordonNode")
+#: The kinds a workload file may hold.
+SUPPORTED_KINDS = ("Pod", *CONTROLLER_KINDS, *OBJECT_KINDS, EVENT_KIND)
+#: Pod (or pod template) annotations giving a pod a lifetime.
+RUN_FOR_ANNOTATION = "simulator.extender/run-for"
+FINISH_ANNOTATION = "simulator.extender/finish"
+SUCCEEDED = "Succeeded"
+FAILED = "Failed"
+FINISH_PHASES = (SUCCEEDED, FAILED)
+_FILE_POD = "a Pod of the file"
 _UID_NAMESPACE = uuid.UUID("6f0c5d3e-8d1c-4a59-9d0e-5a1b2c3d4e5f")
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -84,34 +125,55 @@ class Arrival:
     time: int
     pod: PodView
     raw: dict[str, Any]  # the object as written (with uid/namespace filled), for the wire
+    #: Virtual ns the pod runs once bound (from its bind, or its arrival when it comes with
+    #: spec.nodeName); None: for ever.
+    run_for: int | None = None
+    #: Its phase when `run_for` has elapsed: "Succeeded" or "Failed".
+    finish: str = SUCCEEDED
+    #: The controller that created the pod (its hooks want to hear what becomes of it), or
+    #: None for a pod written in the file.
+    controller: Controller | None = None
 
 
 @dataclass(slots=True)
 class ObjectArrival:
-    """A PodGroup or ElasticQuota created at `time` (virtual ns)."""
+    """A PodGroup or ElasticQuota, or a ReplicaSet/StatefulSet a controller owns, created at
+    `time` (virtual ns)."""
 
     time: int
-    kind: str  # one of OBJECT_KINDS
-    obj: Any  # the typed object (k8s.PodGroup or k8s.ElasticQuota)
+    kind: str  # one of OBJECT_KINDS or OWNER_KINDS
+    obj: Any  # the typed object (k8s.PodGroup, k8s.ElasticQuota, k8s.ReplicaSet, ...)
     #: Whether the file gave no creationTimestamp (the simulation stamps the arrival time).
     stamp: bool = False
+    #: The whole object as the API server would hold it (owners only; None otherwise).
+    raw: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
 class SimEvent:
     time: int
     action: str  # one of ACTIONS
-    target: str = ""  # "ns/name" for deletePod, node name for deleteNode
+    #: "ns/name" for deletePod; the node's name for the node actions
+    target: str = ""
     node: k8s.Node | None = None  # for addNode / updateNode
     raw: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
 class Workload:
+    #: Pods known when the file is read: the file's Pods and the pods controllers create at
+    #: their own creation (ReplicaSet and Deployment replicas, a Parallel StatefulSet's pods,
+    #: the first ordinal of an OrderedReady one, a Job's first pods).
     arrivals: list[Arrival] = field(default_factory=list)
     events: list[SimEvent] = field(default_factory=list)
     objects: list[ObjectArrival] = field(default_factory=list)
+    #: Every workload controller, by creation time (file order at equal times); a
+    #: Deployment is represented by the ReplicaSet it creates. The loop calls their hooks
+    #: (`controllers.Controller`) for the pods they create later.
+    controllers: list[Controller] = field(default_factory=list)
     epoch_ns: int = 0  # the wall-clock time (ns since the epoch) that virtual time 0 stands for
+    #: Things in the file the simulation ignores (a suspended Job, volume claim templates).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def epoch(self) -> float:
@@ -141,9 +203,37 @@ def parse_duration(text: str | float | int) -> float:
     return total
 
 
+def default_requests(spec: dict[str, Any]) -> dict[str, Any]:
+    """The API server's defaulting of a pod spec (`SetDefaults_Pod`): a container's missing
+    request for a resource it limits is its limit. Returns a copy when it changes anything."""
+    changed = False
+    out = dict(spec)
+    for field_name in ("containers", "initContainers"):
+        containers = spec.get(field_name)
+        if not isinstance(containers, list):
+            continue
+        fixed = []
+        for container in containers:
+            resources = container.get("resources") if isinstance(container, dict) else None
+            limits = resources.get("limits") if isinstance(resources, dict) else None
+            if isinstance(limits, dict) and limits:
+                requests = dict(resources.get("requests") or {})
+                missing = {k: v for k, v in limits.items() if k not in requests}
+                if missing:
+                    container = {**container,
+                                 "resources": {**resources, "requests": {**requests, **missing}}}
+                    changed = True
+            fixed.append(container)
+        out[field_name] = fixed
+    return out if changed else spec
+
+
 def _fill_identity(obj: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a pod object with a namespace and a deterministic uid when they are absent."""
+    """A copy of a pod object with a namespace and a deterministic uid when they are absent,
+    and its spec defaulted as the API server defaults it."""
     obj = dict(obj)
+    if isinstance(obj.get("spec"), dict):
+        obj["spec"] = default_requests(obj["spec"])
     meta = dict(obj.get("metadata") or {})
     meta.setdefault("namespace", "default")
     if not meta.get("namespace"):
@@ -152,6 +242,32 @@ def _fill_identity(obj: dict[str, Any]) -> dict[str, Any]:
         meta["uid"] = str(uuid.uuid5(_UID_NAMESPACE, f"{meta['namespace']}/{meta.get('name', '')}"))
     obj["metadata"] = meta
     return obj
+
+
+def stamp(epoch_ns: int) -> str:
+    """An RFC 3339 time in whole seconds, as the API server stamps creationTimestamp."""
+    return datetime.fromtimestamp(epoch_ns // SECOND, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pod_lifetime(annotations: Mapping[str, Any] | None, where: str) -> tuple[int | None, str]:
+    """(run_for in virtual ns or None, finish phase) from a pod's (or template's) annotations."""
+    annotations = annotations or {}
+    run_for: int | None = None
+    text = annotations.get(RUN_FOR_ANNOTATION)
+    if text is not None:
+        try:
+            value = parse_duration(text)
+        except ValueError as exc:
+            raise WorkloadError(f"{where}: annotation {RUN_FOR_ANNOTATION}: {exc}") from None
+        if value < 0:
+            raise WorkloadError(f"{where}: annotation {RUN_FOR_ANNOTATION}: negative duration "
+                                f"{text!r}")
+        run_for = seconds(value)
+    finish = annotations.get(FINISH_ANNOTATION, SUCCEEDED)
+    if finish not in FINISH_PHASES:
+        raise WorkloadError(f"{where}: annotation {FINISH_ANNOTATION}: {finish!r} is not one of "
+                            f"{', '.join(FINISH_PHASES)}")
+    return run_for, finish
 
 
 def _event_time(doc: Mapping[str, Any], where: str) -> tuple[float | None, int | None]:
@@ -189,9 +305,9 @@ def _parse_event(doc: Mapping[str, Any], where: str) -> tuple[SimEvent, float | 
     value = doc[action]
     if action == "deletePod":
         event.target = _pod_target(value, where)
-    elif action == "deleteNode":
+    elif action in NODE_NAME_ACTIONS:
         if not isinstance(value, str) or not value:
-            raise WorkloadError(f"{where}: deleteNode needs a node name")
+            raise WorkloadError(f"{where}: {action} needs a node name")
         event.target = value
     else:
         if not isinstance(value, Mapping):
@@ -206,44 +322,109 @@ def _parse_event(doc: Mapping[str, Any], where: str) -> tuple[SimEvent, float | 
     return event, relative, absolute
 
 
-def load_workload(path: str | Path) -> Workload:
-    """Read pods and events; times are resolved to virtual nanoseconds."""
+def _located(documents: list[Any]) -> Iterator[tuple[str, Any]]:
+    """Every object of the file with where it is: `items[3]`, `[1]` (the second YAML
+    document), `[1].items[0]`, `[2][0]` (a JSON array in the third document)."""
+    def walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from walk(item, f"{path}[{i}]")
+        elif (isinstance(value, dict) and str(value.get("kind", "List")).endswith("List")
+              and "items" in value and isinstance(value["items"], list | None)):
+            for i, item in enumerate(value.get("items") or ()):
+                yield from walk(item, f"{path}{'.' if path else ''}items[{i}]")
+        else:
+            yield path or "(root)", value
+
+    if len(documents) == 1:
+        yield from walk(documents[0], "")
+    else:
+        for i, doc in enumerate(documents):
+            yield from walk(doc, f"[{i}]")
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not name:
+        return ""
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return f" ({namespace}/{name})" if namespace else f" ({name})"
+
+
+def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
+    """Read pods, controllers, objects and events; times are resolved to virtual
+    nanoseconds. `seed` seeds the controllers' generated names (`<rs>-<5 chars>`): the same
+    file and seed give the same names (and the names do not depend on the file's other
+    objects)."""
+    from extender.simulator import controllers as ctl
+
     where = str(path)
     try:
         documents = read_documents(path)
     except ValueError as exc:
         raise WorkloadError(str(exc)) from None
-    pods: list[tuple[dict[str, Any], PodView, int | None]] = []
+    #: In file order: plain pods (raw, view, created, (run_for, finish)) and controllers.
+    entries: list[tuple[dict[str, Any], PodView, int | None, tuple[int | None, str]]
+                  | ctl.Controller] = []
     events: list[tuple[SimEvent, float | None, int | None]] = []
     objects: list[tuple[str, Any, int | None]] = []
     seen: set[str] = set()
-    for obj in iter_objects(documents):
+    #: "namespace/name" of every pod -> whose it is, so that generated names never clash.
+    taken: dict[str, str] = {}
+    for loc, obj in _located(documents):
+        here = f"{where}: {loc}"
+        if not isinstance(obj, dict):
+            raise WorkloadError(f"{here}: expected a Kubernetes object (a mapping), got "
+                                f"{type(obj).__name__}")
         kind = obj.get("kind")
         if kind == EVENT_KIND:
-            events.append(_parse_event(obj, where))
+            events.append(_parse_event(obj, here))
         elif kind in OBJECT_KINDS:
-            objects.append(_parse_object(kind, obj, where, seen))
-        elif kind == "Pod" or (kind is None and "spec" in obj and "containers" in (obj.get("spec") or {})):
+            objects.append(_parse_object(kind, obj, here, seen))
+        elif kind == "Pod" or (kind is None and "containers" in (obj.get("spec") or {})):
             raw = _fill_identity(obj)
             name = raw["metadata"].get("name")
             if not name:
-                raise WorkloadError(f"{where}: a Pod needs metadata.name")
+                raise WorkloadError(f"{here}: a Pod needs metadata.name")
             key = f"{raw['metadata']['namespace']}/{name}"
-            if key in seen:
-                raise WorkloadError(f"{where}: Pod {key} appears twice")
-            seen.add(key)
+            if key in taken:
+                also = "" if taken[key] == _FILE_POD else f" (also {taken[key]})"
+                raise WorkloadError(f"{where}: Pod {key} appears twice{also}")
+            taken[key] = _FILE_POD
             try:
                 view = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
             except (msgspec.ValidationError, QuantityError) as exc:
                 raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
-            pods.append((raw, view, parse_time_ns(raw["metadata"].get("creationTimestamp"))))
-    absolutes = [t for _, _, t in pods if t is not None]
+            lifetime = pod_lifetime(raw["metadata"].get("annotations"), f"{where}: Pod {key}")
+            entries.append((raw, view, parse_time_ns(raw["metadata"].get("creationTimestamp")),
+                            lifetime))
+        elif kind in CONTROLLER_KINDS:
+            entries.append(ctl.parse_controller(kind, obj, here, seed=seed, taken=taken,
+                                                seen=seen))
+        else:
+            what = f"kind {kind!r}" if kind is not None else "an object without a kind"
+            raise WorkloadError(
+                f"{here}{_describe(obj)}: {what} is not supported in a workload (supported: "
+                f"{', '.join(SUPPORTED_KINDS)}); Nodes, PodDisruptionBudgets, Namespaces and "
+                "Services belong in the cluster file (--cluster)")
+    absolutes = [e[2] for e in entries if isinstance(e, tuple) and e[2] is not None]
+    absolutes += [e.created for e in entries if not isinstance(e, tuple) and e.created is not None]
     absolutes += [a for _, _, a in events if a is not None]
     absolutes += [t for _, _, t in objects if t is not None]
     epoch = min(absolutes) if absolutes else 0
     workload = Workload(epoch_ns=epoch)
-    for raw, view, created in pods:
-        workload.arrivals.append(Arrival(created - epoch if created is not None else 0, view, raw))
+    for entry in entries:
+        if isinstance(entry, tuple):
+            raw, view, created, (run_for, finish) = entry
+            workload.arrivals.append(Arrival(created - epoch if created is not None else 0,
+                                             view, raw, run_for, finish))
+            continue
+        entry.place(epoch)
+        workload.controllers.append(entry)
+        workload.objects.extend(entry.owned_objects())
+        workload.arrivals.extend(entry.initial_pods())
+        workload.warnings.extend(entry.warnings)
     for kind, typed, created in objects:
         workload.objects.append(ObjectArrival(created - epoch if created is not None else 0, kind,
                                               typed, created is None))
@@ -256,26 +437,35 @@ def load_workload(path: str | Path) -> Workload:
     workload.arrivals.sort(key=lambda a: a.time)
     workload.events.sort(key=lambda e: e.time)
     workload.objects.sort(key=lambda o: o.time)
+    workload.controllers.sort(key=lambda c: c.time)
     return workload
 
 
 def _parse_object(kind: str, obj: dict[str, Any], where: str,
                   seen: set[str]) -> tuple[str, Any, int | None]:
-    """(kind, typed object, creation time in epoch ns or None) of a PodGroup/ElasticQuota."""
+    """(kind, typed object, creation time in epoch ns or None) of a PodGroup, ElasticQuota
+    or PriorityClass."""
     raw = dict(obj)
     meta = dict(raw.get("metadata") or {})
     if not meta.get("name"):
         raise WorkloadError(f"{where}: a {kind} needs metadata.name")
-    meta["namespace"] = meta.get("namespace") or "default"
+    if kind in CLUSTER_SCOPED:
+        meta.pop("namespace", None)
+        key = f"{kind} {meta['name']}"
+    else:
+        meta["namespace"] = meta.get("namespace") or "default"
+        key = f"{kind} {meta['namespace']}/{meta['name']}"
     raw["metadata"] = meta
-    key = f"{kind} {meta['namespace']}/{meta['name']}"
     if key in seen:
         raise WorkloadError(f"{where}: {key} appears twice")
     seen.add(key)
     try:
         typed = k8s.convert(raw, OBJECT_KINDS[kind])
         # The state converts the quantities when it takes the object: check them now.
-        (PodGroupView if kind == "PodGroup" else ElasticQuotaView)(typed)
+        if kind == "PodGroup":
+            PodGroupView(typed)
+        elif kind == "ElasticQuota":
+            ElasticQuotaView(typed)
     except (msgspec.ValidationError, QuantityError, ValueError) as exc:
         raise WorkloadError(f"{where}: {key}: {exc}") from None
     return kind, typed, parse_time_ns(meta.get("creationTimestamp"))

@@ -466,6 +466,14 @@ def is_newer(version: str, than: str) -> bool:
     return version != than
 
 
+def _reached(version: str, target: str) -> bool:
+    """Whether an informer at `version` has seen everything up to `target` (opaque versions:
+    only when equal)."""
+    if version.isdigit() and target.isdigit():
+        return int(version) >= int(target)
+    return bool(version) and version == target
+
+
 # ---- the live state ---------------------------------------------------------------------
 class LiveState:
     """The four informers plus assumption expiry, as asyncio tasks.
@@ -525,6 +533,30 @@ class LiveState:
         if worst is not None and stale[worst] > max_staleness:
             return (f"cluster state is stale: the {worst} watch has been down for "
                     f"{stale[worst]:.0f}s (bound {max_staleness:g}s)" + self._last_error([worst]))
+        return None
+
+    def observed_version(self) -> str:
+        """The oldest resourceVersion among the informers ("" before every one listed):
+        each has applied every event of its resource up to it (a bookmark says there were
+        none). For the sync query (`extender.api.sync`)."""
+        versions = [i.resource_version for i in self.informers.values()]
+        if not versions or not all(versions):
+            return ""
+        if all(v.isdigit() for v in versions):
+            return min(versions, key=int)
+        return versions[0] if len(set(versions)) == 1 else ""
+
+    def not_observed_reason(self, version: str) -> str | None:
+        """None once every informer has applied the events up to `version` (its own version
+        is `version` or newer) and no change waits to be applied; else why not."""
+        behind = [f"{name} at {i.resource_version or 'none'}"
+                  for name, i in self.informers.items()
+                  if not i.synced or not _reached(i.resource_version, version)]
+        if behind:
+            return f"not at resourceVersion {version} yet: " + ", ".join(behind)
+        pending = gate_for(self.state).pending
+        if pending:
+            return f"{pending} change(s) wait for a large request to finish"
         return None
 
     def _last_error(self, names: list[str]) -> str:

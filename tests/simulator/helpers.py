@@ -68,11 +68,13 @@ def write(path: Path, items: list[dict[str, Any]]) -> Path:
 
 
 def simulate(tmp_path: Path, cluster: list[dict], workload: list[dict],
-             policy: dict[str, Any] | None = None, **config: Any) -> tuple[SimulationResult, dict]:
+             policy: dict[str, Any] | None = None, *, events: Any = None,
+             **config: Any) -> tuple[SimulationResult, dict]:
+    """Run a simulation; `events` an `EventLog` (`--events`), `config` SimulationConfig's."""
     state = load_snapshot(write(tmp_path / "cluster.json", cluster))
     profile = build_profile(parse_policy(policy or LEAST_ALLOCATED_ONLY))
     sim = Simulation(state, profile, load_workload(write(tmp_path / "workload.json", workload)),
-                     SimulationConfig(**config))
+                     SimulationConfig(**config), events=events)
     result = sim.run()
     return result, build_report(result, profile)
 

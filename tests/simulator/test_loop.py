@@ -56,8 +56,9 @@ def test_hand_computed_placements(tmp_path):
         "helpful for scheduling..")
     assert report["totals"] == {
         "pods": 5, "scheduled": 4, "pending": 1, "preempted": 0, "deleted": 0,
+        "succeeded": 0, "failed": 0, "rejected": 0,
         "preemptions": 0, "attempts": 5, "cycles": 5, "virtualTimeSeconds": 4.001,
-        "lastBindSeconds": 3.001, "truncated": False}
+        "lastBindSeconds": 3.001, "truncated": False, "endReason": "settled"}
     nodes = {n["name"]: n for n in report["nodes"]}
     assert nodes["n2"]["before"]["cpuMilli"] == 0
     assert nodes["n2"]["after"] == {"cpuMilli": 7000, "memoryBytes": 2 * 1024**3, "pods": 2,
@@ -93,10 +94,13 @@ def test_preemption_end_to_end(tmp_path):
     # activates it. mid (prio 500, 1.5 cpu) arrives at 0.5 s: node-b is free but high's
     # nomination reserves 1 of its 2 cpu, so mid preempts low-a on node-a instead, fails at
     # 0.501, backs off until 1.501 and is also activated at 2 s, behind high.
+    # (The victims' terminationGracePeriodSeconds is 0: they go at once.)
     cluster = [
         node("node-a", "2", "8Gi"), node("node-b", "2", "8Gi"),
-        pod("low-a", "1500m", node_name="node-a", started="2024-01-01T00:00:00Z"),
-        pod("low-b", "1500m", node_name="node-b", started="2024-01-02T00:00:00Z"),
+        pod("low-a", "1500m", node_name="node-a", started="2024-01-01T00:00:00Z",
+            terminationGracePeriodSeconds=0),
+        pod("low-b", "1500m", node_name="node-b", started="2024-01-02T00:00:00Z",
+            terminationGracePeriodSeconds=0),
     ]
     workload = [pod("high", "1", created=at(0), priority=1000),
                 pod("mid", "1500m", created=at(0.5), priority=500)]

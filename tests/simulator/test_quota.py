@@ -40,7 +40,9 @@ def borrow_and_reclaim() -> tuple[list[dict], list[dict]]:
     cluster = [node("n1", "4", "16Gi"), node("n2", "4", "16Gi"),
                elastic_quota("team-a", TEAM_A_MIN, TEAM_A_MAX),
                elastic_quota("team-b", TEAM_B_MIN, TEAM_B_MAX)]
-    workload = [pod(f"a{i}", "1", "1Gi", namespace="team-a", priority=1000, created=at(i / 10))
+    # Victims go at once (terminationGracePeriodSeconds 0): these tests are about the quotas.
+    workload = [pod(f"a{i}", "1", "1Gi", namespace="team-a", priority=1000, created=at(i / 10),
+                    terminationGracePeriodSeconds=0)
                 for i in range(8)]
     workload += [pod(f"b{i}", "1", "1Gi", namespace="team-b", priority=0, created=at(10 + i / 10))
                  for i in range(6)]

@@ -375,22 +375,23 @@ def test_the_examples_compare_load_aware_with_least_allocated(tmp_path, capsys):
     tlp_summary, tlp = _example(tmp_path, capsys, "load-aware-policy.yaml")
     replayed = "utilization: 15 of 15 samples replayed (4 snapshots) from "
     assert least_summary == ("5 scheduled, 0 pending, 1 preempted, 0 deleted; 8 cycles over "
-                             f"300.001s virtual\n{replayed}{EXAMPLES / 'utilization.yaml'}")
+                             f"300.001s virtual (settled)\n{replayed}{EXAMPLES / 'utilization.yaml'}")
     assert tlp_summary == ("5 scheduled, 0 pending, 1 preempted, 0 deleted; 6 cycles over "
-                           f"300.000s virtual\n{replayed}{EXAMPLES / 'utilization.yaml'}")
+                           f"300.000s virtual (settled)\n{replayed}{EXAMPLES / 'utilization.yaml'}")
     placed = {name: {p["name"]: (p["node"], p["scheduledAtSeconds"]) for p in r["pods"]
                      if p["status"] == "Scheduled"} for name, r in (("least", least), ("tlp", tlp))}
-    # LeastAllocated sends the web pods to the busy worker-a2 (fewest requests); batch-4
-    # (3 cpu) then fits nowhere until worker-d1 joins at 5 min.
+    # critical-job preempts batch-2 at 120.001 and binds once batch-2's grace period (30 s,
+    # the default) is over. LeastAllocated sends the web pods to the busy worker-a2 (fewest
+    # requests); batch-4 (3 cpu) then fits nowhere until worker-d1 joins at 5 min.
     assert placed["least"] == {
         "web-3": ("worker-a2", 0.001), "web-4": ("worker-a2", 0.002),
-        "web-5": ("worker-a2", 0.003), "critical-job": ("worker-b2", 122.001),
+        "web-5": ("worker-a2", 0.003), "critical-job": ("worker-b2", 150.002),
         "batch-4": ("worker-d1", 300.001)}
     # TargetLoadPacking keeps them off it (worker-a1: 20 % + 750m each, packed towards 40 %);
     # worker-a2 keeps the room batch-4 needs, and it runs 4 minutes earlier.
     assert placed["tlp"] == {
         "web-3": ("worker-a1", 0.001), "web-4": ("worker-a1", 0.002),
-        "web-5": ("worker-a1", 0.003), "critical-job": ("worker-b2", 122.001),
+        "web-5": ("worker-a1", 0.003), "critical-job": ("worker-b2", 150.002),
         "batch-4": ("worker-a2", 60.001)}
     assert least["warnings"] == tlp["warnings"] == []
     a2 = {name: [(r["appliedAtSeconds"], r["cpuPercent"], r["cpuRequestedPercent"])

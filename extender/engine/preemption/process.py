@@ -17,6 +17,12 @@ dry run) decide:
 Proposed UIDs that are not on the node, or that the preemptor may not evict (not lower
 priority; exempt under PreemptionToleration), are ignored and reported. `NumPDBViolations` is
 recomputed from the state's PDBs the way the dry run counts it.
+
+A policy whose PostFilter is CrossNodePreemption (simulator only) is vetted here as
+DefaultPreemption: kube-scheduler runs its own PostFilter and proposes victims one node at a
+time, so victims on other nodes cannot be asked for or replied with; CrossNodePreemption's
+victim rule (any pod of lower priority) is DefaultPreemption's, so the verb applies exactly the
+rules a DefaultPreemption policy would.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from extender.engine.framework import ClusterContext, Code, Profile, Status
+from extender.engine.preemption.crossnode import CrossNodePreemption
 from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, dry_run_filters
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
@@ -79,7 +86,8 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
 
     Every node in the outcome has at least one victim, all of them pods the state knows on
     that node, most important first. A policy without a PostFilter plugin is treated as
-    DefaultPreemption: the scheduler decided to preempt; the extender only vets.
+    DefaultPreemption: the scheduler decided to preempt; the extender only vets. So is a
+    CrossNodePreemption policy (see the module's docstring).
     `selector_matches`, kept by the caller, carries PDB selector answers across requests.
     """
     outcome = PreemptionOutcome()
@@ -88,6 +96,8 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
             outcome.drop(node, DropReason.PREEMPTOR_NOT_ELIGIBLE, NOT_ELIGIBLE_NEVER)
         return outcome
     plugin = profile.post_filter or DefaultPreemption()
+    if isinstance(plugin, CrossNodePreemption):  # no cross-node victims through this verb
+        plugin = DefaultPreemption()
     # SelectVictimsOnNode runs the Filter plugins only: a PreFilter rejection preemption may
     # cure (CapacityScheduling's quota) must not fail every node.
     filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
