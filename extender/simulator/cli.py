@@ -65,7 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="replay node utilization (a time series per node, YAML or JSON) into "
                         "the load-aware scorers' metrics; see extender/simulator/utilization.py")
     p.add_argument("--percentage-of-nodes-to-score", type=_percentage, metavar="P",
-                   help="sample nodes as kube-scheduler does (0: adaptive); default: all nodes")
+                   help="the share of nodes to find feasible before scoring, as kube-scheduler's "
+                        "percentageOfNodesToScore: 0 (the default, as kube-scheduler's) is its "
+                        "adaptive share (50%% - nodes/125, at least 5%%; every node below 100 "
+                        "nodes), 100 every node")
     p.add_argument("--cycle-cost", type=_duration, default=MILLISECOND, metavar="DURATION",
                    help="virtual time one scheduling cycle takes (default 1ms)")
     p.add_argument("--pod-initial-backoff", type=_duration, default=None, metavar="DURATION",
@@ -275,15 +278,22 @@ def run(args: argparse.Namespace) -> int:
             node_cache_capable=not args.extender_nodes, ignorable=args.extender_ignorable,
             timeout=args.extender_timeout / SECOND))
         raw_pods, raw_nodes = _raw_objects(args.cluster)
+    profiles = None
     if setup is not None:
-        from extender.simulator.schedulerconfig import config_overrides
+        from extender.simulator.schedulerconfig import config_overrides, simulation_profiles
 
+        # Each pod goes to the profile of its schedulerName; an explicit
+        # --percentage-of-nodes-to-score wins over every profile's.
+        profiles = simulation_profiles(setup, profile, args.percentage_of_nodes_to_score)
         if extenders:
             logging.getLogger("httpx").setLevel(logging.WARNING)
             raw_pods, raw_nodes = _raw_objects(args.cluster)
         config_overrides(args, setup, workload)
+    percentage = args.percentage_of_nodes_to_score
+    if percentage is None and setup is None:
+        percentage = 0  # kube-scheduler's default: adaptive sampling
     config = SimulationConfig(
-        seed=args.seed, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+        seed=args.seed, percentage_of_nodes_to_score=percentage,
         cycle_cost=args.cycle_cost,
         pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
@@ -329,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
                 return 2
             sync_errors = (SyncError,)
         sim = Simulation(state, profile, workload, config, raw_pods=raw_pods, raw_nodes=raw_nodes,
-                         progress=progress, events=events)
+                         progress=progress, events=events, profiles=profiles)
         started = time.perf_counter()
         try:
             result = sim.run()

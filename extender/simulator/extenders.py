@@ -1,9 +1,12 @@
 """kube-scheduler's `HTTPExtender`, for simulating with a running extender in the loop.
 
 Same wire format and semantics as the scheduler's client (reference/protocol.md §2): POST
-`<urlPrefix>/<verb>` with PascalCase JSON; a non-200 reply or a non-empty `Error` is an error;
-reply keys match case-insensitively; prioritize errors are ignored; scores are added to the
-plugin totals as `Score × weight × 10`.
+`<urlPrefix>/<verb>` with PascalCase JSON, built with the project's wire types
+(`extender/wire.py`: `ExtenderArgs`, `ExtenderPreemptionArgs`, `ExtenderBindingArgs`; keys in
+Go's field order, unset pointers as `null`, pods and nodes as the simulation holds them); a
+non-200 reply or a non-empty `Error` is an error; reply keys match case-insensitively;
+prioritize errors are ignored; scores are added to the plugin totals as
+`Score × weight × 10`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 import httpx
 import msgspec
 
+from extender import wire
+from extender.engine.preemption.victims import Victims
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -22,6 +27,13 @@ DEFAULT_TIMEOUT = 5.0  # DefaultExtenderTimeout
 EXTENDER_PLUGIN = "Extender"  # framework.ExtenderName, recorded as a rejecting "plugin"
 
 _encoder = msgspec.json.Encoder()
+
+
+def _raw(obj: Mapping[str, Any]) -> Any:
+    """A Kubernetes object as the simulation holds it (its JSON map), embedded in a wire type
+    as its exact bytes: the wire's typed `Pod` fields decode the reading side, and the sending
+    side passes every field of the object on, modelled or not."""
+    return msgspec.Raw(_encoder.encode(obj))
 
 
 class ExtenderError(Exception):
@@ -110,11 +122,15 @@ class HttpExtender:
             raise self._failed(verb, f"failed {verb} with extender at URL {url}: {exc}") from None
 
     def _args(self, pod_raw: Mapping[str, Any], nodes: Sequence[NodeInfo],
-              node_raw: Mapping[str, Any] | None) -> dict[str, Any]:
+              node_raw: Mapping[str, Any] | None) -> wire.ExtenderArgs:
         if self.node_cache_capable:
-            return {"Pod": pod_raw, "Nodes": None, "NodeNames": [n.name for n in nodes]}
-        items = [(node_raw or {}).get(n.name) or {"metadata": {"name": n.name}} for n in nodes]
-        return {"Pod": pod_raw, "Nodes": {"metadata": {}, "items": items}, "NodeNames": None}
+            return wire.ExtenderArgs(Pod=_raw(pod_raw), Nodes=None,
+                                     NodeNames=[n.name for n in nodes])
+        items = [msgspec.Raw(_encoder.encode((node_raw or {}).get(n.name)
+                                             or {"metadata": {"name": n.name}}))
+                 for n in nodes]
+        return wire.ExtenderArgs(Pod=_raw(pod_raw), Nodes=wire.NodeList({}, items),
+                                 NodeNames=None)
 
     def filter(self, pod_raw: Mapping[str, Any], nodes: Sequence[NodeInfo],
                node_raw: Mapping[str, Any] | None = None) -> FilterReply:
@@ -162,20 +178,23 @@ class HttpExtender:
         return scores
 
     def process_preemption(self, pod_raw: Mapping[str, Any],
-                           victims: Mapping[str, tuple[Sequence[PodView], int]],
+                           victims: Mapping[str, Victims],
                            pod_raw_of: Mapping[str, Any] | None = None) -> dict[str, tuple[list[str], int]]:
-        """node -> (victim uids, NumPDBViolations) as the extender returned them."""
+        """The candidates (node -> the engine's `Victims`) out; node -> (victim uids,
+        NumPDBViolations) as the extender returned them."""
+        body: wire.ExtenderPreemptionArgs
         if self.node_cache_capable:
-            body = {"Pod": pod_raw, "NodeNameToVictims": None, "NodeNameToMetaVictims": {
-                node: {"Pods": [{"UID": p.uid} for p in pods], "NumPDBViolations": n}
-                for node, (pods, n) in victims.items()}}
+            body = wire.ExtenderPreemptionArgs(Pod=_raw(pod_raw), NodeNameToMetaVictims={
+                node: wire.MetaVictims([wire.MetaPod(p.uid) for p in v.pods],
+                                       v.num_pdb_violations)
+                for node, v in victims.items()})
         else:
             raw = pod_raw_of or {}
-            body = {"Pod": pod_raw, "NodeNameToMetaVictims": None, "NodeNameToVictims": {
-                node: {"Pods": [raw.get(p.uid) or {"metadata": {"uid": p.uid, "name": p.name,
-                                                                 "namespace": p.namespace}}
-                                for p in pods], "NumPDBViolations": n}
-                for node, (pods, n) in victims.items()}}
+            body = wire.ExtenderPreemptionArgs(Pod=_raw(pod_raw), NodeNameToVictims={
+                node: wire.Victims([_raw(raw.get(p.uid) or {"metadata": {
+                    "uid": p.uid, "name": p.name, "namespace": p.namespace}}) for p in v.pods],
+                    v.num_pdb_violations)
+                for node, v in victims.items()})
         reply = self._post(self.preempt_verb, body)
         result: dict[str, tuple[list[str], int]] = {}
         for node, meta in (_get(reply, "NodeNameToMetaVictims") or {}).items():
@@ -184,8 +203,8 @@ class HttpExtender:
         return result
 
     def bind(self, pod: PodView, node_name: str) -> None:
-        reply = self._post(self.bind_verb, {"PodName": pod.name, "PodNamespace": pod.namespace,
-                                            "PodUID": pod.uid, "Node": node_name})
+        reply = self._post(self.bind_verb, wire.ExtenderBindingArgs(
+            PodName=pod.name, PodNamespace=pod.namespace, PodUID=pod.uid, Node=node_name))
         error = _get(reply, "Error")
         if error:
             raise self._failed(self.bind_verb, str(error))

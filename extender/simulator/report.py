@@ -90,12 +90,16 @@ def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]
         inputs["utilization"] = {"file": config.utilization.path,
                                  "window": config.utilization.window}
     if profile is not None:
-        inputs["profile"] = {
-            "filters": list(profile.filter_names),
-            "scores": [{"name": p.name, "weight": w} for p, w in profile.scorers],
-            "postFilter": profile.post_filter.name if profile.post_filter else None,
-        }
+        inputs["profile"] = _profile(profile)
     return inputs
+
+
+def _profile(profile: Profile) -> dict[str, Any]:
+    return {
+        "filters": list(profile.filter_names),
+        "scores": [{"name": p.name, "weight": w} for p, w in profile.scorers],
+        "postFilter": profile.post_filter.name if profile.post_filter else None,
+    }
 
 
 def build_report(result: SimulationResult, profile: Profile | None = None) -> dict[str, Any]:
@@ -141,6 +145,11 @@ def build_report(result: SimulationResult, profile: Profile | None = None) -> di
         "extenderFailures": dict(sorted(result.extender_failures.items())),
         "warnings": list(result.warnings),
     }
+    profiles = getattr(result, "profiles", None)
+    if profiles:  # only with several profiles: one-profile reports keep their bytes
+        report["inputs"]["profiles"] = {
+            name: {**_profile(p), "percentageOfNodesToScore": pct}
+            for name, (p, pct) in profiles.items()}
     if result.utilization is not None:  # only with --utilization: other reports keep their bytes
         report["utilization"] = report_section(result.utilization)
     return report

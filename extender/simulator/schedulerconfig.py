@@ -458,19 +458,39 @@ def _extender(raw: Any, where: str, notes: list[str], errors: list[str]) -> Exte
 
 
 def load_for_cli(args: Any) -> tuple[SchedulerSetup, ExtenderPolicy]:
-    """`extender simulate --config`: the setup and the policy of its one profile. Several
-    profiles are refused until the loop can give each pod its own (by spec.schedulerName)."""
+    """`extender simulate --config`: the setup and the policy of its first profile (the loop
+    gives each pod the profile of its `spec.schedulerName`: `simulation_profiles`). Profiles
+    one queue cannot serve are refused (`loop.check_profiles`: one QueueSort for all, as
+    kube-scheduler requires; no Coscheduling with several)."""
     if getattr(args, "extender", None):
         raise SchedulerConfigError([
             f"--extender cannot be combined with --config {args.config}: list the extenders in "
             "its extenders[]"])
     setup = load_scheduler_config(args.config)
     if len(setup.profiles) > 1:
-        names = ", ".join(f"{p.path} {p.scheduler_name!r}" for p in setup.profiles)
-        raise SchedulerConfigError([
-            f"{setup.source}: profiles: several profiles ({names}) are not supported yet: the "
-            "simulator runs one profile for every pod; keep the one to judge"])
+        from extender.engine.profile import build_profile
+        from extender.simulator.loop import SchedulingProfile, check_profiles
+
+        try:
+            check_profiles([SchedulingProfile(p.scheduler_name, build_profile(p.extender_policy()))
+                            for p in setup.profiles])
+        except ValueError as exc:
+            raise SchedulerConfigError([f"{setup.source}: profiles: {exc}"]) from None
     return setup, setup.profiles[0].extender_policy()
+
+
+def simulation_profiles(setup: SchedulerSetup, first: Any,
+                        percentage: int | None = None) -> list[Any]:
+    """The loop's profiles (`loop.SchedulingProfile`), in the file's order: `first` is the
+    first profile's built `Profile` (the caller has it already); `percentage` an explicit
+    `--percentage-of-nodes-to-score`, which wins over every profile's."""
+    from extender.engine.profile import build_profile
+    from extender.simulator.loop import SchedulingProfile
+
+    return [SchedulingProfile(
+        p.scheduler_name, first if i == 0 else build_profile(p.extender_policy()),
+        p.percentage_of_nodes_to_score if percentage is None else percentage)
+        for i, p in enumerate(setup.profiles)]
 
 
 def config_overrides(args: Any, setup: SchedulerSetup, workload: Any = None) -> None:
@@ -503,17 +523,17 @@ def _scheduler_names(workload: Any) -> list[str]:
 
 
 def scheduler_name_warnings(setup: SchedulerSetup, names: Iterable[str]) -> list[str]:
-    """The pods' scheduler names no profile has: kube-scheduler would leave those pods to
-    another scheduler; the one-profile simulator schedules them with its profile."""
+    """The pods' scheduler names no profile has: kube-scheduler leaves those pods to another
+    scheduler, and so does the simulator (they stay Pending)."""
     counts: dict[str, int] = {}
     for name in names:
         name = name or DEFAULT_SCHEDULER_NAME
         if setup.profile_for(name) is None:
             counts[name] = counts.get(name, 0) + 1
     return [f"{n} workload pod(s) name schedulerName {name!r}, which no profile "
-            f"of {setup.source} has ({', '.join(setup.scheduler_names)}): kube-scheduler would "
-            f"leave them to another scheduler; the simulator schedules them with profile "
-            f"{setup.profiles[0].scheduler_name!r}" for name, n in sorted(counts.items())]
+            f"of {setup.source} has ({', '.join(setup.scheduler_names)}): kube-scheduler "
+            "leaves them to another scheduler; they stay Pending"
+            for name, n in sorted(counts.items())]
 
 
 def dump_policy(profile: ProfileSetup) -> str:

@@ -308,11 +308,14 @@ def test_cli_config_errors_exit_2(tmp_path, capsys):
     cluster = write(tmp_path / "cluster.json", [node("n1", "4", "8Gi")])
     workload = write(tmp_path / "workload.json", [pod("web", "1")])
     base = ["simulate", "--cluster", str(cluster), "--workload", str(workload), "--no-progress"]
+    # Several profiles run (test_profiles.py); one queue still needs one QueueSort.
     two = config(tmp_path, profiles=[{"schedulerName": "default-scheduler"},
-                                     {"schedulerName": "batch"}])
+                                     {"schedulerName": "batch", "plugins": {"queueSort": {
+                                         "enabled": [{"name": "TopologicalSort"}],
+                                         "disabled": [{"name": "*"}]}}}])
     assert main([*base, "--config", str(two)]) == 2
-    assert ("profiles: several profiles (profiles[0] 'default-scheduler', profiles[1] 'batch') "
-            "are not supported yet") in capsys.readouterr().err
+    assert "profiles[1].plugins.queueSort: must be the same for all profiles" in (
+        capsys.readouterr().err)
     bad = config(tmp_path, profiles=[{"percentageOfNodesToScore": 101}])
     assert main([*base, "--config", str(bad)]) == 2
     assert "profiles[0].percentageOfNodesToScore: not in valid range" in capsys.readouterr().err

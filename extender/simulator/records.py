@@ -1,0 +1,160 @@
+"""The simulation's settings and what it reports: one record per pod, node usage before and
+after, and the run's totals (`SimulationResult`, which `report.py` turns into JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from extender.engine.cluster import ClusterState
+from extender.engine.preemption.evaluator import ABSENT
+from extender.engine.preemption.evaluator import fit_error_message as _histogram_message
+from extender.simulator.clock import (
+    MILLISECOND,
+    SECOND,
+)
+from extender.simulator.extenders import HttpExtender
+from extender.simulator.queue import (
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS,
+)
+from extender.simulator.utilization import ReplayRecord, Utilization
+
+PENDING = "Pending"
+SCHEDULED = "Scheduled"
+PREEMPTED = "Preempted"
+DELETED = "Deleted"
+SUCCEEDED = "Succeeded"  # ran for its lifetime (`Arrival.run_for`), then completed
+FAILED = "Failed"
+#: Refused by the Priority admission plugin (an unknown PriorityClass): never queued.
+REJECTED = "Rejected"
+
+#: Why a run ended: nothing could change any more, or `max_time` cut it.
+SETTLED = "settled"
+HORIZON = "horizon"
+
+#: The API server's default `terminationGracePeriodSeconds`.
+DEFAULT_TERMINATION_GRACE_PERIOD = 30 * SECOND
+
+ProgressFn = Callable[[int, int, int], None]  # (settled pods, pods to schedule, cycles)
+
+
+def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: str = "",
+              pre_filter_msg: str = "") -> str:
+    """FitError.Error(): the PreFilter rejection's message or else the reasons histogram, then
+    `" <PostFilterMsg>."` (Go's separator, so a nested preemption FitError ends in ".." as in
+    real FailedScheduling events)."""
+    if pre_filter_msg:
+        # A PreFilter rejection gives every node the same status: upstream shows its message
+        # once instead of the histogram.
+        message = f"0/{num_all_nodes} nodes are available: {pre_filter_msg}."
+    else:
+        message = _histogram_message(num_all_nodes, statuses, ABSENT)
+    if post_filter_msg:
+        message += f" {post_filter_msg}."
+    return message
+
+
+@dataclass
+class SimulationConfig:
+    seed: int = 0
+    #: 0 (the default, as kube-scheduler's): adaptive sampling; 1..100: that percentage;
+    #: None: filter every node.
+    percentage_of_nodes_to_score: int | None = 0
+    cycle_cost: int = 1 * MILLISECOND
+    pod_initial_backoff: int = DEFAULT_POD_INITIAL_BACKOFF
+    pod_max_backoff: int = DEFAULT_POD_MAX_BACKOFF
+    pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS
+    #: Time between a victim's eviction and its disappearance (it keeps its room meanwhile);
+    #: None: each victim's own `terminationGracePeriodSeconds` (30 s when unset).
+    victim_grace_period: int | None = None
+    max_time: int | None = 24 * 3600 * SECOND
+    extenders: Sequence[HttpExtender] = ()
+    #: Also call the extender's bind verb (keeps an offline extender's state in step).
+    extender_bind: bool = False
+    #: Node utilization replayed into `state.node_metrics` at its sample times (`--utilization`).
+    utilization: Utilization | None = None
+    # -- extenders kept in sync (apiserver.py, `--serve-api`) --------------------------------
+    #: Called with the simulation before each scheduling cycle: publish the cluster to the
+    #: served API and wait until every extender observed it (`ServedCluster.before_cycle`).
+    before_cycle: Callable[[Any], None] | None = None
+
+
+
+@dataclass
+class PodRecord:
+    """What happened to one pod the simulation scheduled, or evicted."""
+
+    uid: str
+    namespace: str
+    name: str
+    priority: int
+    origin: str  # "workload" or "cluster"
+    status: str = PENDING
+    node: str = ""
+    nominated_node: str = ""
+    #: The last failure: a message, or the FitError's (nodes, statuses, post-filter message,
+    #: pre-filter message), formatted only when asked for (most are superseded by a later
+    #: attempt).
+    failure: str | tuple[int, Mapping[str, Any], str, str] = ""
+    attempts: int = 0
+    arrived_at: int | None = None
+    scheduled_at: int | None = None
+    #: When it completed (Succeeded/Failed), was evicted, deleted or terminated by preemption.
+    finished_at: int | None = None
+    preempted_by: str = ""
+    preemptions_caused: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def message(self) -> str:
+        if isinstance(self.failure, tuple):
+            self.failure = fit_error(*self.failure)
+        return self.failure
+
+
+@dataclass
+class NodeUsage:
+    name: str
+    milli_cpu: int
+    memory: int
+    pods: int
+    allocatable_milli_cpu: int
+    allocatable_memory: int
+    allocatable_pods: int
+
+
+def node_usage(state: ClusterState) -> dict[str, NodeUsage]:
+    out = {}
+    for name, info in state.nodes.items():
+        alloc = info.node.allocatable
+        out[name] = NodeUsage(name, info.requested.milli_cpu, info.requested.memory,
+                              len(info.pods), alloc.milli_cpu, alloc.memory, alloc.allowed_pods)
+    return out
+
+
+@dataclass
+class SimulationResult:
+    records: dict[str, PodRecord]
+    nodes_before: dict[str, NodeUsage]
+    nodes_after: dict[str, NodeUsage]
+    cycles: int
+    virtual_time: int
+    last_bind_time: int | None
+    truncated: bool
+    config: SimulationConfig
+    warnings: list[str]
+    extender_calls: dict[str, int]
+    utilization: ReplayRecord | None = None
+    #: SETTLED (nothing could change any more) or HORIZON (`max_time` cut the run).
+    end_reason: str = SETTLED
+    #: "<extender>/<verb>" -> failed calls (transport errors, non-200, `Error` replies).
+    extender_failures: dict[str, int] = field(default_factory=dict)
+    #: schedulerName -> (its Profile, its percentageOfNodesToScore) when several profiles
+    #: routed the pods (`report.py` lists them under `inputs.profiles`); empty with one.
+    profiles: dict[str, Any] = field(default_factory=dict)
