@@ -52,8 +52,7 @@ from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
 from extender.model.selectors import label_selector
 from extender.model.taints import NO_EXECUTE, NO_SCHEDULE, Taint, tolerates_any
-from extender.simulator.clock import MINUTE, SECOND
-from extender.simulator.workload import (
+from extender.simulator.arrivals import (
     FAILED,
     RUN_FOR_ANNOTATION,
     SUCCEEDED,
@@ -65,6 +64,7 @@ from extender.simulator.workload import (
     pod_lifetime,
     stamp,
 )
+from extender.simulator.clock import MINUTE, SECOND
 
 #: `utilrand.String`'s alphabet (no vowels, no 0/1/3: no words, no look-alikes).
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
