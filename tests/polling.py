@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -22,3 +23,15 @@ def until(check: Callable[[], bool], what: str = "", timeout: float = 20.0,
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or check}")
         time.sleep(interval)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Terminate a server the test started; kill it if it does not exit within `timeout`."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)

@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import FIXTURES, ROOT, fixture_bytes
 from tests.e2e.test_serve import free_port, wait_ready
+from tests.polling import stop_process
 
 MAX_CONNECTIONS = 24
 HEADER_TIMEOUT = 1.0
@@ -44,11 +45,7 @@ def server() -> Iterator[Server]:
         wait_ready(url, proc)
         yield Server(url, port, health_port)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
 
 
 def _connect(port: int) -> socket.socket:

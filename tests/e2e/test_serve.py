@@ -22,6 +22,7 @@ from tests.conftest import (
     fixture_json,
     scheduler_verb_paths,
 )
+from tests.polling import stop_process
 
 
 def free_port() -> int:
@@ -58,11 +59,7 @@ def server() -> Iterator[str]:
         wait_ready(url, proc)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
 
 
 @pytest.mark.parametrize(("verb", "request_file", "expected_file"), FIXTURE_CASES)

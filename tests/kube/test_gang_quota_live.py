@@ -17,7 +17,7 @@ import pytest
 
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer
-from tests.polling import free_port, until
+from tests.polling import free_port, stop_process, until
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -67,12 +67,7 @@ class Extender:
             until(ready, "the extender to be ready", 30)
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
+        stop_process(self.proc)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
-from tests.polling import free_port, until
+from tests.polling import free_port, stop_process, until
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -60,12 +60,7 @@ def extender(cluster: tuple[FakeApiServer, Path], tmp_path: Path) -> Iterator[ht
         yield client
     finally:
         client.close()
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc)
         log.close()
 
 

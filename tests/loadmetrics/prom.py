@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.polling import free_port, until
+from tests.polling import free_port, stop_process, until
 
 CPU_RULE = "instance:node_cpu:ratio"
 MEMORY_RULE = "instance:node_memory_utilisation:ratio"
@@ -121,9 +121,4 @@ class PrometheusServer:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc, 15)

@@ -26,7 +26,7 @@ from tests.loadmetrics.cluster import (
     write_policy,
 )
 from tests.loadmetrics.prom import CPU_RULE, LOAD, PrometheusServer, expected_percent
-from tests.polling import free_port, until
+from tests.polling import free_port, stop_process, until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,12 +62,7 @@ def extender(tmp_path: Path, policy: dict) -> Iterator[httpx.Client]:
         yield client
     finally:
         client.close()
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc)
 
 
 def prioritize(client: httpx.Client) -> dict[str, int]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from extender.cli import main
-from tests.polling import free_port, until
+from tests.polling import free_port, stop_process, until
 
 from .helpers import DEFAULTS, at, node, pod, write
 
@@ -111,13 +111,7 @@ class Extender:
         until(listening, "the extender to listen", 30)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_process(self.proc)
         self._log.close()
 
 
