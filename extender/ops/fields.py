@@ -47,6 +47,23 @@ _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "
                  "h": 3600.0}
 
 
+def as_list(value: Any) -> list[Any]:
+    """A decoded document's list, or [] for anything else (a problem reported elsewhere)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A decoded document's mapping, or {} for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    """An integer (a YAML float with no fraction counts), or None; booleans are not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def parse_go_duration(text: str) -> float:
     """Seconds for a Go `time.ParseDuration` string ("5s", "1m30s", "250ms"); ValueError if invalid."""
     if not _DURATION.match(text):

@@ -24,6 +24,15 @@ from extender.ops.fields import (
     extended_resource_errors,
     parse_go_duration,
 )
+from extender.ops.fields import (
+    as_dict as _dict,
+)
+from extender.ops.fields import (
+    as_int as _int,
+)
+from extender.ops.fields import (
+    as_list as _list,
+)
 from extender.ops.problems import Collector
 
 GROUP = "kubescheduler.config.k8s.io"
@@ -114,20 +123,6 @@ def check_configuration(doc: dict[str, Any], out: Collector) -> None:
     _check_top_level(doc, out)
     _check_profiles(profiles, out)
     check_extenders(_list(doc.get("extenders")), profiles, out)
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _seconds(value: Any, default: float) -> float | None:

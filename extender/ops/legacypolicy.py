@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from extender.ops.fields import Anything, Bool, Int, List, Obj, Str, canonical_key, child
+from extender.ops.fields import as_dict as _dict
+from extender.ops.fields import as_list as _list
 from extender.ops.kubesched import TLS_CONFIG, check_extenders
 from extender.ops.problems import Collector
 
@@ -52,14 +54,6 @@ def check_policy(doc: dict[str, Any], out: Collector) -> None:
     for i, extender in enumerate(extenders):
         _check_timeout(extender.get("httpTimeout"), child(child("extenders", i), "httpTimeout"), out)
     check_extenders(extenders, None, out, https_key="enableHttps")
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _canonical(extender: Any) -> Any:

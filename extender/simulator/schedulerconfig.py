@@ -44,6 +44,9 @@ from extender.engine.policy import API_VERSION as POLICY_API_VERSION
 from extender.engine.policy import KIND as POLICY_KIND
 from extender.engine.policy import ExtenderPolicy, PolicyError, parse_policy
 from extender.ops import kubesched
+from extender.ops.fields import as_dict as _dict
+from extender.ops.fields import as_int as _int
+from extender.ops.fields import as_list as _list
 from extender.ops.fields import load_documents, parse_go_duration
 from extender.simulator.clock import SECOND, seconds
 from extender.simulator.extenders import DEFAULT_TIMEOUT, HttpExtender
@@ -234,20 +237,6 @@ def scheduler_setup(doc: Mapping[str, Any], source: str = "<config>", *,
         * SECOND,
         pod_max_backoff=(DEFAULT_POD_MAX_BACKOFF_SECONDS if maximum is None else maximum) * SECOND,
         extenders=extenders, warnings=tuple(notes))
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # -- plugins ------------------------------------------------------------------------------------
