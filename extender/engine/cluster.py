@@ -195,7 +195,7 @@ class ClusterState:
         if member:
             self._forget_member(member)
         if found:
-            self.quota_reservations.pop(found, None)
+            self.release_quota(found)
             self._forget_assigned(found)
             self._forget(found)
             self._touch()

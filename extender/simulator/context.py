@@ -98,6 +98,20 @@ class SimContext:
     def node_metrics(self) -> Any:  # the replayed utilization (Trimaran), or None
         return self._sim.state.node_metrics
 
+    @property
+    def assignments(self) -> Mapping[str, Mapping[str, tuple[float, PodView]]]:
+        """node -> pods bound to it lately (TargetLoadPacking looks here before asking
+        `recent_assignments`)."""
+        return self._sim.state.assignments
+
+    def node_topology(self, node_name: str) -> Any:
+        """The node's NodeResourceTopology (NodeResourceTopologyMatch), or None."""
+        return self._sim.state.node_topology(node_name)
+
+    def unplaced_pods(self) -> list[PodView]:
+        """Pods bound to a node the state does not know (NetworkOverhead counts them)."""
+        return self._sim.state.unplaced_pods()
+
     def recent_assignments(self, node_name: str) -> Sequence[tuple[float, PodView]]:
         """Pods bound to the node lately, at virtual epoch seconds (TargetLoadPacking's load
         the metrics do not show yet)."""
