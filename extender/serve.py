@@ -18,6 +18,7 @@ from extender.api.protocol import (
     ConnectionLimits,
     guarded_protocol,
 )
+from extender.api.rowreply import REPLIES_PER_LIST
 from extender.api.runtime import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY,
@@ -135,6 +136,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bodies larger than this are decoded and worked on in a worker "
                              "thread, one at a time, so the event loop keeps answering "
                              f"(default: {DEFAULT_OFFLOAD_BYTES})")
+    limits.add_argument("--reply-cache", type=int, default=REPLIES_PER_LIST, metavar="N",
+                        help="filter and prioritize replies kept per candidate list, reused "
+                             "for the same pod spec while the nodes they read are unchanged; "
+                             f"0 turns reuse off (default: {REPLIES_PER_LIST})")
     limits.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT,
                         help="seconds a request body may take to arrive "
                              f"(default: {DEFAULT_BODY_TIMEOUT:g})")
@@ -225,6 +230,9 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
     default = DEFAULT_MAX_BODY_NODES_FORM if args.nodes_form else DEFAULT_MAX_BODY
     runtime.max_body = args.max_body_bytes if args.max_body_bytes is not None else default
     runtime.max_candidates = args.max_candidates
+    if args.reply_cache < 0:
+        raise StartupError("--reply-cache must be 0 or more")
+    runtime.reply_reuse = args.reply_cache
     runtime.body_timeout = args.body_timeout
     runtime.offload = Offloader(args.offload_bytes)
     if args.health_port is not None:

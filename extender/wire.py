@@ -33,6 +33,15 @@ class ExtenderArgs(_Wire):
     NodeNames: list[str] | None = None
 
 
+class SchedulingArgs(_Wire):
+    """`ExtenderArgs` as filter and prioritize read it: `NodeNames` kept as the bytes sent,
+    decoded only when the same list was not seen before (`api.rowreply.RowReplies.resolve`)."""
+
+    Pod: k8s.Pod | None = None
+    Nodes: NodeList | None = None
+    NodeNames: msgspec.Raw = msgspec.Raw()  # empty when absent; `null` when sent so
+
+
 class ExtenderFilterResult(_Wire):
     Nodes: NodeList | None = None
     NodeNames: list[str] | None = None
@@ -100,7 +109,7 @@ class ErrorReply(_Wire):
 
 _decoders = {
     kind: msgspec.json.Decoder(kind)
-    for kind in (ExtenderArgs, ExtenderPreemptionArgs, ExtenderBindingArgs, ExtenderFilterResult,
+    for kind in (ExtenderArgs, SchedulingArgs, ExtenderPreemptionArgs, ExtenderBindingArgs, ExtenderFilterResult,
                  ExtenderPreemptionResult, ExtenderBindingResult)
 }
 _node_decoder = msgspec.json.Decoder(k8s.Node)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from extender.api.rowreply import replies_for
 from extender.model import names, quantity, resources, timeparse
 from extender.model.node import interned_sizes
 from extender.model.pod import shared_sizes
@@ -36,6 +37,12 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
     sizes = {
         # per node view: at most 64 memo entries (NodeView.remember); dropped with the view.
         "node_memos": sum(len(info.node.memo) for info in state.nodes.values()),
+        # per plugin and pod signature, one value per node row (NodeTable): at most 256, least
+        # recently used first.
+        "node_row_memos": state.table.memo_count,
+        # candidate NodeNames lists resolved to rows: at most 64; each keeps at most
+        # --reply-cache replies (api.rowreply).
+        **replies_for(state.table).sizes(),
         # until confirmed by the watch or --assume-ttl seconds.
         "assumed_pods": len(state.assumed),
         # remembered_pending_pods: the last 4 096 pending pods seen in filter/prioritize (for

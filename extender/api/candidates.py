@@ -10,6 +10,7 @@ import msgspec
 from extender import wire
 from extender.api.body import BadRequest
 from extender.api.observe import RequestRecord
+from extender.api.rowreply import NameList, replies_for
 from extender.api.runtime import Runtime
 from extender.api.verb import decode, limit_candidates, pod_view
 from extender.engine.cluster import ClusterState
@@ -26,12 +27,20 @@ INVALID_NODE = "node object is invalid: {}"
 
 @dataclass(slots=True)
 class Candidates:
-    """Candidate nodes in request order; `raw` holds each node's bytes in Nodes form."""
+    """Candidate nodes in request order; `raw` holds each node's bytes in Nodes form.
+
+    When every name of a NodeNames request is a node of the state, `listed` holds their
+    table rows instead, and `names`/`infos` stay empty: the verbs take the row path."""
 
     names: list[str]
     infos: list[NodeInfo]
     raw: dict[str, msgspec.Raw] | None = None
     rejected: dict[str, Status] = field(default_factory=dict)
+    listed: NameList | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.listed.rows) if self.listed is not None else len(self.names)
 
 
 def from_names(names: list[str], state: ClusterState) -> Candidates:
@@ -109,25 +118,52 @@ def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
     return Candidates(names, infos, raw, rejected)
 
 
-def scheduling_request(runtime: Runtime, body: bytes,
-                       record: RequestRecord) -> tuple[PodView, Candidates]:
+@dataclass(slots=True)
+class SchedulingRequest:
+    """A filter or prioritize request, decoded."""
+
+    pod: PodView
+    pod_object: k8s.Pod
+    candidates: Candidates
+
+
+def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> SchedulingRequest:
     """Decode a filter/prioritize body into the pod's view and its candidate nodes."""
-    args = decode(body, wire.ExtenderArgs)
+    args = decode(body, wire.SchedulingArgs)
     pod = pod_view(args.Pod)
+    assert args.Pod is not None  # pod_view refuses a request without one
     record.pod = pod.key
-    limit_candidates(_count(args), runtime)
-    candidates = resolve(args, runtime.state)
-    record.nodes = len(candidates.names)
+    names = args.NodeNames
+    if len(names) and names != _NULL:
+        candidates = _listed(names, runtime)
+    elif args.Nodes is not None:
+        limit_candidates(len(args.Nodes.items or ()), runtime)
+        candidates = from_nodes(args.Nodes.items or [], runtime.state)
+    else:
+        raise BadRequest("invalid request: one of Nodes or NodeNames must be set")
+    record.nodes = candidates.count
     # A later bind of this pod needs its requests; the scheduler's bind call does not carry them.
     # (On the loop thread: a large request runs here in the worker, see api.offload.)
     runtime.offload.call_on_loop(runtime.state.remember_pending, pod)
-    return pod, candidates
+    return SchedulingRequest(pod, args.Pod, candidates)
 
 
-def _count(args: wire.ExtenderArgs) -> int:
-    if args.NodeNames is not None:
-        return len(args.NodeNames)
-    return len(args.Nodes.items or ()) if args.Nodes is not None else 0
+_NULL = msgspec.Raw(b"null")
+
+
+def _listed(raw: msgspec.Raw, runtime: Runtime) -> Candidates:
+    state = runtime.state
+    state.table.sync()
+    try:
+        listed, names = replies_for(state.table).resolve(raw, state.table)
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"invalid request: NodeNames: {exc}") from None
+    if listed is not None:
+        limit_candidates(len(listed.rows), runtime)
+        return Candidates([], [], listed=listed)
+    assert names is not None
+    limit_candidates(len(names), runtime)
+    return from_names(names, state)
 
 
 def resolve(args: wire.ExtenderArgs, state: ClusterState) -> Candidates:

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 from starlette.responses import Response
 
 from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
-from extender.api.candidates import scheduling_request
+from extender.api.candidates import SchedulingRequest, scheduling_request
 from extender.api.observe import RequestRecord
+from extender.api.rowreply import pod_signature, replies_for, reuse_token
 from extender.api.runtime import Runtime
 from extender.engine.framework import Code, Status
-from extender.engine.runner import run_filters
+from extender.engine.rows import RowVerdicts, filter_rows
+from extender.engine.runner import prepare_filters, run_filters
 from extender.state.events import events_of
+
+Tally = Counter[tuple[str, Code]]
 
 
 def error_reply(message: str, status: int) -> Response:
@@ -34,15 +39,15 @@ def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[st
 
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
-    pod, candidates = scheduling_request(runtime, body, record)
+    request = scheduling_request(runtime, body, record)
+    if request.candidates.listed is not None:
+        return _by_rows(runtime, request, record)
+    pod, candidates = request.pod, request.candidates
     result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
     statuses = {**candidates.rejected, **result.statuses}
     failed, unresolvable = split_failures(statuses)
     passed = [info.node.name for info in result.passed]
-    if passed and runtime.quota_reservation_ttl:
-        # CapacityScheduling's Reserve: kube-scheduler will place the pod on one of these, so
-        # the next pod's quota check must already count it.
-        runtime.gate.call(runtime.state.reserve_quota, pod, runtime.quota_reservation_ttl)
+    _reserve(runtime, request, bool(passed))
     if candidates.raw is not None:
         raw = candidates.raw
         reply = wire.ExtenderFilterResult(
@@ -53,8 +58,68 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
             NodeNames=passed, FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable)
     events_of(runtime).filter_verdict(pod, len(candidates.names), len(passed), statuses,
                                       result.rejection)
-    record.details["passed"] = len(passed)
-    record.details["failed"] = len(statuses)
     # By plugin and code, never by the reason text (a taint's value would make a series).
-    metrics.count_filter_rejections(Counter((s.plugin, s.code) for s in statuses.values()))
+    _report(record, len(passed), Counter((s.plugin, s.code) for s in statuses.values()))
     return json_response(wire.encode(reply))
+
+
+def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord) -> Response:
+    """The vectorised path: every candidate is a node of the state (`engine.rows`)."""
+    state, pod, listed = runtime.state, request.pod, request.candidates.listed
+    assert listed is not None
+    table, replies = state.table, replies_for(state.table)
+    prepared = prepare_filters(runtime.profile, pod, state)
+    token = None
+    if prepared.rejection is None and runtime.reply_reuse:
+        token = reuse_token(runtime.profile.filters, state.generation, 0)
+    signature = pod_signature(request.pod_object) if token is not None else b""
+    if token is not None:
+        entry = replies.reusable(listed, "filter", signature, table, token)
+        if entry is not None:
+            passed, tally = entry.summary  # type: ignore[misc]
+            record.details["reused"] = True
+            _reserve(runtime, request, passed > 0)
+            _report(record, passed, tally)
+            return json_response(entry.reply)
+    verdicts = filter_rows(runtime.profile, pod, listed.rows, table, state, prepared)
+    reply = replies.filter_reply(table, verdicts.rows, verdicts.codes, verdicts.statuses)
+    passed = int(np.count_nonzero(verdicts.codes == 0))
+    tally = _tally(verdicts)
+    _reserve(runtime, request, passed > 0)
+    if not passed:
+        events_of(runtime).filter_verdict(pod, len(verdicts.rows), 0, _statuses(verdicts, table),
+                                          verdicts.rejection)
+    elif token is not None:
+        replies.keep(listed, "filter", signature, table, token, reply, (passed, tally),
+                    runtime.reply_reuse)
+    _report(record, passed, tally)
+    return json_response(reply)
+
+
+def _tally(verdicts: RowVerdicts) -> Tally:
+    counts = np.bincount(verdicts.codes, minlength=len(verdicts.statuses)).tolist()
+    tally: Tally = Counter()
+    for status, count in zip(verdicts.statuses, counts, strict=False):
+        if status is not None and count:
+            tally[(status.plugin, status.code)] += count
+    return tally
+
+
+def _statuses(verdicts: RowVerdicts, table) -> dict[str, Status]:  # type: ignore[no-untyped-def]
+    names = table.names
+    return {names[row]: verdicts.statuses[code]  # type: ignore[misc]
+            for row, code in zip(verdicts.rows.tolist(), verdicts.codes.tolist(), strict=True)
+            if code}
+
+
+def _reserve(runtime: Runtime, request: SchedulingRequest, passed: bool) -> None:
+    if passed and runtime.quota_reservation_ttl:
+        # CapacityScheduling's Reserve: kube-scheduler will place the pod on one of these, so
+        # the next pod's quota check must already count it.
+        runtime.gate.call(runtime.state.reserve_quota, request.pod, runtime.quota_reservation_ttl)
+
+
+def _report(record: RequestRecord, passed: int, tally: Tally) -> None:
+    record.details["passed"] = passed
+    record.details["failed"] = sum(tally.values())
+    metrics.count_filter_rejections(tally)

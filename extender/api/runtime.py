@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from extender.api.offload import Offloader
+from extender.api.rowreply import REPLIES_PER_LIST
 from extender.engine.cluster import ClusterState
 from extender.engine.profile import Profile
 from extender.state.binder import Binder
@@ -55,6 +56,9 @@ class Runtime:
     #: The informers of a watched cluster (`--kubeconfig`, `--in-cluster`), which the sync
     #: query `GET /readyz?resourceVersion=N` reads (`extender.api.sync`); None for a snapshot.
     live: LiveState | None = None
+    #: Replies kept per candidate list for reuse (`api.rowreply`; `serve --reply-cache`):
+    #: 0 turns reuse off.
+    reply_reuse: int = REPLIES_PER_LIST
 
     @property
     def gate(self) -> StateGate:

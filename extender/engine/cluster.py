@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from extender.engine.nodetable import NodeTable
 from extender.engine.podindex import PodIndex
 from extender.model import k8s
 from extender.model.disruption import PdbView, PriorityClassView
@@ -74,6 +75,8 @@ class ClusterState:
         #: ReplicationControllers (a LabelSelector, or a label map for the latter).
         self.controllers: dict[tuple[str, str, str], object] = {}
         self.pod_index = PodIndex()
+        #: The nodes as columns for the vectorised filters and scorers (a cache of `nodes`).
+        self.table = NodeTable()
         # scheduler-plugins' objects (Coscheduling, CapacityScheduling).
         self.pod_groups: dict[tuple[str, str], PodGroupView] = {}
         self.elastic_quotas: dict[tuple[str, str], ElasticQuotaView] = {}
@@ -126,6 +129,7 @@ class ClusterState:
                 self.pod_index.add(pod, view.name)
         self._count_images(view, 1)
         self.nodes[view.name] = info
+        self.table.put(info)
         self._node_changed()
         return info
 
@@ -143,6 +147,7 @@ class ClusterState:
         view.memo = {}
         info = current.with_node(view)
         self.nodes[name] = info
+        self.table.put(info)
         self._node_changed()
         return info
 
@@ -150,6 +155,7 @@ class ClusterState:
         info = self.nodes.pop(name, None)
         if info is None:
             return
+        self.table.drop(name)
         self._count_images(info.node, -1)
         if info.pods:
             self._orphans[name] = dict(info.pods)
@@ -238,6 +244,7 @@ class ClusterState:
             self._orphans.setdefault(view.node_name, {})[view.uid] = view
         else:
             info.add_pod(view)
+            self.table.touch(info)
             self.pod_index.add(view, view.node_name)
 
     def _forget(self, uid: str) -> None:
@@ -251,6 +258,7 @@ class ClusterState:
             self._count_used(view, -1)
             info = self.nodes.get(view.node_name)
             if info is not None and info.remove_pod(view):
+                self.table.touch(info)
                 self.pod_index.remove(view, view.node_name)
             orphans = self._orphans.get(view.node_name)
             if orphans is not None:

@@ -77,6 +77,19 @@ def unresolvable(plugin: str, *reasons: str) -> Status:
 
 NodeCheck = Callable[[NodeInfo], Status | None]
 
+#: A plugin's `reply_reuse` says what its answers for a pod depend on, so that a reply may be
+#: reused for the same pod signature and candidates (`api.rowreply`): `REUSE_ROWS`, only the
+#: candidate nodes' views and pods (and, for scorers, the cluster's node set); `REUSE_STATE`,
+#: anything in the cluster state (reuse until any change). A plugin without it (one that reads
+#: the clock, load metrics or its own bookkeeping) turns reuse off.
+REUSE_ROWS = "rows"
+REUSE_STATE = "state"
+
+#: What a scorer's optional `score_rows(state, pod, table, rows, ctx)` (the vectorised path
+#: over `NodeTable` rows, `engine.rows`) answers when it cannot score those rows in numpy:
+#: the caller then runs its `score` over the rows' `NodeInfo`s.
+NOT_VECTORISED: Any = NotImplemented
+
 
 class BatchCheck:
     """A prepared filter that can also judge many nodes in one tight loop.

@@ -10,7 +10,7 @@ from extender.model.node import NodeView, interned_sizes, signature
 from extender.model.pod import PodView, shared_sizes
 from tests.conftest import fixture_bytes
 
-CACHES = {"node_memos", "assumed_pods", "remembered_pending_pods", "node_set_memos",
+CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "assumed_pods", "remembered_pending_pods", "node_set_memos",
           "pod_selector_matches",
           "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
           "quota_reservations", "event_series", "quantity_nanos", "pod_assignment_times",
@@ -30,7 +30,8 @@ def test_metrics_export_every_cache_size(client) -> None:
     assert client.post("/filter", content=fixture_bytes("filter-names.request.json")).status_code == 200
     sizes = _exported(client)
     assert set(sizes) == CACHES
-    assert sizes["node_memos"] > 0  # the filter memoised node-only verdicts
+    assert sizes["node_row_memos"] > 0  # the filter memoised node-only verdicts per row
+    assert sizes["candidate_lists"] == 1 and sizes["kept_replies"] == 1
     assert sizes["remembered_pending_pods"] == 1  # its pod, for the bind to come
     assert client.post("/bind", content=fixture_bytes("bind.request.json")).json() == {"Error": ""}
     sizes = _exported(client)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from extender.engine.args import NodeResourcesFitArgs
-from extender.engine.framework import BatchCheck, Code, Status
+from extender.engine.framework import REUSE_ROWS, BatchCheck, Code, Status
+from extender.engine.nodetable import NodeTable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.resources import is_extended_resource
@@ -64,6 +67,22 @@ class _FitCheck(BatchCheck):
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
         return Status(code, tuple(reasons), NAME)
 
+    def fits_rows(self, table: NodeTable, rows: np.ndarray) -> np.ndarray | None:
+        """Which rows surely fit, in one vectorised pass (`filter_many`'s test); a row it
+        does not pass (or whose amounts are too large for exact columns) is asked one by
+        one. None with scalar requests, which only the per-node check reads."""
+        if self.scalars:
+            return None
+        need_cpu, need_memory, need_ephemeral = self.need
+        fits = table.exact[rows] & (table.alloc_pods[rows] - table.pod_count[rows] > 0)
+        if need_cpu != _NEVER:
+            fits &= need_cpu <= table.alloc_cpu[rows] - table.req_cpu[rows]
+        if need_memory != _NEVER:
+            fits &= need_memory <= table.alloc_memory[rows] - table.req_memory[rows]
+        if need_ephemeral != _NEVER:
+            fits &= need_ephemeral <= table.alloc_ephemeral[rows] - table.req_ephemeral[rows]
+        return fits  # type: ignore[no-any-return]
+
     def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
         if self.scalars:
             return super().filter_many(nodes, statuses)
@@ -81,6 +100,7 @@ class _FitCheck(BatchCheck):
 
 class NodeResourcesFit:
     name = NAME
+    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
         args = args or NodeResourcesFitArgs()

@@ -13,12 +13,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from extender.engine.args import NodeResourcesBalancedAllocationArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
+from extender.engine.framework import (
+    MAX_NODE_SCORE,
+    NOT_VECTORISED,
+    REUSE_ROWS,
+    ClusterContext,
+    CycleState,
+    ScoredAsIs,
+)
+from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import score_key
 from extender.engine.scores.resource_allocation import (
     Column,
     all_allocatable,
+    cpu_memory_rows,
     cpu_memory_weights,
     memoised_by_load,
     pod_request,
@@ -69,6 +80,7 @@ def balanced_pair(a_cpu: int, a_memory: int, r_cpu: int, r_memory: int) -> int |
 
 class NodeResourcesBalancedAllocation(ScoredAsIs):
     name = NAME
+    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
         resources = (args or NodeResourcesBalancedAllocationArgs()).resources
@@ -76,6 +88,20 @@ class NodeResourcesBalancedAllocation(ScoredAsIs):
         # The fused pass for cpu and memory (the default; this plugin ignores the weights).
         self.cpu_memory = cpu_memory_weights(self.resources) is not None
 
+
+    def score_rows(self, state: CycleState, pod: PodView, table: NodeTable, rows: np.ndarray,
+                   ctx: ClusterContext) -> np.ndarray | None:
+        """`balanced_pair` over table rows, the same float operations in the same order."""
+        if not any(pod_request(pod, name, use_requested=True) for name, _ in self.resources):
+            return None
+        columns = cpu_memory_rows(table, rows, pod.requests.milli_cpu, pod.requests.memory,
+                                  use_requested=True) if self.cpu_memory else None
+        if columns is None:
+            return NOT_VECTORISED  # type: ignore[no-any-return]
+        a_cpu, a_memory, r_cpu, r_memory = columns
+        f_cpu = np.where(r_cpu <= a_cpu, r_cpu / a_cpu, 1.0)
+        f_memory = np.where(r_memory <= a_memory, r_memory / a_memory, 1.0)
+        return np.trunc((1 - np.abs((f_cpu - f_memory) / 2)) * MAX_NODE_SCORE).astype(np.int64)
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:

@@ -10,8 +10,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+
 from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
+from extender.engine.framework import (
+    MAX_NODE_SCORE,
+    REUSE_ROWS,
+    ClusterContext,
+    CycleState,
+    ScoredAsIs,
+)
+from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import memoised, score_key
 from extender.model.node import NodeView, normalized_image_name
 from extender.model.nodeinfo import NodeInfo
@@ -49,6 +58,7 @@ def held_sizes(view: NodeView, images: tuple[str, ...]) -> tuple[int | None, ...
 
 class ImageLocality(ScoredAsIs):
     name = NAME
+    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
@@ -71,6 +81,25 @@ class ImageLocality(ScoredAsIs):
         sums = [scaled_sum(sizes, weights) for sizes in distinct]
         priorities = dict(zip(distinct, calculate_priorities(sums, pod.num_containers), strict=True))
         return [priorities[sizes] if sizes else 0 for sizes in held]
+
+    def score_rows(self, state: CycleState, pod: PodView, table: NodeTable, rows: np.ndarray,
+                   ctx: ClusterContext) -> np.ndarray:
+        """`score` over table rows: which images each row holds is memoised as a code for
+        the tuple of sizes; each distinct tuple is scored once."""
+        if not pod.images:
+            return np.zeros(len(rows), dtype=np.int64)
+        counts = Counter(normalized_image_name(i) for i in pod.images)
+        images = tuple(counts)
+        codes, memo = table.memoised(
+            score_key(NAME, images), rows,
+            lambda info, memo: memo.code(held_sizes(info.node, images)), empty=())
+        distinct = [code for code in np.unique(codes).tolist() if code]
+        lookup = np.zeros(len(memo.objects), dtype=np.int64)
+        if distinct:
+            weights = tuple(zip(self.shares(images, ctx), counts.values(), strict=True))
+            sums = [scaled_sum(memo.objects[code], weights) for code in distinct]
+            lookup[distinct] = calculate_priorities(sums, pod.num_containers)
+        return lookup[codes]  # type: ignore[no-any-return]
 
     @staticmethod
     def shares(images: Sequence[str], ctx: ClusterContext) -> list[float]:

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from extender.engine.args import NodeAffinityArgs
 from extender.engine.filters.node_affinity import added_affinity
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, PluginError
+from extender.engine.framework import (
+    MAX_NODE_SCORE,
+    REUSE_ROWS,
+    ClusterContext,
+    CycleState,
+    PluginError,
+)
+from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import memoised, score_key
-from extender.engine.scores.normalize import default_normalize_score
+from extender.engine.scores.normalize import default_normalize_score, normalize_rows
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView, preferred_terms
@@ -36,6 +45,7 @@ def preferred_sum(terms: PreferredTerms, view: NodeView) -> int:
 
 class NodeAffinity:
     name = NAME
+    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:
         added = added_affinity(args)
@@ -57,6 +67,18 @@ class NodeAffinity:
         # pod's `preferred_affinity_key` names: a workload's pods reuse each node's sum.
         key = score_key(NAME, pod.preferred_affinity_key, self.added_key)
         return memoised(nodes, key, lambda view: preferred_sum(terms, view))
+
+    def score_rows(self, state: CycleState, pod: PodView, table: NodeTable, rows: np.ndarray,
+                   ctx: ClusterContext) -> np.ndarray | None:
+        """`score` over table rows: the sum memoised per row, normalised in numpy."""
+        if pod.preferred_affinity_error:
+            raise PluginError(NAME, pod.preferred_affinity_error)
+        terms = (*pod.preferred_affinity, *self.added_terms)
+        if not terms:
+            return None
+        key = score_key(NAME, pod.preferred_affinity_key, self.added_key)
+        raw, _ = table.memoised(key, rows, lambda info, memo: preferred_sum(terms, info.node))
+        return normalize_rows(MAX_NODE_SCORE, False, raw)
 
     def normalize(self, raw: list[int], state: CycleState) -> list[int]:
         """NormalizeScore: the highest sum 100 (in place)."""

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from extender.engine.args import NodeResourcesFitArgs, UtilizationShapePoint
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState, ScoredAsIs
+from extender.engine.framework import (
+    MAX_NODE_SCORE,
+    NOT_VECTORISED,
+    REUSE_ROWS,
+    ClusterContext,
+    CycleState,
+    ScoredAsIs,
+)
+from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import score_key
 from extender.engine.scores.normalize import go_div
 from extender.engine.scores.resource_allocation import (
     Column,
     PairScorer,
     all_allocatable,
+    cpu_memory_rows,
     cpu_memory_weights,
     memoised_by_load,
     non_zero_load,
@@ -156,6 +167,7 @@ class NodeResourcesFit(ScoredAsIs):
     """The scoring half of NodeResourcesFit; the filter half lives in `engine.filters`."""
 
     name = NAME
+    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
         strategy = (args or NodeResourcesFitArgs()).scoring_strategy
@@ -175,10 +187,30 @@ class NodeResourcesFit(ScoredAsIs):
         # The fused pass for cpu and memory, when configured so (the default) with weights that
         # do not sum to 0 (a case the column path covers).
         self.score_pair: PairScorer | None = None
+        self.pair_weights: tuple[int, int] | None = None
         weights = cpu_memory_weights(self.resources)
         pair = CPU_MEMORY_PAIRS.get(strategy.type)
         if pair is not None and weights is not None and sum(weights) > 0:
             self.score_pair = pair(*weights)
+            self.pair_weights = weights
+
+    def score_rows(self, state: CycleState, pod: PodView, table: NodeTable, rows: np.ndarray,
+                   ctx: ClusterContext) -> np.ndarray:
+        """The fused cpu-and-memory pass over table rows (LeastAllocated, MostAllocated)."""
+        columns = cpu_memory_rows(table, rows, pod.scoring_non_zero_cpu,
+                                  pod.scoring_non_zero_memory, use_requested=False)
+        if self.pair_weights is None or columns is None:
+            return NOT_VECTORISED
+        a_cpu, a_memory, r_cpu, r_memory = columns
+        if self.strategy == "LeastAllocated":
+            s_cpu = np.where(r_cpu <= a_cpu, (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu, 0)
+            s_memory = np.where(r_memory <= a_memory,
+                                (a_memory - r_memory) * MAX_NODE_SCORE // a_memory, 0)
+        else:
+            s_cpu = np.minimum(r_cpu, a_cpu) * MAX_NODE_SCORE // a_cpu
+            s_memory = np.minimum(r_memory, a_memory) * MAX_NODE_SCORE // a_memory
+        w_cpu, w_memory = self.pair_weights
+        return (s_cpu * w_cpu + s_memory * w_memory) // (w_cpu + w_memory)  # type: ignore[no-any-return]
 
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo], ctx: ClusterContext) -> list[int]:

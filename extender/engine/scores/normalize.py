@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from extender.engine.framework import MAX_NODE_SCORE
 
 
@@ -30,6 +32,15 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[int])
     else:
         scores[:] = [max_priority * s // highest for s in scores]
     return scores
+
+
+def normalize_rows(max_priority: int, reverse: bool, raw: np.ndarray) -> np.ndarray:
+    """`default_normalize_score` on a numpy array of non-negative raw scores (a new array)."""
+    highest = int(raw.max()) if len(raw) else 0
+    if highest <= 0:
+        return np.full(len(raw), max_priority, dtype=np.int64) if reverse else raw.copy()
+    scaled = max_priority * raw // highest
+    return max_priority - scaled if reverse else scaled  # type: ignore[no-any-return]
 
 
 def min_max_normalize(scores: list[int]) -> list[int]:

@@ -20,6 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from extender.engine.nodetable import EXACT_LIMIT, NodeTable
 from extender.model.node import Signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -131,6 +134,22 @@ def memoised_by_load(nodes: Sequence[NodeInfo], key: Signature, cpu: int, memory
             view.remember(key, entry)
         append(entry[2])
     return scores
+
+
+def cpu_memory_rows(table: NodeTable, rows: np.ndarray, cpu: int, memory: int,
+                    use_requested: bool) -> tuple[np.ndarray, ...] | None:
+    """(allocatable cpu, allocatable memory, requested cpu, requested memory) over `rows`
+    with the pod's `cpu` and `memory` added (non-zero totals, or real requests with
+    `use_requested`); None when a row lacks cpu or memory allocatable or holds amounts too
+    large for exact columns, which the per-node path handles."""
+    if not (-EXACT_LIMIT < cpu < EXACT_LIMIT and -EXACT_LIMIT < memory < EXACT_LIMIT):
+        return None
+    a_cpu, a_memory = table.alloc_cpu[rows], table.alloc_memory[rows]
+    if not (table.exact[rows].all() and (a_cpu > 0).all() and (a_memory > 0).all()):
+        return None
+    if use_requested:
+        return a_cpu, a_memory, table.req_cpu[rows] + cpu, table.req_memory[rows] + memory
+    return a_cpu, a_memory, table.nz_cpu[rows] + cpu, table.nz_memory[rows] + memory
 
 
 def cpu_memory_weights(resources: Sequence[tuple[str, int]]) -> tuple[int, int] | None:

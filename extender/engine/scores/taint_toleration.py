@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, REUSE_ROWS, ClusterContext, CycleState
+from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import memoised, score_key
-from extender.engine.scores.normalize import default_normalize_score
+from extender.engine.scores.normalize import default_normalize_score, normalize_rows
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -48,6 +51,7 @@ def per_taint_set(tolerations: tuple[Toleration, ...]) -> Callable[[NodeView], i
 
 class TaintToleration:
     name = NAME
+    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NoArgs | None = None) -> None:
         pass
@@ -60,6 +64,15 @@ class TaintToleration:
         # pods reuse each node's count.
         key = score_key(NAME, tolerations)
         return memoised(nodes, key, per_taint_set(tolerations))
+
+    def score_rows(self, state: CycleState, pod: PodView, table: NodeTable, rows: np.ndarray,
+                   ctx: ClusterContext) -> np.ndarray:
+        """`score` over table rows: the count memoised per row, normalised in numpy."""
+        tolerations = prefer_no_schedule_tolerations(pod.tolerations)
+        count = per_taint_set(tolerations)
+        raw, _ = table.memoised(score_key(NAME, tolerations), rows,
+                                lambda info, memo: count(info.node))
+        return normalize_rows(MAX_NODE_SCORE, True, raw)
 
     def normalize(self, raw: list[int], state: CycleState) -> list[int]:
         """NormalizeScore: reversed, the most taints 0 and none 100 (in place)."""

@@ -1,0 +1,228 @@
+"""`NodeTable`: the state's nodes as columns, one row (ordinal) per node.
+
+The hot plugins read a handful of numbers per node (allocatable, requested and non-zero
+requested cpu and memory, pod counts) and node-only verdicts that depend on a pod's
+signature. Kept as numpy columns indexed by a row number, a request's candidates become one
+index array and each plugin one vectorised pass, instead of a Python loop with attribute and
+memo-dict reads per node.
+
+The columns are a cache of the `NodeInfo`s the state keeps (the one place those totals are
+counted): `ClusterState` calls `put`/`drop` on every node change and `touch` on every pod
+change of a node, and a read first copies the touched rows (`sync`), so a bulk load pays one
+copy per node, not one per pod. Two generations per row say what changed since a derived value
+was computed: `view_gen` (a new `NodeView`: labels, taints, allocatable) and `load_gen` (pods
+came or went). Both come from one counter, so a row reused by another node never repeats a
+generation.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from extender.model.node import Signature
+from extender.model.nodeinfo import NodeInfo
+
+#: Amounts above this go through the per-node path: float64 holds them exactly below 2**53,
+#: and the scorers' `× 100` stays inside int64.
+EXACT_LIMIT = 2**53
+
+_COLUMNS = ("alloc_cpu", "alloc_memory", "alloc_ephemeral", "alloc_pods",
+            "req_cpu", "req_memory", "req_ephemeral", "pod_count", "nz_cpu", "nz_memory")
+
+#: Distinct row memos kept (one per pod signature and plugin); each is 12 bytes per row.
+MEMO_LIMIT = 256
+
+
+class RowMemo:
+    """Per-row values derived from a node's view and one pod signature (a node-only verdict,
+    a preferred-affinity sum), each valid while the row's `view_gen` is the one stored.
+
+    Filled from the loop and from the large-request worker thread alike: a value is a pure
+    function of its key and the row's view, so the order of two writers does not matter, and
+    `values` is written before `gens`, so a reader that sees the generation sees the value."""
+
+    __slots__ = ("values", "gens", "objects", "_codes")
+
+    def __init__(self, capacity: int, empty: Any = None) -> None:
+        self.values = np.zeros(capacity, dtype=np.int64)
+        self.gens = np.full(capacity, -1, dtype=np.int64)
+        #: For memos of objects (a verdict's Status, the sizes of held images): value k
+        #: stands for `objects[k]`, and 0 for `empty` (a node that passes, holds nothing).
+        self.objects: list[Any] = [empty]
+        self._codes: dict[Any, int] = {empty: 0}
+
+    def code(self, obj: Any) -> int:
+        """The value standing for `obj` (hashable), assigned on first sight. The list only
+        grows, so a reader holding `objects` can always look a value up."""
+        found = self._codes.get(obj)
+        if found is None:
+            self.objects.append(obj)
+            found = self._codes[obj] = len(self.objects) - 1
+        return found
+
+
+class NodeTable:
+    """Columns over the state's nodes; see the module's docstring."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self.ordinal: dict[str, int] = {}
+        self.infos: np.ndarray = np.full(capacity, None, dtype=object)
+        self.names: np.ndarray = np.full(capacity, None, dtype=object)
+        self.view_gen = np.full(capacity, -1, dtype=np.int64)
+        self.load_gen = np.full(capacity, -1, dtype=np.int64)
+        #: Rows whose amounts all stay below `EXACT_LIMIT` (others take the per-node path).
+        self.exact = np.zeros(capacity, dtype=bool)
+        for column in _COLUMNS:
+            setattr(self, column, np.zeros(capacity, dtype=np.int64))
+        #: Bumped whenever rows are assigned or freed: what derives from the row layout
+        #: (resolved name lists, encoded names) checks it.
+        self.layout = 0
+        self._free: list[int] = []
+        self._next_row = 0
+        self._counter = 0
+        self._touched: set[NodeInfo] = set()
+        self._lock = threading.Lock()
+        self._memos: OrderedDict[Signature, RowMemo] = OrderedDict()
+
+    # ---- kept by ClusterState -------------------------------------------------------------
+    def put(self, info: NodeInfo) -> None:
+        """A node added or changed: its row (a new one for a new name) now shows `info`."""
+        row = self.ordinal.get(info.node.name)
+        if row is None:
+            row = self._take_row()
+            self.ordinal[info.node.name] = row
+            self.names[row] = info.node.name
+            self.layout += 1
+        else:
+            self._touched.discard(self.infos[row])
+        self.infos[row] = info
+        self._counter += 1
+        self.view_gen[row] = self._counter
+        self._copy(row, info)
+
+    def drop(self, name: str) -> None:
+        row = self.ordinal.pop(name, None)
+        if row is None:
+            return
+        self._touched.discard(self.infos[row])
+        self.infos[row] = None
+        self.names[row] = None
+        self._counter += 1
+        self.view_gen[row] = self.load_gen[row] = self._counter
+        self.exact[row] = False
+        self._free.append(row)
+        self.layout += 1
+
+    def touch(self, info: NodeInfo) -> None:
+        """The pods on `info` changed; its row is copied before the next read."""
+        self._touched.add(info)
+
+    # ---- reading --------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Copy touched rows. Every reader calls it first; two readers (the loop and the
+        large-request worker) may, so it runs under a lock."""
+        if not self._touched:
+            return
+        with self._lock:
+            touched, self._touched = self._touched, set()
+            ordinal = self.ordinal
+            for info in touched:
+                row = ordinal.get(info.node.name)
+                if row is not None and self.infos[row] is info:
+                    self._copy(row, info)
+
+    def rows(self, names: Sequence[str]) -> np.ndarray | None:
+        """The rows of `names`, in order; None when some name is not a node here."""
+        if not names:
+            return np.zeros(0, dtype=np.intp)
+        try:
+            found = itemgetter(*names)(self.ordinal)
+        except KeyError:
+            return None
+        if len(names) == 1:
+            return np.array([found], dtype=np.intp)
+        return np.array(found, dtype=np.intp)
+
+    @property
+    def memo_count(self) -> int:
+        return len(self._memos)
+
+    def infos_of(self, rows: np.ndarray) -> list[NodeInfo]:
+        return self.infos[rows].tolist()  # type: ignore[no-any-return]
+
+    def memo(self, key: Signature, empty: Any = None) -> RowMemo:
+        """The row memo under `key` (created empty; the least recently used go past
+        `MEMO_LIMIT`). `empty` is the object value 0 stands for."""
+        memos = self._memos
+        found = memos.get(key)
+        if found is not None and len(found.gens) == self.capacity:
+            try:
+                memos.move_to_end(key)
+            except KeyError:  # evicted by the other thread meanwhile
+                pass
+            return found
+        found = RowMemo(self.capacity, empty)
+        memos[key] = found
+        while len(memos) > MEMO_LIMIT:
+            try:
+                memos.popitem(last=False)
+            except KeyError:
+                break
+        return found
+
+    def memoised(self, key: Signature, rows: np.ndarray, compute: Callable[[NodeInfo, RowMemo], int],
+                 empty: Any = None) -> tuple[np.ndarray, RowMemo]:
+        """Each row's value under `key`: read from the memo where the row's view is the one
+        it was computed for, else `compute(info, memo)` (which must read nothing of the node
+        but its view; it may code an object with `memo.code`) and stored."""
+        memo = self.memo(key, empty)
+        view_gen = self.view_gen
+        stale = np.flatnonzero(memo.gens[rows] != view_gen[rows])
+        if len(stale):
+            infos, values, gens = self.infos, memo.values, memo.gens
+            for row in rows[stale].tolist():
+                values[row] = compute(infos[row], memo)
+                gens[row] = view_gen[row]
+        return memo.values[rows], memo
+
+    # ---- internals ------------------------------------------------------------------------
+    def _take_row(self) -> int:
+        if self._free:
+            return self._free.pop()
+        if self._next_row == self.capacity:
+            self._grow()
+        row = self._next_row
+        self._next_row += 1
+        return row
+
+    def _grow(self) -> None:
+        new = self.capacity * 2
+        for attr in ("infos", "names", "view_gen", "load_gen", "exact", *_COLUMNS):
+            old = getattr(self, attr)
+            fill: Any = None if old.dtype == object else (-1 if attr.endswith("_gen") else 0)
+            grown = np.full(new, fill, dtype=old.dtype)
+            grown[: self.capacity] = old
+            setattr(self, attr, grown)
+        self.capacity = new
+        # Memos are sized to the capacity; `memo()` replaces the short ones as it meets them.
+
+    def _copy(self, row: int, info: NodeInfo) -> None:
+        allocatable, requested = info.node.allocatable, info.requested
+        values = (allocatable.milli_cpu, allocatable.memory, allocatable.ephemeral_storage,
+                  allocatable.allowed_pods, requested.milli_cpu, requested.memory,
+                  requested.ephemeral_storage, len(info.pods), info.non_zero_cpu,
+                  info.non_zero_memory)
+        exact = all(-EXACT_LIMIT < v < EXACT_LIMIT for v in values)
+        if exact:
+            for column, v in zip(_COLUMNS, values, strict=True):
+                getattr(self, column)[row] = v
+        self.exact[row] = exact
+        self._counter += 1
+        self.load_gen[row] = self._counter
