@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from extender.api import verb
 from extender.api.rowreply import replies_for
 from extender.model import names, quantity, resources, timeparse
 from extender.model.node import interned_sizes
@@ -43,6 +44,8 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         # candidate NodeNames lists resolved to rows: at most 64; each keeps at most
         # --reply-cache replies (api.rowreply).
         **replies_for(state.table).sizes(),
+        # views of the pods of recent filter/prioritize requests: at most 256 (api.verb).
+        "recent_pod_views": len(verb._recent_views),
         # until confirmed by the watch or --assume-ttl seconds.
         "assumed_pods": len(state.assumed),
         # remembered_pending_pods: the last 4 096 pending pods seen in filter/prioritize (for

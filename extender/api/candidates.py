@@ -12,7 +12,7 @@ from extender.api.body import BadRequest
 from extender.api.observe import RequestRecord
 from extender.api.rowreply import NameList, replies_for
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, limit_candidates, pod_view
+from extender.api.verb import decode, limit_candidates, pod_signature, pod_view
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import Status, unresolvable, unschedulable
 from extender.model import k8s
@@ -123,15 +123,17 @@ class SchedulingRequest:
     """A filter or prioritize request, decoded."""
 
     pod: PodView
-    pod_object: k8s.Pod
+    #: `verb.pod_signature` of the pod: its content without its identity.
+    signature: bytes
     candidates: Candidates
 
 
 def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> SchedulingRequest:
     """Decode a filter/prioritize body into the pod's view and its candidate nodes."""
     args = decode(body, wire.SchedulingArgs)
-    pod = pod_view(args.Pod)
-    assert args.Pod is not None  # pod_view refuses a request without one
+    signature = pod_signature(args.Pod) if args.Pod is not None else None
+    pod = pod_view(args.Pod, signature)
+    assert signature is not None  # pod_view refuses a request without a pod
     record.pod = pod.key
     names = args.NodeNames
     if len(names) and names != _NULL:
@@ -145,7 +147,7 @@ def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> 
     # A later bind of this pod needs its requests; the scheduler's bind call does not carry them.
     # (On the loop thread: a large request runs here in the worker, see api.offload.)
     runtime.offload.call_on_loop(runtime.state.remember_pending, pod)
-    return SchedulingRequest(pod, args.Pod, candidates)
+    return SchedulingRequest(pod, signature, candidates)
 
 
 _NULL = msgspec.Raw(b"null")

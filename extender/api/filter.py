@@ -12,7 +12,7 @@ from extender.api import metrics
 from extender.api.body import json_response
 from extender.api.candidates import SchedulingRequest, scheduling_request
 from extender.api.observe import RequestRecord
-from extender.api.rowreply import pod_signature, replies_for, reuse_token
+from extender.api.rowreply import replies_for, reuse_token
 from extender.api.runtime import Runtime
 from extender.engine.framework import Code, Status
 from extender.engine.rows import RowVerdicts, filter_rows
@@ -72,7 +72,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     token = None
     if prepared.rejection is None and runtime.reply_reuse:
         token = reuse_token(runtime.profile.filters, state.generation, 0)
-    signature = pod_signature(request.pod_object) if token is not None else b""
+    signature = request.signature
     if token is not None:
         entry = replies.reusable(listed, "filter", signature, table, token)
         if entry is not None:

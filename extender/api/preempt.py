@@ -16,12 +16,14 @@ from extender.api.body import BadRequest, error_response, json_response
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.api.verb import decode, limit_candidates, pod_view
-from extender.engine.preemption import SelectorMatches, process_preemption
+from extender.engine.preemption import PreemptionMemo, SelectorMatches, process_preemption
 
 error_reply = error_response
 
 #: PDB selector answers, kept from request to request (see `SelectorMatches`).
 _selector_matches = SelectorMatches()
+#: The fast path's PDB guards per pod and walks per node, checked before each reuse.
+_memo = PreemptionMemo(_selector_matches)
 
 
 def proposals(args: wire.ExtenderPreemptionArgs) -> dict[str, list[str]]:
@@ -43,7 +45,7 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     limit_candidates(len(proposed), runtime)
     record.nodes = len(proposed)
     outcome = process_preemption(runtime.profile, pod, proposed, runtime.state, runtime.wall_clock(),
-                                 selector_matches=_selector_matches)
+                                 selector_matches=_selector_matches, memo=_memo)
     reply = wire.ExtenderPreemptionResult(NodeNameToMetaVictims={
         node: wire.MetaVictims(Pods=[wire.MetaPod(UID=v.uid) for v in victims.pods],
                                NumPDBViolations=victims.num_pdb_violations)

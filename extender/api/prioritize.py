@@ -8,7 +8,7 @@ from extender import wire
 from extender.api.body import error_response, json_response
 from extender.api.candidates import Candidates, SchedulingRequest, scheduling_request
 from extender.api.observe import RequestRecord
-from extender.api.rowreply import pod_signature, replies_for, reuse_token
+from extender.api.rowreply import replies_for, reuse_token
 from extender.api.runtime import Runtime
 from extender.engine.framework import CycleState
 from extender.engine.rows import row_extender_scores, score_rows
@@ -38,7 +38,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     if runtime.reply_reuse:
         scorers = [plugin for plugin, _ in runtime.profile.scorers]
         token = reuse_token(scorers, state.generation, state.node_generation)
-    signature = pod_signature(request.pod_object) if token is not None else b""
+    signature = request.signature
     if token is not None:
         entry = replies.reusable(listed, "prioritize", signature, table, token)
         if entry is not None:

@@ -27,7 +27,6 @@ import numpy as np
 
 from extender.engine.framework import REUSE_ROWS, REUSE_STATE, Code, Status
 from extender.engine.nodetable import NodeTable
-from extender.model import k8s
 
 #: Name lists remembered per state (each holds its rows and up to `REPLIES_PER_LIST` replies).
 NAMES_CACHE_SIZE = 64
@@ -73,7 +72,7 @@ class RowReplies:
         Raises `msgspec.DecodeError` when `raw` is not a list of strings."""
         key = (len(raw), zlib.crc32(raw))
         found = self._lists.get(key)
-        if found is not None and found.layout == table.layout and found.raw == memoryview(raw):
+        if found is not None and found.layout == table.layout and found.raw == bytes(raw):
             return found, None
         names = _names_decoder.decode(raw)
         rows = table.rows(names)
@@ -179,10 +178,3 @@ def reuse_token(plugins: Sequence[object], generation: int, node_generation: int
         return (generation,)
     assert levels <= {REUSE_ROWS}
     return (node_generation,)
-
-
-def pod_signature(pod: k8s.Pod) -> bytes:
-    """The pod as the plugins read it (the decoded struct holds nothing else), without what
-    names one object (name, uid, version, creation time): equal for a workload's pods."""
-    return _encode(msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
-        pod.metadata, name="", uid="", resource_version="", creation_timestamp=None)))

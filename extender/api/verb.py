@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -25,13 +26,43 @@ Handler = Callable[[Runtime, bytes, RequestRecord], Awaitable[Response]]
 ErrorReply = Callable[[str, int], Response]
 
 
-def pod_view(pod: k8s.Pod | None) -> PodView:
+#: Views of the pods of recent requests, by identity and content (`pod_signature`): a pod's
+#: filter is followed by its prioritize, and a retried pod comes back unchanged. Views are
+#: never changed in place.
+_recent_views: OrderedDict[tuple[str, str, str, str, bytes], PodView] = OrderedDict()
+RECENT_VIEWS = 256
+
+
+def pod_view(pod: k8s.Pod | None, signature: bytes | None = None) -> PodView:
+    """The pod's view; with its `signature` (`pod_signature`), a recent request's view of
+    the same pod and content is reused."""
     if pod is None:
         raise BadRequest("invalid request: Pod is required")
+    meta = pod.metadata
+    key = (meta.namespace, meta.name, meta.uid, meta.resource_version, signature or b"")
+    if signature is not None:
+        found = _recent_views.get(key)
+        if found is not None:
+            return found
     try:
-        return PodView.from_k8s(pod)
+        view = PodView.from_k8s(pod)
     except QuantityError as exc:
-        raise BadRequest(f"invalid Pod {pod.metadata.namespace}/{pod.metadata.name}: {exc}") from None
+        raise BadRequest(f"invalid Pod {meta.namespace}/{meta.name}: {exc}") from None
+    if signature is not None:
+        _recent_views[key] = view
+        while len(_recent_views) > RECENT_VIEWS:
+            try:
+                _recent_views.popitem(last=False)
+            except KeyError:  # the other thread (api.offload) took it first
+                break
+    return view
+
+
+def pod_signature(pod: k8s.Pod) -> bytes:
+    """The pod as the plugins read it (the decoded struct holds nothing else), without what
+    names one object (name, uid, version, creation time): equal for a workload's pods."""
+    return msgspec.json.encode(msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
+        pod.metadata, name="", uid="", resource_version="", creation_timestamp=None)))
 
 
 def decode(body: bytes, kind: type) -> msgspec.Struct:

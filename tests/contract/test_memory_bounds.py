@@ -10,7 +10,7 @@ from extender.model.node import NodeView, interned_sizes, signature
 from extender.model.pod import PodView, shared_sizes
 from tests.conftest import fixture_bytes
 
-CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "assumed_pods", "remembered_pending_pods", "node_set_memos",
+CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "recent_pod_views", "assumed_pods", "remembered_pending_pods", "node_set_memos",
           "pod_selector_matches",
           "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
           "quota_reservations", "event_series", "quantity_nanos", "pod_assignment_times",
