@@ -24,9 +24,13 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import numpy as np
+
+from extender.engine.nodetable import NodeTable
 from extender.engine.podindex import PodIndex
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.loadmetrics import WatcherMetrics
+from extender.model.node import signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.resources import Resources
@@ -224,6 +228,30 @@ class ProjectedFilterState(FilterState):
         if verdict is _UNJUDGED:
             verdict = self.verdicts[values] = self.judge_values(values)
         return verdict  # type: ignore[return-value]
+
+    def judge_rows(self, table: NodeTable, rows: np.ndarray) -> tuple[np.ndarray, list[Status | None]]:
+        """Each row's verdict as an index into the list returned (0: passes): the rows'
+        projections are memoised per node view, and each distinct one is judged once."""
+        keys = self.keys
+        projections, memo = table.memoised(
+            signature("projection", keys), rows,
+            lambda info, memo: memo.code(tuple([info.node.labels.get(k) for k in keys])))
+        codes = np.unique(projections).tolist()
+        lookup = np.zeros(len(memo.objects), dtype=np.int64)
+        verdicts: list[Status | None] = [None]
+        index: dict[Status, int] = {}
+        for code in codes:
+            values = memo.objects[code]
+            verdict = self.verdicts.get(values, _UNJUDGED)
+            if verdict is _UNJUDGED:
+                verdict = self.verdicts[values] = self.judge_values(values)
+            if verdict is not None:
+                found = index.get(verdict)  # type: ignore[arg-type]
+                if found is None:
+                    verdicts.append(verdict)  # type: ignore[arg-type]
+                    found = index[verdict] = len(verdicts) - 1  # type: ignore[index]
+                lookup[code] = found
+        return lookup[projections], verdicts
 
     def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
         if len(self.keys) != 1:

@@ -106,6 +106,19 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
                codes: np.ndarray, statuses: list[Status | None],
                index: dict[Status | None, int]) -> None:
     """One check over the surviving positions `alive`, recording failures in `codes`."""
+    judge_rows = getattr(check, "judge_rows", None)
+    if judge_rows is not None:
+        local, verdicts = judge_rows(table, rows[alive])
+        translate = np.zeros(len(verdicts), dtype=np.int64)
+        for code, status in enumerate(verdicts):
+            if status is not None:
+                found = index.get(status)
+                if found is None:
+                    statuses.append(status)
+                    found = index[status] = len(statuses) - 1
+                translate[code] = found
+        codes[alive] = translate[local]
+        return
     fits_rows = getattr(check, "fits_rows", None)
     if fits_rows is not None:
         fits = fits_rows(table, rows[alive])

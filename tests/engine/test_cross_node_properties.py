@@ -50,6 +50,7 @@ from extender.engine.evaluate import cluster_from_objects, evaluate
 from extender.engine.framework import Code, CycleState, FilterState, Status
 from extender.engine.policy import parse_policy
 from extender.engine.profile import Profile, build_profile
+from extender.engine.rows import filter_rows
 from extender.engine.runner import node_fits, prepare_filters, run_filters
 from extender.model import k8s
 from extender.model.node import NodeView
@@ -522,6 +523,12 @@ def test_filters_match_reference(sc: Scenario) -> None:
             assert [i.name for i in result.passed] == [n for n in names if expected[n] is None]
             per_node = {info.name: status_key(node_fits(prepared, info)) for info in infos}
             assert per_node == expected, plugins
+            # The row path (`engine.rows`: projections memoised per node row), twice.
+            rows = state.table.rows(names)
+            for _ in range(2):
+                by_rows = filter_rows(profile, view, rows, state.table, state)
+                assert {n: status_key(by_rows.statuses[c]) for n, c in
+                        zip(names, by_rows.codes.tolist(), strict=True)} == expected, plugins
 
 
 @_settings(150)
