@@ -207,6 +207,11 @@ class ProjectedFilterState(FilterState):
     def judge_values(self, values: tuple[str | None, ...]) -> Status | None:
         raise NotImplementedError
 
+    def failing_values(self) -> dict[str | None, Status] | None:
+        """With one key: the values whose nodes fail, with their Status, when the state
+        knows them up front (every other value passes); None otherwise."""
+        return None
+
     def node_values(self, nodes: Sequence[NodeInfo]) -> list[str | None]:
         """Each node's value for the one key: from the column where the node is the cluster's
         (no pointer chasing through views and label maps), else from its labels."""
@@ -236,15 +241,22 @@ class ProjectedFilterState(FilterState):
         projections, memo = table.memoised(
             signature("projection", keys), rows,
             lambda info, memo: memo.code(tuple([info.node.labels.get(k) for k in keys])))
-        codes = np.unique(projections).tolist()
+        failing = self.failing_values()
+        if failing is not None:  # only the failing values' rows need a verdict
+            judged = [(code, (value,)) for value in failing
+                      if (code := memo.find((value,))) is not None]
+        else:
+            judged = [(code, memo.objects[code]) for code in np.unique(projections).tolist()]
         lookup = np.zeros(len(memo.objects), dtype=np.int64)
         verdicts: list[Status | None] = [None]
         index: dict[Status, int] = {}
-        for code in codes:
-            values = memo.objects[code]
-            verdict = self.verdicts.get(values, _UNJUDGED)
-            if verdict is _UNJUDGED:
-                verdict = self.verdicts[values] = self.judge_values(values)
+        for code, values in judged:
+            if failing is not None:
+                verdict = failing[values[0]]
+            else:
+                verdict = self.verdicts.get(values, _UNJUDGED)
+                if verdict is _UNJUDGED:
+                    verdict = self.verdicts[values] = self.judge_values(values)
             if verdict is not None:
                 found = index.get(verdict)  # type: ignore[arg-type]
                 if found is None:

@@ -57,6 +57,10 @@ class RowMemo:
         self.objects: list[Any] = [empty]
         self._codes: dict[Any, int] = {empty: 0}
 
+    def find(self, obj: Any) -> int | None:
+        """The value standing for `obj`, if it was ever coded."""
+        return self._codes.get(obj)
+
     def code(self, obj: Any) -> int:
         """The value standing for `obj` (hashable), assigned on first sight. The list only
         grows, so a reader holding `objects` can always look a value up."""

@@ -141,9 +141,9 @@ class AffinityFilter(ProjectedFilterState):
                     return _EXISTING
         return None
 
-    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+    def failing_values(self) -> dict[str | None, Status] | None:
         if len(self.keys) != 1 or self.affinity:
-            return super().filter_many(nodes, statuses)
+            return None
         # One key and no affinity terms (say, anti-affinity per hostname): a node fails exactly
         # when its value has a counted pair, so the failing values are known up front.
         key = self.keys[0]
@@ -154,6 +154,12 @@ class AffinityFilter(ProjectedFilterState):
         for (k, value), num in self.anti_counts.items():
             if k == key and num > 0:
                 failing[value] = _ANTI  # checked before the existing pods' terms
+        return failing
+
+    def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
+        failing = self.failing_values()
+        if failing is None:
+            return super().filter_many(nodes, statuses)
         return keep_passing(nodes, list(map(failing.get, self.node_values(nodes))), statuses)
 
     def _satisfies_affinity(self, labels: Mapping[str, str]) -> bool:
