@@ -63,6 +63,52 @@ def build_request(path: str, host: str, port: int, body: bytes) -> bytes:
     return head.encode("ascii") + body
 
 
+class FreshVersions(Sequence[bytes]):
+    """One request whose node objects carry new resourceVersions every time it is taken.
+
+    Every ``"resourceVersion":"…"`` after ``marker`` (the Nodes-form node list, so not the
+    pod's) is rewritten in place to the next counter value, zero-padded to its width: no
+    version the server has seen (in its state or in an earlier request) comes back, so a
+    server that remembers node versions must still decode every node. The body's length
+    never changes. Each thread (connection) rewrites its own copy of the request, which it
+    has sent in full before it takes the next one: no 60 MB copy per request (about 3 ms of
+    rewriting for 5000 nodes, before the request's clock starts)."""
+
+    KEY = b'"resourceVersion":"'
+
+    def __init__(self, request: bytes, marker: bytes = b'"Nodes":{') -> None:
+        self.request = request
+        self.spans: list[tuple[int, int]] = []
+        start = request.find(marker)
+        pos = request.find(self.KEY, max(start, 0))
+        while pos >= 0:
+            begin = pos + len(self.KEY)
+            end = request.index(b'"', begin)
+            if end > begin:
+                self.spans.append((begin, end - begin))
+            pos = request.find(self.KEY, end)
+        self.counter = itertools.count(1)
+        self.lock = threading.Lock()
+        self.local = threading.local()
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, index: Any) -> Any:  # every access is a new version of every node
+        with self.lock:
+            k = next(self.counter)
+        buf = getattr(self.local, "buf", None)
+        if buf is None:
+            buf = self.local.buf = bytearray(self.request)
+        widths: dict[int, bytes] = {}
+        for begin, width in self.spans:
+            digits = widths.get(width)
+            if digits is None:
+                digits = widths[width] = str(k % 10**width).zfill(width).encode()
+            buf[begin:begin + width] = digits
+        return buf
+
+
 class Connection:
     """One keep-alive connection; ``roundtrip`` sends a prebuilt request, reads one reply."""
 
@@ -311,6 +357,112 @@ def warm_up(host: str, port: int, requests: Sequence[bytes], count: int, seconds
     return first[0], first[1], first_ms
 
 
+# --------------------------------------------------------------------------- scheduling cycles
+
+
+class _PodOnly(msgspec.Struct):
+    Pod: msgspec.Raw
+
+
+class _FilterNames(msgspec.Struct):
+    NodeNames: list[str] | None = None
+
+
+@dataclass
+class Cycles:
+    """A closed loop of scheduling cycles on one connection, as kube-scheduler runs its
+    extender: filter, then prioritize of the same pod over the nodes the filter passed."""
+
+    host: str
+    port: int
+    filter_request: bytes
+    prioritize_path: str
+    pod: msgspec.Raw
+    timeout: float
+    first: JSON = field(default_factory=dict)
+
+    @classmethod
+    def from_body(cls, host: str, port: int, filter_path: str, prioritize_path: str, body: bytes,
+                  timeout: float) -> Cycles:
+        pod = msgspec.json.decode(body, type=_PodOnly).Pod
+        return cls(host, port, build_request(filter_path, host, port, body), prioritize_path, pod, timeout)
+
+    def prioritize_request(self, names: list[str]) -> bytes:
+        body = msgspec.json.encode({"Pod": self.pod, "Nodes": None, "NodeNames": names})
+        return build_request(self.prioritize_path, self.host, self.port, body)
+
+    def cycle(self, conn: Connection, keep_first: bool = False) -> tuple[int, int, int, int]:
+        """(status, filter ns, client ns in between, prioritize ns) of one cycle. The status
+        is the filter's when it did not answer 200 (then nothing is prioritized), else the
+        prioritize's."""
+        t0 = time.perf_counter_ns()
+        status, body = conn.roundtrip(self.filter_request, keep_body=True)
+        t1 = time.perf_counter_ns()
+        if status != 200 or not body:
+            if keep_first and not self.first:
+                self.first = summarize_reply("filter", status, body)
+            return status or 0, t1 - t0, 0, 0
+        names = _filter_names.decode(body).NodeNames or []
+        request = self.prioritize_request(names)
+        t2 = time.perf_counter_ns()
+        status2, reply = conn.roundtrip(request, keep_body=keep_first)
+        t3 = time.perf_counter_ns()
+        if keep_first and not self.first:
+            self.first = {**summarize_reply("filter", status, body),
+                          "prioritize": summarize_reply("prioritize", status2, reply)}
+        return status2, t1 - t0, t2 - t1, t3 - t2
+
+    def warm(self, count: int, seconds: float) -> None:
+        conn = Connection(self.host, self.port, self.timeout)
+        deadline = time.perf_counter() + seconds
+        try:
+            for k in range(max(count, 1)):
+                self.cycle(conn, keep_first=(k == 0))
+                if time.perf_counter() >= deadline:
+                    break
+        except HttpError as exc:
+            self.first = self.first or {"status": 0, "text": str(exc)}
+        finally:
+            conn.close()
+
+    def measure(self, limits: Limits) -> JSON:
+        conn = Connection(self.host, self.port, limits.timeout)
+        try:
+            conn.connect()
+        except OSError as exc:
+            raise HttpError(f"connect: {exc}") from exc
+        run = Run()
+        parts: dict[str, list[int]] = {"filter": [], "client": [], "prioritize": []}
+        start = time.perf_counter()
+        tickets = Tickets(limits, start)
+        for _ in range(limits.max_requests + 1):  # bounded by the budget
+            if tickets.take() is None:
+                break
+            try:
+                done = self.cycle(conn)
+            except HttpError as exc:
+                run.errors.append(str(exc))
+                if len(run.errors) > 10 or "refused" in str(exc):
+                    break
+                continue
+            status, *times = done
+            run.statuses[status] = run.statuses.get(status, 0) + 1
+            run.latencies.append(sum(times))
+            for key, ns in zip(parts, times, strict=True):
+                parts[key].append(ns)
+        run.seconds = time.perf_counter() - start
+        conn.close()
+        summary = run.summary(1)
+        summary["cycles_per_s"] = summary["rps"]
+        for key, values in parts.items():
+            ms = sorted(x / 1e6 for x in values)
+            summary[f"{key}_p50_ms"] = percentile(ms, 0.5)
+        return summary
+
+
+_filter_names = msgspec.json.Decoder(_FilterNames)
+
+
 def write_results(path: Path, cases: list[JSON], client: Client) -> None:
     path.write_bytes(msgspec.json.encode({"cases": cases, "floors": client.floors,
                                           "rss_mode": client.probe.mode}))
@@ -488,13 +640,15 @@ class Client:
         return {f"c{c}": measure(self.host, self.port, requests, c, self.limits).summary(c)
                 for c in self.plan["concurrency"]}
 
-    def floor_for(self, key: str, bodies: Sequence[bytes]) -> JSON:
+    def floor_for(self, key: str, bodies: Sequence[bytes], decode: bool = True) -> JSON:
+        """The HTTP floor (``POST /_floor``) of these bodies and, with ``decode``, their decode floor."""
         if key not in self.floors:
             requests = self.requests_for(self.plan["floor_path"], bodies)
             self._warm(requests)
             http = self.load_and_measure(requests)
-            decode = decode_floor(bodies[0], int(self.plan["decode_runs"]), float(self.plan["decode_seconds"]))
-            self.floors[key] = {"http": http, "decode": decode}
+            dec = (decode_floor(bodies[0], int(self.plan["decode_runs"]), float(self.plan["decode_seconds"]))
+                   if decode else None)
+            self.floors[key] = {"http": http, "decode": dec}
         return self.floors[key]
 
     def _warm(self, requests: Sequence[bytes]) -> tuple[int, bytes | None, float]:
@@ -502,8 +656,16 @@ class Client:
                        max(1.0, self.limits.max_seconds / 4), self.limits.timeout)
 
     def run_case(self, case: JSON) -> JSON:
+        """Measure one case. Optional case keys: ``kind`` ("cycle": filter then prioritize,
+        see `Cycles`), ``fresh_versions`` (new node resourceVersions in every request, see
+        `FreshVersions`), ``floor`` ("full": HTTP and decode floors, the default; "http";
+        "none": a server without ``/_floor``) and ``floor_key`` (default: ``body_key``)."""
+        if case.get("kind") == "cycle":
+            return self.run_cycles(case)
         bodies = load_bodies(Path(case["body_file"]), bool(case.get("multi")))
-        requests = self.requests_for(case["path"], bodies)
+        requests: Sequence[bytes] = self.requests_for(case["path"], bodies)
+        if case.get("fresh_versions"):
+            requests = FreshVersions(requests[0])
         self.probe.start()
         rss_before = self.probe.rss_kib()
         status, reply, first_ms = self._warm(requests)
@@ -515,7 +677,7 @@ class Client:
         if not server_alive(self.probe.pid):
             raise ServerGone(f"server pid {self.probe.pid} exited during {case['id']}")
         del requests
-        self.floor_for(case["body_key"], bodies)
+        floor_key = self._floor(case, bodies)
         return {
             **case,
             "body_bytes": len(bodies[0]),
@@ -525,7 +687,40 @@ class Client:
             "rss_before_kib": rss_before,
             "peak_rss_kib": peak,
             "rss_mode": self.probe.mode,
-            "floor_key": case["body_key"],
+            "floor_key": floor_key,
+        }
+
+    def _floor(self, case: JSON, bodies: Sequence[bytes]) -> str | None:
+        mode = case.get("floor", "full")
+        if mode == "none":
+            return None
+        key = str(case.get("floor_key") or case["body_key"])
+        self.floor_for(key, bodies, decode=(mode == "full"))
+        return key
+
+    def run_cycles(self, case: JSON) -> JSON:
+        """Scheduling cycles (filter → prioritize over the passing nodes) on 1 connection."""
+        body = Path(case["body_file"]).read_bytes()
+        cycles = Cycles.from_body(self.host, self.port, case["path"], case["path2"], body, self.limits.timeout)
+        self.probe.start()
+        rss_before = self.probe.rss_kib()
+        cycles.warm(int(self.plan["warmup"]), max(1.0, self.limits.max_seconds / 4))
+        try:
+            server = {"c1": cycles.measure(self.limits)}
+        except HttpError as exc:
+            raise ServerGone(f"server unreachable during {case['id']}: {exc}") from exc
+        peak = self.probe.peak_kib()
+        if not server_alive(self.probe.pid):
+            raise ServerGone(f"server pid {self.probe.pid} exited during {case['id']}")
+        return {
+            **case,
+            "body_bytes": len(body),
+            "reply": cycles.first,
+            "server": server,
+            "rss_before_kib": rss_before,
+            "peak_rss_kib": peak,
+            "rss_mode": self.probe.mode,
+            "floor_key": None,
         }
 
 

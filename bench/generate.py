@@ -11,6 +11,8 @@ writes into DIR:
   nodes with requests summing below allocatable; PodDisruptionBudgets and PriorityClasses;
 * request bodies in kube-scheduler's wire format (objects without kind/apiVersion):
   ``filter-{names,nodes}-N.json`` (the same ``ExtenderArgs`` body serves prioritize),
+  ``filter-names-N-spread.json`` (a pod with zone spread and anti-affinity),
+  ``filter-nodes-N-cold.json`` (every node one resourceVersion ahead of the snapshot),
   ``preempt-{names,nodes}-N.json`` (``NodeNameToMetaVictims`` / ``NodeNameToVictims``) and
   ``bind.jsonl`` (one ``ExtenderBindingArgs`` per line, distinct pods);
 * ``manifest.json``: what was written, with sizes.
@@ -943,19 +945,29 @@ def extender_args(pod: JSON, node_bytes: Iterable[bytes] | None, names: list[str
                      b",".join(node_bytes), b']},"NodeNames":null}'))
 
 
+def bump_version(node: bytes) -> bytes:
+    """An encoded node with its ``metadata.resourceVersion`` one higher: the next version
+    of the node, which the served snapshot does not hold."""
+    key = b'"resourceVersion":"'
+    begin = node.index(key) + len(key)
+    end = node.index(b'"', begin)
+    return node[:begin] + str(int(node[begin:end]) + 1).encode() + node[end:]
+
+
 def make_filter_body(spec: ClusterSpec, size: int, form: str, node_bytes: Sequence[bytes] | None = None,
-                     spread: bool = False) -> bytes:
+                     spread: bool = False, cold: bool = False) -> bytes:
     """Filter/prioritize body for ``size`` candidates in ``names`` or ``nodes`` form; `spread`
-    sends `make_spread_pod` instead of `make_pod`."""
+    sends `make_spread_pod` instead of `make_pod`; `cold` (nodes form) sends every node at a
+    resourceVersion the snapshot does not hold (`bump_version`)."""
     idx = candidate_indices(spec, size)
     pod = make_spread_pod(spec.seed) if spread else make_pod(spec.seed)
     if form == "names":
         return extender_args(pod, None, [node_name(i) for i in idx])
     if form != "nodes":
         raise ValueError(f"unknown form {form!r}")
-    if node_bytes is None:
-        return extender_args(pod, (encode(make_node(spec.seed, i)) for i in idx), None)
-    return extender_args(pod, (node_bytes[i] for i in idx), None)
+    nodes: Iterable[bytes] = ((encode(make_node(spec.seed, i)) for i in idx) if node_bytes is None
+                              else (node_bytes[i] for i in idx))
+    return extender_args(pod, (bump_version(b) for b in nodes) if cold else nodes, None)
 
 
 def _victims(spec: ClusterSpec, i: int, preemptor_priority: int) -> tuple[list[JSON], int]:
@@ -1061,6 +1073,13 @@ def write_bench_files(
                     body = maker(spec, size, form, node_bytes) if verb == "filter" else maker(spec, size, form)
                     _write_atomic(path, body)
                 bodies[body_key(verb, form, size)] = path
+            if form == "nodes":  # the same nodes at versions the served state does not hold
+                path = out / f"filter-{form}-{size}-cold-{tag}.json"
+                if not path.exists():
+                    if node_bytes is None:
+                        node_bytes = [encode(make_node(spec.seed, i)) for i in range(spec.n_nodes)]
+                    _write_atomic(path, make_filter_body(spec, size, form, node_bytes, cold=True))
+                bodies[body_key("filter", form, size, "cold")] = path
             if form == "names":  # the same candidates for a pod with spread and anti-affinity
                 path = out / f"filter-{form}-{size}-spread-{tag}.json"
                 if not path.exists():

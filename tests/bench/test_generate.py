@@ -112,3 +112,24 @@ def test_request_bodies_refer_to_the_snapshot(cluster: dict[str, Any]) -> None:
             assert pods[v["UID"]]["spec"]["priority"] < prio
     binds = [msgspec.json.decode(b) for b in g.make_bind_bodies(SPEC, 5)]
     assert len({b["PodName"] for b in binds}) == 5 and all(b["Node"] in nodes for b in binds)
+
+
+def test_cold_nodes_body_is_the_same_nodes_one_version_ahead(cluster: dict[str, Any]) -> None:
+    """The cold Nodes-form body: the warm body's nodes, each at a resourceVersion the
+    snapshot does not hold, and nothing else changed."""
+    nodes = {n["metadata"]["name"]: n for n in _by_kind(cluster, "Node")}
+    warm = msgspec.json.decode(g.make_filter_body(SPEC, 25, "nodes"))
+    cold = msgspec.json.decode(g.make_filter_body(SPEC, 25, "nodes", cold=True))
+    assert cold["Pod"] == warm["Pod"] and len(cold["Nodes"]["items"]) == 25
+    for w, c in zip(warm["Nodes"]["items"], cold["Nodes"]["items"], strict=True):
+        held = nodes[c["metadata"]["name"]]["metadata"]["resourceVersion"]
+        assert int(c["metadata"]["resourceVersion"]) == int(held) + 1
+        c["metadata"]["resourceVersion"] = held
+        assert c == w
+
+
+def test_written_files_include_the_cold_variant(tmp_path: Path) -> None:
+    gen = g.write_bench_files(tmp_path, SPEC, [10], ["nodes"], n_bind=2)
+    assert {"filter-nodes-10", "filter-nodes-10-cold"} <= set(gen.bodies)
+    warm, cold = (gen.bodies[k].read_bytes() for k in ("filter-nodes-10", "filter-nodes-10-cold"))
+    assert warm != cold and abs(len(warm) - len(cold)) <= 10
