@@ -228,7 +228,10 @@ class ProjectedFilterState(FilterState):
 
     def __call__(self, node: NodeInfo) -> Status | None:
         labels = node.node.labels
-        values = tuple([labels.get(k) for k in self.keys])
+        return self._verdict(tuple([labels.get(k) for k in self.keys]))
+
+    def _verdict(self, values: tuple[str | None, ...]) -> Status | None:
+        """`judge_values`, once per projection and cycle."""
         verdict = self.verdicts.get(values, _UNJUDGED)
         if verdict is _UNJUDGED:
             verdict = self.verdicts[values] = self.judge_values(values)
@@ -251,17 +254,12 @@ class ProjectedFilterState(FilterState):
         verdicts: list[Status | None] = [None]
         index: dict[Status, int] = {}
         for code, values in judged:
-            if failing is not None:
-                verdict = failing[values[0]]
-            else:
-                verdict = self.verdicts.get(values, _UNJUDGED)
-                if verdict is _UNJUDGED:
-                    verdict = self.verdicts[values] = self.judge_values(values)
+            verdict = failing[values[0]] if failing is not None else self._verdict(values)
             if verdict is not None:
-                found = index.get(verdict)  # type: ignore[arg-type]
+                found = index.get(verdict)
                 if found is None:
-                    verdicts.append(verdict)  # type: ignore[arg-type]
-                    found = index[verdict] = len(verdicts) - 1  # type: ignore[index]
+                    verdicts.append(verdict)
+                    found = index[verdict] = len(verdicts) - 1
                 lookup[code] = found
         return lookup[projections], verdicts
 

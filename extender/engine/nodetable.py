@@ -74,6 +74,18 @@ class RowMemo:
 class NodeTable:
     """Columns over the state's nodes; see the module's docstring."""
 
+    # The amounts (int64, one entry per row; `_COLUMNS` lists them in `_copy`'s order).
+    alloc_cpu: np.ndarray
+    alloc_memory: np.ndarray
+    alloc_ephemeral: np.ndarray
+    alloc_pods: np.ndarray
+    req_cpu: np.ndarray
+    req_memory: np.ndarray
+    req_ephemeral: np.ndarray
+    pod_count: np.ndarray
+    nz_cpu: np.ndarray
+    nz_memory: np.ndarray
+
     def __init__(self, capacity: int = 256) -> None:
         self.capacity = capacity
         self.ordinal: dict[str, int] = {}

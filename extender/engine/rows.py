@@ -112,11 +112,7 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
         translate = np.zeros(len(verdicts), dtype=np.int64)
         for code, status in enumerate(verdicts):
             if status is not None:
-                found = index.get(status)
-                if found is None:
-                    statuses.append(status)
-                    found = index[status] = len(statuses) - 1
-                translate[code] = found
+                translate[code] = _code(status, statuses, index)
         codes[alive] = translate[local]
         return
     fits_rows = getattr(check, "fits_rows", None)
@@ -135,11 +131,16 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
     for position in alive.tolist():
         status = failed.get(names[rows[position]])
         if status is not None:
-            code = index.get(status)
-            if code is None:
-                statuses.append(status)
-                code = index[status] = len(statuses) - 1
-            codes[position] = code
+            codes[position] = _code(status, statuses, index)
+
+
+def _code(status: Status, statuses: list[Status | None], index: dict[Status | None, int]) -> int:
+    """The code of `status` in this request's list (equal statuses share one)."""
+    found = index.get(status)
+    if found is None:
+        statuses.append(status)
+        found = index[status] = len(statuses) - 1
+    return found
 
 
 @dataclass(slots=True)
