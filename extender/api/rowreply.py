@@ -73,6 +73,10 @@ class RowReplies:
         key = (len(raw), zlib.crc32(raw))
         found = self._lists.get(key)
         if found is not None and found.layout == table.layout and found.raw == bytes(raw):
+            try:
+                self._lists.move_to_end(key)
+            except KeyError:  # evicted by the other thread (api.offload) meanwhile
+                pass
             return found, None
         names = _names_decoder.decode(raw)
         rows = table.rows(names)
