@@ -113,6 +113,7 @@ _decoders = {
                  ExtenderPreemptionResult, ExtenderBindingResult)
 }
 _node_decoder = msgspec.json.Decoder(k8s.Node)
+_request_node_decoder = msgspec.json.Decoder(k8s.RequestNode)
 _encoder = msgspec.json.Encoder()
 
 DecodeError = msgspec.DecodeError  # ValidationError is a subclass
@@ -125,6 +126,11 @@ def decode(body: bytes, kind: type) -> msgspec.Struct:
 
 def decode_node(raw: msgspec.Raw | bytes) -> k8s.Node:
     return _node_decoder.decode(raw)
+
+
+def decode_request_node(raw: msgspec.Raw | bytes) -> k8s.RequestNode:
+    """A node of a request's `Nodes.items`, as much of it as `NodeView.from_request` reads."""
+    return _request_node_decoder.decode(raw)
 
 
 def encode(value: object) -> bytes:

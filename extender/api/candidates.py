@@ -108,7 +108,7 @@ def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
             infos.append(known)
             continue
         try:
-            view = NodeView.from_k8s(wire.decode_node(item))
+            view = NodeView.from_request(wire.decode_request_node(item))
         except msgspec.DecodeError as exc:
             raise BadRequest(f"invalid request: Nodes.items[{index}]: {exc}") from None
         except QuantityError as exc:

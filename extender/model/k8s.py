@@ -210,6 +210,33 @@ class Node(_Base):
     status: NodeStatus = msgspec.field(default_factory=NodeStatus)
 
 
+class RequestNodeMeta(_Base):
+    """What `NodeView` reads of a request's node metadata: annotations, owner references and
+    the rest are skipped, not built."""
+
+    name: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    labels: dict[str, str] | None = None
+
+
+class RequestNodeStatus(_Base):
+    allocatable: ResourceList | None = None
+    capacity: ResourceList | None = None
+    #: `status.images` as sent (`list[ContainerImage]`, or null): a request's ~30 images per
+    #: node are decoded only if a plugin reads them (ImageLocality), `NodeView.images`.
+    images: msgspec.Raw = msgspec.Raw()
+
+
+class RequestNode(_Base):
+    """A Node of a filter/prioritize request (`Nodes` form) as `NodeView.from_request` reads
+    it: `Node` without what no plugin reads, and with its image list left undecoded."""
+
+    metadata: RequestNodeMeta = msgspec.field(default_factory=RequestNodeMeta)
+    spec: NodeSpec = msgspec.field(default_factory=NodeSpec)
+    status: RequestNodeStatus = msgspec.field(default_factory=RequestNodeStatus)
+
+
 class PodDisruptionBudgetSpec(_Base):
     selector: LabelSelector | None = None
 

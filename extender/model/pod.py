@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from sys import intern
+from typing import TypeVar
 
 import msgspec
 
 from extender.model import k8s
 from extender.model.podaffinity import PodAffinityTerms
-from extender.model.podload import PodLoad, pod_load
-from extender.model.resources import (
-    Resources,
-    pod_non_zero_requests,
-    pod_requests,
-    pod_scoring_non_zero_requests,
-)
-from extender.model.scheduling import pod_group_name, quota_requests
+from extender.model.podamounts import derived_load, pod_amounts
+from extender.model.podload import PodLoad
+from extender.model.resources import Resources
+from extender.model.scheduling import pod_group_name
 from extender.model.selectors import (
     NodeSelectorMatcher,
     NodeTermMatcher,
@@ -29,6 +26,7 @@ from extender.model.timeparse import parse_time
 HostPort = tuple[str, str, int]  # (hostIP, protocol, port), normalised
 
 _EMPTY_LABELS: Mapping[str, str] = {}
+_NO_NAMES: frozenset[str] = frozenset()  # one object: each `frozenset()` is a new one
 _placement_encoder = msgspec.json.Encoder(order="deterministic")
 
 # Pods of one workload share labels and requests: keep one copy of each. Bounded so a
@@ -36,6 +34,8 @@ _placement_encoder = msgspec.json.Encoder(order="deterministic")
 _SHARED_LIMIT = 100_000
 _labels_table: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
 _resources_table: dict[tuple, Resources] = {}
+_values_table: dict[object, object] = {}
+T = TypeVar("T")
 
 
 def _shared_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
@@ -49,13 +49,26 @@ def _shared_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
 
 
 def _shared_resources(res: Resources) -> Resources:
-    key = (res.milli_cpu, res.memory, res.ephemeral_storage, tuple(sorted(res.scalar.items())))
+    # allowed_pods too: a quota request can count the `pods` resource (the request vector
+    # never does), and must not be taken for the vector without it.
+    key = (res.milli_cpu, res.memory, res.ephemeral_storage, res.allowed_pods,
+           tuple(sorted(res.scalar.items())))
     found = _resources_table.get(key)
     if found is None:
         if len(_resources_table) >= _SHARED_LIMIT:
             _resources_table.clear()
         found = _resources_table[key] = res
     return found
+
+
+def _shared_value(value: T) -> T:
+    """The one object kept for values equal to `value` (image tuples, priorities)."""
+    found = _values_table.get(value)
+    if found is None:
+        if len(_values_table) >= _SHARED_LIMIT:
+            _values_table.clear()
+        found = _values_table[value] = value
+    return found  # type: ignore[return-value]
 
 
 def _host_ports(spec: k8s.PodSpec) -> tuple[HostPort, ...]:
@@ -126,7 +139,7 @@ class PodView:
         "preferred_affinity", "images", "num_containers", "scheduler_name", "creation_time",
         "request_names", "scoring_non_zero_cpu", "scoring_non_zero_memory", "placement_key", "affinity_node_names",
         "preferred_affinity_key", "affinity_terms", "spread_constraints", "controller_ref",
-        "preferred_affinity_error", "quota_requests", "pod_group", "gated", "load",
+        "preferred_affinity_error", "quota_requests", "pod_group", "gated", "_load",
         "pod_spec", "termination_grace_period",
     )
 
@@ -169,7 +182,11 @@ class PodView:
     quota_requests: Resources  # CapacityScheduling's request arithmetic (model.scheduling)
     pod_group: str  # the PodGroup the pod's label names, or ""
     gated: bool  # has scheduling gates
-    load: PodLoad  # what Trimaran's load-aware scorers read (requests, limits, cpu prediction)
+    #: What Trimaran's load-aware scorers read (requests, limits, cpu prediction): the `load`
+    #: property. Most pods' figures follow from `requests`, and are built on first read only
+    #: (an int: `podamounts.DERIVED_CPU` / `DERIVED_NO_CPU`); a copy that changed `requests`
+    #: would have to set this too.
+    _load: PodLoad | int
     #: The spec itself, for pending pods only (None for slim views): per-container requests
     #: (NodeResourceTopologyMatch aligns each container on a NUMA cell, `model.numa`).
     pod_spec: k8s.PodSpec | None
@@ -186,10 +203,11 @@ class PodView:
         meta, spec, status = pod.metadata, pod.spec, pod.status
         self = cls.__new__(cls)
         self.uid = meta.uid
-        self.namespace = intern(meta.namespace)
+        self.namespace = namespace = intern(meta.namespace)
         self.name = meta.name
-        self.labels = _shared_labels(meta.labels) if meta.labels else _EMPTY_LABELS
-        self.priority = spec.priority or 0
+        self.labels = labels = _shared_labels(meta.labels) if meta.labels else _EMPTY_LABELS
+        priority = spec.priority
+        self.priority = _shared_value(priority) if priority else 0
         self.priority_class_name = intern(spec.priority_class_name)
         self.preemption_policy = intern(spec.preemption_policy or "PreemptLowerPriority")
         self.node_name = intern(spec.node_name)
@@ -198,33 +216,43 @@ class PodView:
         self.start_time = parse_time(status.start_time)
         self.creation_time = parse_time(meta.creation_timestamp)
         self.terminating = meta.deletion_timestamp is not None
-        self.preempted_by_scheduler = False
-        self.scheduled_time = None
         self.termination_grace_period = spec.termination_grace_period_seconds
+        preempted = False
+        scheduled = None
         for cond in status.conditions or ():
-            if cond.type == "DisruptionTarget" and cond.status == "True" and cond.reason == "PreemptionByScheduler":
-                self.preempted_by_scheduler = True
-            elif cond.type == "PodScheduled" and cond.status == "True":
-                self.scheduled_time = parse_time(cond.last_transition_time)
-        self.requests = _shared_resources(pod_requests(spec))
-        quota = quota_requests(spec)
-        self.quota_requests = self.requests if quota == self.requests else _shared_resources(quota)
-        self.pod_group = intern(pod_group_name(self.labels)) if self.labels else ""
+            kind = cond.type
+            if kind == "PodScheduled":
+                if cond.status == "True":
+                    scheduled = parse_time(cond.last_transition_time)
+            elif kind == "DisruptionTarget" and cond.status == "True" and cond.reason == "PreemptionByScheduler":
+                preempted = True
+        self.preempted_by_scheduler = preempted
+        self.scheduled_time = scheduled
+        # Every request arithmetic in one pass (model.podamounts); the quota request is the
+        # request vector itself unless CapacityScheduling's arithmetic differs for the pod.
+        (requests, self.non_zero_cpu, self.non_zero_memory, self.scoring_non_zero_cpu,
+         self.scoring_non_zero_memory, quota, self._load) = pod_amounts(spec)
+        self.requests = requests = _shared_resources(requests)
+        self.quota_requests = requests if quota is None else _shared_resources(quota)
+        # The shared vector's own int objects where the figures are equal (most pods).
+        if self.non_zero_memory == requests.memory:
+            self.non_zero_memory = requests.memory
+        if self.scoring_non_zero_memory == requests.memory:
+            self.scoring_non_zero_memory = requests.memory
+        self.pod_group = intern(pod_group_name(labels)) if labels else ""
         self.gated = bool(spec.scheduling_gates)
-        self.load = pod_load(spec)
-        self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(spec)
-        if spec.resources is not None and spec.resources.requests:
-            self.scoring_non_zero_cpu, self.scoring_non_zero_memory = pod_scoring_non_zero_requests(spec)
+        inits = spec.init_containers
+        containers = [*inits, *(spec.containers or ())] if inits else spec.containers or ()
+        if inits or any(c.ports for c in containers):
+            self.host_ports = _host_ports(spec)
         else:
-            self.scoring_non_zero_cpu, self.scoring_non_zero_memory = self.non_zero_cpu, self.non_zero_memory
-        self.host_ports = _host_ports(spec)
-        containers = [*(spec.init_containers or ()), *(spec.containers or ())]
-        self.images = tuple(intern(c.image) for c in containers)
+            self.host_ports = ()
+        self.images = _shared_value(tuple([intern(c.image) for c in containers]))
         self.num_containers = len(containers)
         self.scheduler_name = intern(spec.scheduler_name)
         # Existing pods' terms matter too (anti-affinity symmetry, preferred terms), so even
         # slim views keep them; few pods have any.
-        self.affinity_terms = PodAffinityTerms.of(self.namespace, spec) if spec.affinity else None
+        self.affinity_terms = PodAffinityTerms.of(namespace, spec) if spec.affinity else None
         if slim:
             self.pod_spec = None
             self.spread_constraints = ()
@@ -234,7 +262,7 @@ class PodView:
             self.node_selector = None
             self.required_affinity = None
             self.preferred_affinity = ()
-            self.request_names = frozenset()
+            self.request_names = _NO_NAMES
             self.placement_key = b""
             self.preferred_affinity_key = b""
             self.affinity_node_names = None
@@ -278,6 +306,16 @@ class PodView:
         return clone
 
     @property
+    def load(self) -> PodLoad:
+        """The pod's Trimaran figures (`podload.pod_load`), built on first read when they
+        follow from `requests`."""
+        load = self._load
+        if isinstance(load, PodLoad):
+            return load
+        found = self._load = derived_load(self.requests, load)
+        return found
+
+    @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
@@ -290,6 +328,8 @@ class PodView:
 
 
 def shared_sizes() -> dict[str, int]:
-    """Entries in the tables of shared label maps and request vectors (exported as metrics);
-    each is cleared when it reaches `_SHARED_LIMIT` (100 000) entries."""
-    return {"shared_labels": len(_labels_table), "shared_requests": len(_resources_table)}
+    """Entries in the tables of shared label maps, request vectors and other values (image
+    lists, priorities) (exported as metrics); each is cleared when it reaches `_SHARED_LIMIT`
+    (100 000) entries."""
+    return {"shared_labels": len(_labels_table), "shared_requests": len(_resources_table),
+            "shared_pod_values": len(_values_table)}

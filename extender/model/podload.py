@@ -14,7 +14,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from extender.model import k8s
-from extender.model.quantity import milli_value, value
+from extender.model.quantity import (
+    MILLI_IN_NANOS,
+    NANO,
+    milli_value,
+    nano_value,
+    scaled_from_nanos,
+    value,
+)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -66,6 +73,21 @@ def _value(raw: k8s.QuantityValue) -> int:
         if len(_values) >= _CONVERTED_LIMIT:
             _values.clear()
         found = _values[raw] = value(raw)
+    return found
+
+
+#: raw amount -> (nano-units, `MilliValue()`, `Value()`): `model.podamounts`' conversions.
+CONVERTED: dict[k8s.QuantityValue, tuple[int, int, int]] = {}
+
+
+def convert(raw: k8s.QuantityValue) -> tuple[int, int, int]:
+    """(nano-units, `Quantity.MilliValue()`, `Quantity.Value()`) of a raw amount, remembered
+    in `CONVERTED` (read it first: `CONVERTED.get(raw) or convert(raw)`)."""
+    nanos = nano_value(raw)
+    found = (nanos, scaled_from_nanos(nanos, MILLI_IN_NANOS), scaled_from_nanos(nanos, NANO))
+    if len(CONVERTED) >= _CONVERTED_LIMIT:
+        CONVERTED.clear()
+    CONVERTED[raw] = found
     return found
 
 
@@ -137,8 +159,12 @@ def pod_load(spec: k8s.PodSpec) -> PodLoad:
             overhead_mem = _value(overhead[MEMORY])
             req_mem += overhead_mem
             lim_mem += overhead_mem
-    load = PodLoad(req_cpu, req_mem, lim_cpu, lim_mem, cpu_limits, tuple(requests), unset,
-                   overhead_cpu)
+    return shared_load(PodLoad(req_cpu, req_mem, lim_cpu, lim_mem, cpu_limits, tuple(requests),
+                               unset, overhead_cpu))
+
+
+def shared_load(load: PodLoad) -> PodLoad:
+    """The one object kept for figures equal to `load` (pods of a workload share theirs)."""
     found = _shared.get(load)
     if found is None:
         if len(_shared) >= _SHARED_LIMIT:
@@ -149,5 +175,6 @@ def pod_load(spec: k8s.PodSpec) -> PodLoad:
 
 def load_sizes() -> dict[str, int]:
     """Entries of this module's tables (exported as metrics): shared pod loads (cleared at
-    100 000) and converted quantities (each cleared at 65 536)."""
-    return {"shared_pod_loads": len(_shared), "load_quantities": len(_millis) + len(_values)}
+    100 000) and converted quantities (each of the three tables cleared at 65 536)."""
+    return {"shared_pod_loads": len(_shared),
+            "load_quantities": len(_millis) + len(_values) + len(CONVERTED)}

@@ -15,7 +15,7 @@ CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "re
           "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
           "quota_reservations", "event_series", "quantity_nanos", "pod_assignment_times",
           "shared_pod_loads", "load_quantities",
-          "pod_signatures", "taint_sets", "shared_labels", "shared_requests", "quantity_texts",
+          "pod_signatures", "taint_sets", "image_names", "node_resource_lists", "shared_labels", "shared_requests", "shared_pod_values", "quantity_texts",
           "timestamps", "qualified_names", "label_values", "extended_resource_names",
           "scalar_resource_names"}
 
