@@ -22,7 +22,7 @@ error_reply = error_response
 
 #: PDB selector answers, kept from request to request (see `SelectorMatches`).
 _selector_matches = SelectorMatches()
-#: The fast path's PDB guards per pod and walks per node, checked before each reuse.
+#: The fast path's PDB exposures per workload and walks per node, checked before each reuse.
 _memo = PreemptionMemo(_selector_matches)
 
 

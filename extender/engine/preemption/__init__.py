@@ -22,6 +22,7 @@ from extender.engine.preemption.evaluator import (
     pod_eligible_to_preempt_others,
     preempt,
 )
+from extender.engine.preemption.memo import PreemptionMemo
 from extender.engine.preemption.ordering import (
     by_importance,
     earliest_start_of_highest,
@@ -58,7 +59,8 @@ from extender.engine.preemption.victims import (
 __all__ = [
     "MINIMUM_PREEMPTABLE_PRIORITY", "NOT_ELIGIBLE_NEVER", "NOT_ELIGIBLE_TERMINATING",
     "NOT_HELPFUL", "NO_VICTIMS", "TOLERATION_SECONDS",
-    "DefaultPreemption", "DropReason", "DryRun", "ExtenderStep", "PdbIndex", "PreemptionOutcome", "PreemptionResult", "PreemptionToleration",
+    "DefaultPreemption", "DropReason", "DryRun", "ExtenderStep", "PdbIndex", "PreemptionMemo",
+    "PreemptionOutcome", "PreemptionResult", "PreemptionToleration",
     "SelectorMatches", "TolerationPolicy", "Victims",
     "by_importance", "count_pdb_violations", "dry_run_preemption", "earliest_start_of_highest",
     "exempted_from_preemption", "filter_pods_with_pdb_violation", "fit_error_message",

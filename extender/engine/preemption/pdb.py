@@ -19,6 +19,9 @@ from extender.model.selectors import LabelSelectorMatcher
 
 Selectors = tuple[LabelSelectorMatcher, ...]
 
+#: Label mappings remembered per namespace by one `PdbIndex`.
+_LABELS_LIMIT = 1 << 14
+
 
 class SelectorMatches:
     """Which of a namespace's PDB selectors match a labels mapping, remembered across requests.
@@ -60,8 +63,9 @@ class PdbIndex:
     """The PDBs of one request, indexed for repeated use: by namespace, with the budgets whose
     selector matches a (namespace, labels) pair remembered once worked out.
 
-    Build it per request (the PDBs change between requests); it never changes the PDBs.
-    `selector_matches` may carry selector answers over from earlier requests.
+    Build it per request, or keep it while the PDB views stay the same (the preempt verb's
+    `PdbEpoch`); it never changes the PDBs. `selector_matches` may carry selector answers
+    over from earlier requests.
     """
 
     __slots__ = ("pdbs", "allowed", "_namespaces", "_any_disrupted", "_matching")
@@ -93,6 +97,8 @@ class PdbIndex:
         entry = memo.get(id(labels))
         if entry is None:
             matched = tuple(indices[j] for j in self._matching(selectors, labels))
+            if len(memo) >= _LABELS_LIMIT:  # the index may outlive a request (`PdbEpoch`)
+                memo.clear()
             memo[id(labels)] = labels, matched
         else:
             matched = entry[1]

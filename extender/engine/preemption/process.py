@@ -18,6 +18,10 @@ Proposed UIDs that are not on the node, or that the preemptor may not evict (not
 priority; exempt under PreemptionToleration), are ignored and reported. `NumPDBViolations` is
 recomputed from the state's PDBs the way the dry run counts it.
 
+Most nodes never reach `_vet_node`: `fastpath.py` decides the cases it can prove equal with
+arithmetic (no clone, no filter run), and hands every other node to it; `fast_path=False`
+sends them all here.
+
 A policy whose PostFilter is CrossNodePreemption (simulator only) is vetted here as
 DefaultPreemption: kube-scheduler runs its own PostFilter and proposes victims one node at a
 time, so victims on other nodes cannot be asked for or replied with; CrossNodePreemption's
@@ -27,15 +31,23 @@ rules a DefaultPreemption policy would.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from functools import partial
 
 from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.crossnode import CrossNodePreemption
 from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, dry_run_filters
+from extender.engine.preemption.fastpath import FastPath
+from extender.engine.preemption.memo import PreemptionMemo
 from extender.engine.preemption.ordering import by_importance
+from extender.engine.preemption.outcome import (
+    FITS_AS_IS,
+    NODE_NOT_FOUND,
+    DropReason,
+    PreemptionOutcome,
+    Verdict,
+    describe,
+)
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
 from extender.engine.preemption.plugins import DefaultPreemption
 from extender.engine.preemption.victims import (
@@ -49,46 +61,24 @@ from extender.engine.runner import FilterPass, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
-log = logging.getLogger(__name__)
-
-FITS_AS_IS = "the pod fits without evicting any pod"
-
-
-class DropReason(StrEnum):
-    """Why a proposed node is left out of the reply (the `reason` label of the drop metric)."""
-
-    NODE_NOT_FOUND = "node_not_found"
-    PREEMPTOR_NOT_ELIGIBLE = "preemptor_not_eligible"
-    UNRESOLVABLE = "unresolvable"
-    NOT_ENOUGH_VICTIMS = "not_enough_victims"
-    NO_VICTIMS_NEEDED = "no_victims_needed"
-
-
-@dataclass(slots=True)
-class PreemptionOutcome:
-    """The reply's nodes with their victims (in proposal order); the dropped nodes with their
-    reason (a metric label) and a readable detail; the ignored proposed UIDs per node."""
-
-    victims: dict[str, Victims] = field(default_factory=dict)
-    dropped: dict[str, DropReason] = field(default_factory=dict)
-    drop_details: dict[str, str] = field(default_factory=dict)
-    ignored: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def drop(self, node: str, reason: DropReason, detail: str) -> None:
-        self.dropped[node] = reason
-        self.drop_details[node] = detail
+__all__ = ["FITS_AS_IS", "DropReason", "PreemptionOutcome", "process_preemption"]
 
 
 def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
                        state: ClusterContext, now: float, *,
-                       selector_matches: SelectorMatches | None = None) -> PreemptionOutcome:
+                       selector_matches: SelectorMatches | None = None,
+                       memo: PreemptionMemo | None = None,
+                       fast_path: bool = True) -> PreemptionOutcome:
     """Vet `proposals` (node name -> proposed victim UIDs) for the preemptor `pod`.
 
     Every node in the outcome has at least one victim, all of them pods the state knows on
     that node, most important first. A policy without a PostFilter plugin is treated as
     DefaultPreemption: the scheduler decided to preempt; the extender only vets. So is a
     CrossNodePreemption policy (see the module's docstring).
-    `selector_matches`, kept by the caller, carries PDB selector answers across requests.
+    `selector_matches`, kept by the caller, carries PDB selector answers across requests;
+    `memo`, also the caller's, the fast path's PDB exposures and node walks (`memo.py`).
+    `fast_path` False sends every node through the straightforward path (`_vet_node`), the
+    reference the fast path (`fastpath.py`) must agree with.
     """
     outcome = PreemptionOutcome()
     if pod.preemption_policy == "Never":  # the scheduler should not have asked
@@ -102,12 +92,24 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
     # cure (CapacityScheduling's quota) must not fail every node.
     filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
     can_preempt = plugin.can_preempt(pod, state, now)
-    pdbs = PdbIndex(state.pdb_list(), selector_matches)
+    guard = getattr(plugin, "victim_guard", None)
+    if fast_path:
+        memo = memo if memo is not None else PreemptionMemo(selector_matches)
+        epoch = memo.epoch(state.pdb_list())
+        fast = FastPath.for_request(filters, pod, plugin, memo, epoch, now)
+        if fast is not None:
+            fast.run(proposals, state, outcome, partial(
+                _vet_node, filters, pod, pdbs=epoch.index, can_preempt=can_preempt, now=now,
+                guard=guard))
+            return outcome
+        pdbs = epoch.index
+    else:
+        pdbs = PdbIndex(state.pdb_list(), selector_matches)
 
     for node, uids in proposals.items():
         info = state.nodes.get(node)
         if info is None:
-            outcome.drop(node, DropReason.NODE_NOT_FOUND, "node is not in the cluster state")
+            outcome.drop(node, DropReason.NODE_NOT_FOUND, NODE_NOT_FOUND)
             continue
         proposed: list[PodView] = []
         ignored: list[str] = []
@@ -118,23 +120,16 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
             else:
                 ignored.append(uid)
         if ignored:
-            outcome.ignored[node] = tuple(ignored)
-            log.debug("preempt %s on %s: ignoring proposed victims %s (not on the node or not "
-                      "preemptable)", pod.key, node, ignored)
-
-        verdict = _vet_node(filters, pod, info, proposed, state.nominated_pods(node), pdbs,
-                            can_preempt, now, getattr(plugin, "victim_guard", None))
-        if isinstance(verdict, Victims):
-            outcome.victims[node] = verdict
-        else:
-            outcome.drop(node, *verdict)
+            outcome.ignore(node, ignored, pod.key)
+        outcome.record(node, _vet_node(filters, pod, info, proposed, state.nominated_pods(node),
+                                       pdbs, can_preempt, now, guard))
     return outcome
 
 
 def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
               proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: PdbIndex,
               can_preempt: VictimPredicate, now: float,
-              guard: VictimGuard | None = None) -> Victims | tuple[DropReason, str]:
+              guard: VictimGuard | None = None) -> Verdict:
     """The victims to reply with on one node, or why the node is dropped."""
     work = info.clone()
     work_filters = filters.clone()
@@ -153,13 +148,13 @@ def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
         victims = by_importance(proposed, now)
         return Victims(tuple(victims), _pdb_violations(victims, info, pdbs, can_preempt, now))
     if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-        return DropReason.UNRESOLVABLE, _describe(status)
+        return DropReason.UNRESOLVABLE, describe(status)
     result = select_victims_on_node(filters, pod, info, pdbs, nominated, now,
                                     can_preempt=can_preempt, pinned={v.uid for v in proposed},
                                     guard=guard)
     if isinstance(result, Status):
         return (DropReason.NOT_ENOUGH_VICTIMS,
-                f"evicting every preemptable pod is not enough: {_describe(result)}")
+                f"evicting every preemptable pod is not enough: {describe(result)}")
     if not result.pods:  # cannot happen with monotone filters; never reply with no victim
         return DropReason.NO_VICTIMS_NEEDED, FITS_AS_IS
     return result
@@ -174,6 +169,3 @@ def _pdb_violations(victims: Sequence[PodView], info: NodeInfo, pdbs: PdbIndex,
     guarded = [p for p in info.pods.values() if can_preempt(p) and pdbs.guarding(p)]
     return count_pdb_violations(victims, by_importance(guarded, now), pdbs)
 
-
-def _describe(status: Status) -> str:
-    return f"{status.plugin}: {status.message}" if status.plugin else status.message
