@@ -76,6 +76,14 @@ class SimulatedCluster:
         self._node_list = None
         self._node_map = None
         self.version += 1
+        self.changes.everything()
+
+    def _forget_attempts(self, uid: str) -> None:
+        """A pod is bound or gone: what its failed attempts found is of no more use."""
+        if self.filter_memo is not None:
+            self.filter_memo.forget(uid)
+        if self.dry_runs is not None:
+            self.dry_runs.forget(uid)
 
     def _record(self, pod: PodView, origin: str) -> PodRecord:
         rec = self.records.get(pod.uid)
@@ -147,6 +155,7 @@ class SimulatedCluster:
                 elif (pc.value, pc.preemption_policy) != (pod.priority, pod.preemption_policy):
                     pod = pod_with(pod, priority=pc.value, preemption_policy=pc.preemption_policy)
                     self.state.replace_view(pod)
+                    self.changes.node(pod.node_name)
             self._note_toleration(pod)
 
     def _note_toleration(self, pod: PodView) -> None:
@@ -205,6 +214,7 @@ class SimulatedCluster:
             bound = pod_with(pod, start_time=self._epoch_now(),
                              scheduled_time=pod.scheduled_time or self._epoch_now())
             self.state.assume(bound, pod.node_name, math.inf)
+            self.changes.node(pod.node_name)
             rec.status, rec.node, rec.scheduled_at = SCHEDULED, pod.node_name, now
             self.settled += 1
             self.version += 1
@@ -277,6 +287,7 @@ class SimulatedCluster:
         if rec is not None:
             rec.status, rec.finished_at = phase, now
         self.state.delete_pod(pod.namespace, pod.name, uid)
+        self.changes.node(pod.node_name)
         self.version += 1
         if self.events is not None:
             self.events.emit(now, "complete", pod=pod.key, phase=phase)
@@ -356,6 +367,7 @@ class SimulatedCluster:
                 self._unwait(waiting)
                 self._reject_waiting([(waiting, "", False)])
             self._forget_member(pending)
+            self._forget_attempts(pending.uid)
             del self.pending[pending.uid]
             self.queue.delete(pending)
             rec = self._record(pending, "workload")
@@ -414,6 +426,7 @@ class SimulatedCluster:
             return
         self._forget_member(pod)
         self.state.delete_pod(pod.namespace, pod.name, uid)
+        self.changes.node(pod.node_name)
         self.version += 1
         self.queue.assigned_pod_deleted(pod)
 
@@ -480,6 +493,7 @@ class SimulatedCluster:
             return
         terminating = pod_with(current, terminating=True, preempted_by_scheduler=True)
         self.state.replace_view(terminating)
+        self.changes.node(current.node_name)
         self.queue.assigned_pod_updated(current, terminating)
 
     # -- scheduler-plugins' objects -------------------------------------------------------------------
@@ -497,6 +511,7 @@ class SimulatedCluster:
         if created.kind not in ("PodGroup", "ElasticQuota"):
             self.state.apply(created.kind, obj)
             self.version += 1
+            self.changes.everything()
             return
         if created.kind == "PodGroup":
             known = self.state.pod_group(namespace, name) is not None
@@ -506,6 +521,7 @@ class SimulatedCluster:
             resource = ELASTIC_QUOTA
         self.state.apply(created.kind, obj)
         self.version += 1
+        self.changes.everything()
         if created.kind == "PodGroup":
             self._resort_group((namespace, name))
         action = ActionType.UPDATE if known else ActionType.ADD

@@ -105,6 +105,7 @@ class GangScheduling:
         wait = min(wait, MAX_PERMIT_TIMEOUT)
         now = self.clock.now()
         self.state.assume(pod, node_name, math.inf)
+        self.changes.node(node_name)
         self.queue.nominator.delete(pod)
         self.version += 1
         waiting = WaitingPod(info, node_name, COSCHEDULING, group, now, wait)
@@ -188,6 +189,7 @@ class GangScheduling:
                                  result="reject", message=message)
             if assumed is not None and assumed.node_name:
                 self.state.delete_pod(assumed.namespace, assumed.name, assumed.uid)
+                self.changes.node(assumed.node_name)
                 self.version += 1
             if requeue and waiting.uid in self.pending:
                 waiting.info.pod = pod

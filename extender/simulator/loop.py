@@ -46,6 +46,7 @@ from extender.engine.preemption.toleration import PLUGIN as PREEMPTION_TOLERATIO
 from extender.engine.profile import Profile
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
+from extender.simulator.changes import NodeChanges
 from extender.simulator.clock import (
     Timeline,
     VirtualClock,
@@ -56,9 +57,11 @@ from extender.simulator.cluster import (
     pod_with,
 )
 from extender.simulator.context import SimContext
+from extender.simulator.dryrun import DryRunMemo
 from extender.simulator.eventlog import EventLog, EventLogging
 from extender.simulator.extender_preemption import extender_step
 from extender.simulator.extenders import ExtenderError
+from extender.simulator.filtermemo import FilterMemo
 from extender.simulator.gang import GangScheduling
 from extender.simulator.nodetree import NodeTree
 from extender.simulator.nominator import Nominator
@@ -161,6 +164,16 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         #: waiting, bound or finished): what Coscheduling's pod lister lists.
         self.group_members: dict[tuple[str, str], dict[str, bool]] = {
             group: dict(members) for group, members in state.group_members.items()}
+        #: Which nodes changed when (every change a node-local verdict reads): what lets a
+        #: retry reuse its last attempt's verdicts on the others (`config.fast_paths`).
+        self.changes = NodeChanges()
+        fast, verify = self.config.fast_paths != "off", self.config.fast_paths == "verify"
+        self.filter_memo = FilterMemo(self.changes) if fast else None
+        # Not beside Coscheduling (its PreFilter keeps state, and a pod of a group may be
+        # rejected as a group), nor with extenders (their filter verdicts, which decide the
+        # potential nodes, are theirs): the engine's own dry run then.
+        self.dry_runs = DryRunMemo(self.changes, verify=verify) \
+            if fast and self.gang is None and not self.config.extenders else None
         self.queue = PriorityQueue(
             self.clock,
             pod_initial_backoff=self.config.pod_initial_backoff,
@@ -170,14 +183,17 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             plugins=tuple(dict.fromkeys(
                 name for p in (profiles or [SchedulingProfile("", profile)])
                 for name in p.profile.filter_names)),
-            nominator=Nominator(pod_alive=lambda p: p.uid in self.pending),
+            nominator=Nominator(pod_alive=lambda p: p.uid in self.pending,
+                                on_change=self.changes.node),
             sort_key=self._queue_sort_key(profile),
         )
         self.queue.start(self.timeline)
         self.rng = random.Random(self.config.seed)
         self.algorithm = Algorithm(profile,
                                    percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
-                                   extenders=self.config.extenders, rng=self.rng)
+                                   extenders=self.config.extenders, rng=self.rng,
+                                   memo=self.filter_memo, verify=verify,
+                                   table=state.table if fast else None)
         #: schedulerName -> (its profile, its algorithm) when pods are routed by profile;
         #: None: `profile` schedules every pod. The algorithms share the RNG and the
         #: `nextStartNodeIndex` (the Scheduler's, not a profile's, upstream).
@@ -186,7 +202,8 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             self._schedulers = {
                 p.scheduler_name or DEFAULT_SCHEDULER_NAME: (p.profile, Algorithm(
                     p.profile, percentage_of_nodes_to_score=p.percentage_of_nodes_to_score,
-                    extenders=self.config.extenders, rng=self.rng))
+                    extenders=self.config.extenders, rng=self.rng, memo=self.filter_memo,
+                    verify=verify, table=state.table if fast else None))
                 for p in profiles}
         #: schedulerName -> pods that arrived naming it while no profile has it.
         self._unrouted: dict[str, int] = {}
@@ -266,16 +283,18 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         """Oldest queue timestamp among pool pods whose retry could end differently: those
         that failed before the latest change, or before a time-dependent verdict they met
         expires (or expired)."""
-        infos = self.queue.unschedulable_infos()
         if self._toleration_deadlines:
             # Pods fail from now on: deadlines no pool pod failed before are of no use.
-            oldest = min((info.timestamp for info in infos), default=self.clock.now())
+            first = next(self.queue.unschedulable_by_age(), None)
+            oldest = first.timestamp if first is not None else self.clock.now()
             self._toleration_deadlines = [d for d in self._toleration_deadlines if d[0] > oldest]
         latest: dict[int, int] = {}  # preemptor priority -> its last toleration deadline
-        stale = [info.timestamp for info in infos
-                 if self._failed_version.get(info.pod.uid, -1) < self.version
-                 or self._verdict_expires(info, latest)]
-        return min(stale, default=None)
+        failed, version = self._failed_version, self.version
+        # Oldest first: the first stale pod is the answer (usually the very first).
+        for info in self.queue.unschedulable_by_age():
+            if failed.get(info.pod.uid, -1) < version or self._verdict_expires(info, latest):
+                return info.timestamp
+        return None
 
     def _verdict_expires(self, info: QueuedPodInfo, latest: dict[int, int]) -> bool:
         """Did the pod fail before a time-dependent verdict changes (without any cluster
@@ -446,6 +465,8 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         # The binding sets PodScheduled=True (PreemptionToleration counts from it).
         self.state.assume(pod_with(pod, start_time=epoch_now, scheduled_time=epoch_now),
                           node_name, math.inf)
+        self.changes.node(node_name)
+        self._forget_attempts(pod.uid)
         self.queue.nominator.delete(pod)
         del self.pending[pod.uid]
         rec = self.records[pod.uid]
@@ -553,8 +574,14 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         now = self._epoch_now()
         step = extender_step(self.config.extenders, pod, pod_raw, self.state.nodes,
                              self.raw_pods)
-        result = plugin.post_filter(profile, pod, placement.diagnosis.statuses, self.ctx,
-                                    now, self.rng, call_extenders=step)
+        if self.dry_runs is not None:
+            result = self.dry_runs.post_filter(
+                profile, pod, placement.diagnosis.statuses, self.ctx, now, self.rng,
+                call_extenders=step, filters=placement.diagnosis.local_filters,
+                nominated=self.queue.nominator.nominated_node(pod) is not None)
+        else:
+            result = plugin.post_filter(profile, pod, placement.diagnosis.statuses, self.ctx,
+                                        now, self.rng, call_extenders=step)
         if result.status.code != Code.SUCCESS:
             return _PostFilter(result.status.message, "" if result.clear_nomination else None,
                                code=result.status.code)

@@ -21,37 +21,55 @@ def nominated_node_name(pod: Pod) -> str:
 class Nominator:
     """node name -> nominated pods (in nomination order) and pod uid -> node name."""
 
-    def __init__(self, pod_alive: Callable[[Pod], bool] | None = None) -> None:
+    def __init__(self, pod_alive: Callable[[Pod], bool] | None = None,
+                 on_change: Callable[[str], None] | None = None) -> None:
         # Upstream checks the pod lister before nominating: a pod that is gone or already
         # bound is not nominated. `pod_alive` plays the lister's part; None accepts all.
         self._pod_alive = pod_alive
+        #: Told the node whose nominated pods changed (`changes.NodeChanges.node`); not told
+        #: when a pod is nominated again, unchanged, to the same node (only the order moves,
+        #: which no node-local verdict reads).
+        self.on_change = on_change
         self._by_node: dict[str, list[Pod]] = {}
         self._node_of: dict[str, str] = {}
 
     def add(self, pod: Pod, node_name: str | None = None) -> None:
         """AddNominatedPod. `node_name` None is upstream's ModeNoop (keep the pod's own
         `nominated_node_name`); a string is ModeOverride ("" clears the nomination)."""
-        self.delete(pod)
+        self._put(pod, node_name, *self._remove(pod))
+
+    def _put(self, pod: Pod, node_name: str | None, old_node: str, old_pod: Pod | None) -> None:
+        """`add` once the pod's old nomination (`old_node`, held by `old_pod`) is removed."""
         node = nominated_node_name(pod) if node_name is None else node_name
-        if not node:
-            return
-        if self._pod_alive is not None and not self._pod_alive(pod):
-            return
-        self._node_of[pod.uid] = node
-        self._by_node.setdefault(node, []).append(pod)
+        if node and (self._pod_alive is None or self._pod_alive(pod)):
+            self._node_of[pod.uid] = node
+            self._by_node.setdefault(node, []).append(pod)
+        else:
+            node = ""
+        if self.on_change is not None and (old_node != node or old_pod is not pod):
+            for changed in {old_node, node} - {""}:
+                self.on_change(changed)
 
     def delete(self, pod: Pod) -> None:
         """DeleteNominatedPodIfExists."""
+        node, _ = self._remove(pod)
+        if node and self.on_change is not None:
+            self.on_change(node)
+
+    def _remove(self, pod: Pod) -> tuple[str, Pod | None]:
+        """Forget the pod's nomination; returns its node ("" if none) and the pod it held."""
         node = self._node_of.pop(pod.uid, None)
         if node is None:
-            return
+            return "", None
         pods = self._by_node[node]
+        removed = None
         for i, nominated in enumerate(pods):
             if nominated.uid == pod.uid:
-                del pods[i]
+                removed = pods.pop(i)
                 break
         if not pods:
             del self._by_node[node]
+        return node, removed
 
     def update(self, old_pod: Pod, new_pod: Pod) -> None:
         """UpdateNominatedPod: keep an in-memory nomination when an update arrives that carries
@@ -59,8 +77,7 @@ class Nominator:
         override: str | None = None
         if not nominated_node_name(old_pod) and not nominated_node_name(new_pod):
             override = self._node_of.get(old_pod.uid)
-        self.delete(old_pod)
-        self.add(new_pod, override)
+        self._put(new_pod, override, *self._remove(old_pod))
 
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         """A copy of the pods nominated to `node_name`, in nomination order."""

@@ -64,7 +64,7 @@ MoveHook = Callable[[Any, str, str, str], None]
 
 # Fields of PodView that mirror pod.status; an update touching only these does not make a pod
 # in the pool worth retrying (upstream `isPodUpdated` strips Status before comparing).
-_STATUS_FIELDS = frozenset({
+STATUS_FIELDS = frozenset({
     "nominated_node_name", "phase", "start_time", "preempted_by_scheduler", "scheduled_time",
 })
 
@@ -174,7 +174,7 @@ def is_pod_updated(old_pod: Pod | None, new_pod: Pod) -> bool:
         names = [n for n in vars(new_pod)]
     return any(
         getattr(old_pod, n, None) != getattr(new_pod, n, None)
-        for n in names if n not in _STATUS_FIELDS
+        for n in names if n not in STATUS_FIELDS
     )
 
 
@@ -504,6 +504,12 @@ class PriorityQueue:
     def unschedulable_infos(self) -> list[QueuedPodInfo]:
         """The pool's bookkeeping, in no particular order."""
         return list(self._unschedulable.values())
+
+    def unschedulable_by_age(self) -> Iterator[QueuedPodInfo]:
+        """The pool's bookkeeping, oldest queue timestamp first: a pod enters the pool only
+        in `add_unschedulable_if_not_present`, stamped then, and keeps its place (and its
+        stamp) until it leaves, so the pool's insertion order is timestamp order."""
+        return iter(self._unschedulable.values())
 
     def next_backoff_expiry(self) -> int | None:
         info = self._backoff.peek()

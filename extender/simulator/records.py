@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from extender.engine.cluster import ClusterState
 from extender.engine.preemption.evaluator import ABSENT
@@ -39,6 +39,7 @@ HORIZON = "horizon"
 DEFAULT_TERMINATION_GRACE_PERIOD = 30 * SECOND
 
 ProgressFn = Callable[[int, int, int], None]  # (settled pods, pods to schedule, cycles)
+FastPaths = Literal["on", "off", "verify"]
 
 
 def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: str = "",
@@ -80,6 +81,10 @@ class SimulationConfig:
     #: Called with the simulation before each scheduling cycle: publish the cluster to the
     #: served API and wait until every extender observed it (`ServedCluster.before_cycle`).
     before_cycle: Callable[[Any], None] | None = None
+    #: Reuse what a pod's last failed attempt found where nothing it read has changed since
+    #: (`filtermemo`, `dryrun`): "on"; "off" judges every node every time; "verify" does both
+    #: and raises AssertionError where they differ (for tests). The outcome is the same.
+    fast_paths: FastPaths = "on"
 
 
 

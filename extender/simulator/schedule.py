@@ -13,13 +13,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from extender.engine.framework import ClusterContext, Code, CycleState, Status
-from extender.engine.preemption.victims import fits_with_nominated
+from extender.engine.nodetable import NodeTable
 from extender.engine.profile import Profile
-from extender.engine.runner import FilterPass, prepare_filters, run_checks, run_scores, score_totals
+from extender.engine.rows import row_totals, score_rows
+from extender.engine.runner import (
+    prepare_filters,
+    run_scores,
+    score_totals,
+)
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.simulator.extenders import EXTENDER_PLUGIN, ExtenderError, HttpExtender
+from extender.simulator.filtermemo import FilterMemo, node_local
+from extender.simulator.filterpass import Diagnosis, FilterPasses
 from extender.simulator.nominator import Nominator
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -38,28 +47,13 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 @dataclass(slots=True)
-class Diagnosis:
-    """Why nodes were rejected: node -> first failing status, and the rejecting plugins."""
-
-    statuses: dict[str, Status] = field(default_factory=dict)
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    #: A PreFilter rejection's message: the FitError shows it instead of the histogram.
-    pre_filter_msg: str = ""
-
-    def record(self, node: str, status: Status) -> None:
-        self.statuses[node] = status
-        if status.plugin:
-            self.unschedulable_plugins.add(status.plugin)
-
-
-@dataclass(slots=True)
 class Placement:
     """The outcome of `Algorithm.schedule`."""
 
     feasible: list[NodeInfo]
     diagnosis: Diagnosis
     node: NodeInfo | None = None
-    totals: list[int] = field(default_factory=list)
+    totals: list[int] | np.ndarray = field(default_factory=list)
     error: str = ""  # an Error (not a FitError), e.g. a failed filter extender
 
 
@@ -67,61 +61,25 @@ class Algorithm:
     """The stateful part of scheduling (`nextStartNodeIndex`, the seeded RNG)."""
 
     def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: int | None = None,
-                 extenders: Sequence[HttpExtender] = (), rng: random.Random | None = None) -> None:
+                 extenders: Sequence[HttpExtender] = (), rng: random.Random | None = None,
+                 memo: FilterMemo | None = None, verify: bool = False,
+                 table: NodeTable | None = None) -> None:
+        """`memo`, `verify`, `table`: the filter passes' (`filterpass.FilterPasses`); the
+        scorers take the same `table`'s rows (`engine.rows.score_rows`) and `verify` holds
+        them to the per-node scores."""
         self.profile = profile
         self.percentage = percentage_of_nodes_to_score
         self.extenders = list(extenders)
         self.rng = rng or random.Random(0)
         self.next_start_node_index = 0
+        self.verify = verify
+        self.table = table
+        self.passes = FilterPasses(profile, memo=memo, verify=verify, table=table)
 
     # -- filtering ------------------------------------------------------------------------------
 
     def has_scoring(self) -> bool:
         return bool(self.profile.scorers) or any(e.prioritize_verb for e in self.extenders)
-
-    def _filter(self, filters: FilterPass, pod: PodView, nodes: Sequence[NodeInfo],
-                nominator: Nominator, diagnosis: Diagnosis, want: int) -> tuple[list[NodeInfo], int]:
-        """Feasible nodes (at most `want`, in search order) and how many nodes were processed.
-
-        Upstream walks nodes from `nextStartNodeIndex` and stops at the `want`-th feasible one.
-        Judging every node with the engine's batch checks and cutting afterwards gives the same
-        feasible list, statuses and processed count, and is much faster in Python."""
-        n = len(nodes)
-        if n == 0:
-            return [], 0
-        start = self.next_start_node_index % n
-        rotated = [*nodes[start:], *nodes[:start]] if start else list(nodes)
-        statuses: dict[str, Status] = {}
-        feasible = run_checks(filters.checks, rotated, statuses)
-        nominated_by_node = nominator.by_node
-        if nominated_by_node:
-            # Only nodes with nominated pods need the two-pass check; re-judge just those.
-            by_name = {node.node.name: node for node in rotated}
-            for name, nominated in nominated_by_node.items():
-                node = by_name.get(name)
-                if node is None:
-                    continue
-                status = fits_with_nominated(filters, pod, node, nominated)
-                if status is None:
-                    statuses.pop(name, None)
-                else:
-                    statuses[name] = status
-            feasible = [node for node in rotated if node.node.name not in statuses]
-        processed = n
-        if len(feasible) > want:
-            last = feasible[want - 1]
-            feasible = feasible[:want]
-            processed = next(i for i, node in enumerate(rotated) if node is last) + 1
-        record = diagnosis.record
-        if processed == n:
-            for name, status in statuses.items():
-                record(name, status)
-        else:
-            for node in rotated[:processed]:
-                status = statuses.get(node.node.name)
-                if status is not None:
-                    record(node.node.name, status)
-        return feasible, processed
 
     def _run_extenders(self, pod: PodView, pod_raw: Mapping[str, Any], feasible: list[NodeInfo],
                        diagnosis: Diagnosis, node_raw: Mapping[str, Any] | None) -> list[NodeInfo]:
@@ -162,6 +120,8 @@ class Algorithm:
         one), `state` the cycle's state (None: a new one)."""
         diagnosis = Diagnosis()
         filters = prepare_filters(self.profile, pod, ctx, state)
+        if node_local(filters, self.profile):
+            diagnosis.local_filters = filters
         if filters.rejection is not None:
             # A PreFilter rejection: every node gets its status (no filter runs).
             for node in nodes:
@@ -175,7 +135,8 @@ class Algorithm:
             # The node preemption made room on is likely the only fit: try it first.
             nominated = next((n for n in nodes if n.name == pod.nominated_node_name), None)
             if nominated is not None:
-                feasible, _ = self._filter(filters, pod, [nominated], nominator, diagnosis, 1)
+                feasible, _ = self.passes.run(filters, pod, [nominated], 0, nominator,
+                                              diagnosis, 1)
                 if feasible and self.extenders:
                     feasible = self._run_extenders(pod, raw, feasible, diagnosis, node_raw)
                 if feasible:
@@ -183,7 +144,8 @@ class Algorithm:
         want = num_feasible_nodes_to_find(self.percentage, len(nodes))
         if not self.has_scoring() and not any(e.filter_verb for e in self.extenders):
             want = 1
-        feasible, processed = self._filter(filters, pod, nodes, nominator, diagnosis, want)
+        feasible, processed = self.passes.run(filters, pod, nodes, self.next_start_node_index,
+                                              nominator, diagnosis, want, ctx, memo=True)
         if nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(nodes)
         if self.extenders and feasible:
@@ -194,10 +156,27 @@ class Algorithm:
 
     def prioritize(self, pod: PodView, feasible: Sequence[NodeInfo], ctx: ClusterContext,
                    state: CycleState, pod_raw: Mapping[str, Any] | None = None,
-                   node_raw: Mapping[str, Any] | None = None) -> list[int]:
+                   node_raw: Mapping[str, Any] | None = None) -> list[int] | np.ndarray:
+        """kube-scheduler's total per feasible node: Σ score × weight, plus the extenders'
+        priorities × weight × 10."""
         if not self.profile.scorers and not any(e.prioritize_verb for e in self.extenders):
             return [1] * len(feasible)
-        totals = score_totals(run_scores(self.profile, pod, feasible, ctx, state), len(feasible))
+        rows = None
+        if self.table is not None:
+            known = self.passes.feasible_rows
+            rows = known[1] if known is not None and known[0] is feasible \
+                else self.table.rows([node.node.name for node in feasible])
+        totals: list[int] | np.ndarray
+        if rows is not None:
+            assert self.table is not None
+            totals = row_totals(score_rows(self.profile, pod, rows, self.table, ctx, state),
+                                len(rows))
+            if self.verify and totals.tolist() != score_totals(
+                    run_scores(self.profile, pod, feasible, ctx, state), len(feasible)):
+                raise AssertionError(f"row scores of {pod.key} differ from the per-node ones")
+        else:
+            totals = score_totals(run_scores(self.profile, pod, feasible, ctx, state),
+                                  len(feasible))
         for ext in self.extenders:
             if not ext.prioritize_verb or not ext.is_interested(pod):
                 continue
@@ -209,19 +188,19 @@ class Algorithm:
                     totals[i] += score * scale
         return totals
 
-    def select_host(self, feasible: Sequence[NodeInfo], totals: Sequence[int]) -> NodeInfo:
-        """Uniform among the nodes with the top total: reservoir sampling in feasible order."""
-        best = max(totals)
-        selected: NodeInfo | None = None
-        count = 0
-        for node, total in zip(feasible, totals, strict=True):
-            if total != best:
-                continue
-            count += 1
-            if count == 1 or self.rng.randrange(count) == 0:
-                selected = node
-        assert selected is not None
-        return selected
+    def select_host(self, feasible: Sequence[NodeInfo],
+                    totals: Sequence[int] | np.ndarray) -> NodeInfo:
+        """Uniform among the nodes with the top total: reservoir sampling in feasible order
+        (the k-th tied node replaces the choice when a draw in [0, k) is 0)."""
+        scores = np.asarray(totals)
+        assert len(scores) == len(feasible)
+        ties = np.flatnonzero(scores == scores.max()).tolist()
+        selected = ties[0]
+        randrange = self.rng.randrange
+        for count in range(2, len(ties) + 1):
+            if randrange(count) == 0:
+                selected = ties[count - 1]
+        return feasible[selected]
 
     def schedule(self, pod: PodView, nodes: Sequence[NodeInfo], nominator: Nominator,
                  ctx: ClusterContext, pod_raw: Mapping[str, Any] | None = None,
