@@ -168,7 +168,11 @@ def _big_nodes_form_request(count: int) -> bytes:
         items.append({
             "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": str(900_000 + i),
                          "labels": {"kubernetes.io/hostname": name, "disktype": "ssd",
-                                    "topology.kubernetes.io/zone": "us-east-1c"}},
+                                    "topology.kubernetes.io/zone": "us-east-1c",
+                                    # Labels are what a request node's slim decode still builds
+                                    # (images are read only by ImageLocality, on demand).
+                                    **{f"example.com/label-{j}": f"value-{i}-{j}"
+                                       for j in range(24)}}},
             "spec": {},
             "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
                        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
@@ -202,7 +206,7 @@ def test_health_and_small_requests_answer_within_100ms_while_a_large_one_runs(
         server: Server, tmp_path) -> None:
     count = 16_000
     big = tmp_path / "big.json"
-    big.write_bytes(_big_nodes_form_request(count))  # about 27 MB, decoded node by node
+    big.write_bytes(_big_nodes_form_request(count))  # about 40 MB, decoded node by node
     small = fixture_bytes("filter-names.request.json")
     with httpx.Client(base_url=server.url, timeout=10) as client:
         assert client.post("/filter", content=small).status_code == 200  # warm
