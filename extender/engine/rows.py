@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from extender.engine.framework import (
-    MAX_NODE_SCORE,
     NOT_VECTORISED,
     ClusterContext,
     CycleState,
@@ -32,7 +31,13 @@ from extender.engine.framework import (
     Status,
 )
 from extender.engine.nodetable import NodeTable, RowMemo
-from extender.engine.runner import FilterPass, node_fits, prepare_filters, run_checks
+from extender.engine.runner import (
+    FilterPass,
+    guarded_scores,
+    node_fits,
+    prepare_filters,
+    run_checks,
+)
 from extender.model.node import signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -160,35 +165,20 @@ def score_rows(profile: Profile, pod: PodView, rows: np.ndarray, table: NodeTabl
     infos: list[NodeInfo] | None = None
     count = len(rows)
     for plugin, weight in profile.scorers:
-        try:
-            fast = getattr(plugin, "score_rows", None)
-            scores = NOT_VECTORISED if fast is None else fast(state, pod, table, rows, ctx)
+        fast = getattr(plugin, "score_rows", None)
+
+        def compute() -> object:
+            nonlocal infos
+            scores = NOT_VECTORISED if fast is None else fast(state, pod, table, rows, ctx)  # noqa: B023
             if scores is NOT_VECTORISED:
                 if infos is None:
                     infos = table.infos_of(rows)
-                scores = plugin.score(state, pod, infos, ctx)
-        except PluginError as exc:
-            log.warning("score plugin %s: %s (pod %s/%s)", plugin.name, exc.message,
-                        pod.namespace, pod.name)
-            if errors is not None:
-                errors.append(exc)
-            continue
-        except Exception:
-            log.exception("score plugin %s failed for pod %s/%s; it contributes nothing",
-                          plugin.name, pod.namespace, pod.name)
-            continue
-        if scores is None:
-            continue
-        array = np.asarray(scores, dtype=np.int64)
-        if len(array) != count:
-            log.error("score plugin %s returned %d scores for %d nodes; ignored",
-                      plugin.name, len(array), count)
-            continue
-        if count and (array.min() < 0 or array.max() > MAX_NODE_SCORE):
-            log.error("score plugin %s returned a score outside [0, %d]; ignored",
-                      plugin.name, MAX_NODE_SCORE)
-            continue
-        results.append(RowScores(plugin.name, weight, array))
+                scores = plugin.score(state, pod, infos, ctx)  # noqa: B023
+            return None if scores is None else np.asarray(scores, dtype=np.int64)
+
+        array = guarded_scores(plugin, pod, count, errors, compute)  # type: ignore[arg-type]
+        if array is not None:
+            results.append(RowScores(plugin.name, weight, array))  # type: ignore[arg-type]
     return results
 
 

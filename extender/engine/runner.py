@@ -267,31 +267,45 @@ def run_scores(profile: Profile, pod: PodView, nodes: Sequence[NodeInfo],
     results = []
     state = state if state is not None else CycleState()
     for plugin, weight in profile.scorers:
-        try:
-            scores = plugin.score(state, pod, nodes, ctx)
-        except PluginError as exc:
-            log.warning("score plugin %s: %s (pod %s/%s)", plugin.name, exc.message,
-                        pod.namespace, pod.name)
-            if errors is not None:
-                errors.append(exc)
-            continue
-        except Exception:
-            log.exception("score plugin %s failed for pod %s/%s; it contributes nothing",
-                          plugin.name, pod.namespace, pod.name)
-            continue
-        if scores is None:
-            continue
-        if len(scores) != len(nodes):
-            log.error("score plugin %s returned %d scores for %d nodes; ignored",
-                      plugin.name, len(scores), len(nodes))
-            continue
-        if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
-            # kube-scheduler's framework rejects out-of-range normalised scores the same way.
+        scores = guarded_scores(plugin, pod, len(nodes), errors,
+                                lambda: plugin.score(state, pod, nodes, ctx))  # noqa: B023
+        if scores is not None:
+            results.append(PluginScores(plugin.name, weight, scores))  # type: ignore[arg-type]
+    return results
+
+
+def guarded_scores(plugin: Any, pod: PodView, count: int, errors: list[PluginError] | None,
+                   compute: Callable[[], Sequence[int] | None]) -> Sequence[int] | None:
+    """`compute()`, a scorer's scores for `count` nodes, or None when it skips, fails (logged;
+    a PluginError also goes to `errors`) or answers out of shape or range, as kube-scheduler's
+    framework rejects out-of-range normalised scores."""
+    try:
+        scores = compute()
+    except PluginError as exc:
+        log.warning("score plugin %s: %s (pod %s/%s)", plugin.name, exc.message,
+                    pod.namespace, pod.name)
+        if errors is not None:
+            errors.append(exc)
+        return None
+    except Exception:
+        log.exception("score plugin %s failed for pod %s/%s; it contributes nothing",
+                      plugin.name, pod.namespace, pod.name)
+        return None
+    if scores is None:
+        return None
+    if len(scores) != count:
+        log.error("score plugin %s returned %d scores for %d nodes; ignored",
+                  plugin.name, len(scores), count)
+        return None
+    if count:
+        array_min = getattr(scores, "min", None)  # a numpy array's, at C speed
+        low, high = ((array_min(), scores.max()) if array_min is not None  # type: ignore[attr-defined]
+                     else (min(scores), max(scores)))
+        if low < 0 or high > MAX_NODE_SCORE:
             log.error("score plugin %s returned a score outside [0, %d]; ignored",
                       plugin.name, MAX_NODE_SCORE)
-            continue
-        results.append(PluginScores(plugin.name, weight, scores))
-    return results
+            return None
+    return scores
 
 
 def score_totals(results: Sequence[PluginScores], count: int) -> list[int]:

@@ -23,7 +23,7 @@ from extender.engine.framework import (
 from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score, normalize_rows
-from extender.model.node import NodeView
+from extender.model.node import NodeView, Signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView, preferred_terms
 from extender.model.selectors import NodeTermMatcher
@@ -58,6 +58,14 @@ class NodeAffinity:
                    ctx: ClusterContext) -> list[int] | None:
         """PreScore and Score: each node's summed weights of the matched preferred terms;
         None without any term (Skip)."""
+        found = self._pre_score(pod)
+        if found is None:
+            return None
+        terms, key = found
+        return memoised(nodes, key, lambda view: preferred_sum(terms, view))
+
+    def _pre_score(self, pod: PodView) -> tuple[PreferredTerms, Signature] | None:
+        """The pod's and `addedAffinity`'s terms and their memo key; None: Skip."""
         if pod.preferred_affinity_error:
             raise PluginError(NAME, pod.preferred_affinity_error)
         terms = (*pod.preferred_affinity, *self.added_terms)
@@ -65,18 +73,15 @@ class NodeAffinity:
             return None
         # The sum depends only on the node's labels and name and on the terms, which the
         # pod's `preferred_affinity_key` names: a workload's pods reuse each node's sum.
-        key = score_key(NAME, pod.preferred_affinity_key, self.added_key)
-        return memoised(nodes, key, lambda view: preferred_sum(terms, view))
+        return terms, score_key(NAME, pod.preferred_affinity_key, self.added_key)
 
     def score_rows(self, state: CycleState, pod: PodView, table: NodeTable, rows: np.ndarray,
                    ctx: ClusterContext) -> np.ndarray | None:
         """`score` over table rows: the sum memoised per row, normalised in numpy."""
-        if pod.preferred_affinity_error:
-            raise PluginError(NAME, pod.preferred_affinity_error)
-        terms = (*pod.preferred_affinity, *self.added_terms)
-        if not terms:
+        found = self._pre_score(pod)
+        if found is None:
             return None
-        key = score_key(NAME, pod.preferred_affinity_key, self.added_key)
+        terms, key = found
         raw, _ = table.memoised(key, rows, lambda info, memo: preferred_sum(terms, info.node))
         return normalize_rows(MAX_NODE_SCORE, False, raw)
 
