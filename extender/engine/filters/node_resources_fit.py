@@ -26,6 +26,20 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
+#: One Status per distinct verdict: a full cluster fails thousands of nodes a request for the
+#: same few reasons (bounded: a scalar resource's name is part of a reason).
+_statuses: dict[tuple[Code, tuple[str, ...]], Status] = {}
+
+
+def _status(code: Code, reasons: tuple[str, ...]) -> Status:
+    found = _statuses.get((code, reasons))
+    if found is None:
+        if len(_statuses) > 4096:
+            _statuses.clear()
+        found = _statuses[(code, reasons)] = Status(code, reasons, NAME)
+    return found
+
+
 class _FitCheck(BatchCheck):
     __slots__ = ("cpu", "memory", "ephemeral", "scalars", "nothing_requested", "need")
 
@@ -46,7 +60,7 @@ class _FitCheck(BatchCheck):
         if len(node.pods) + 1 > allocatable.allowed_pods:
             reasons.append(TOO_MANY_PODS)
         if self.nothing_requested:
-            return Status(Code.UNSCHEDULABLE, tuple(reasons), NAME) if reasons else None
+            return _status(Code.UNSCHEDULABLE, tuple(reasons)) if reasons else None
         cpu, memory, ephemeral = self.cpu, self.memory, self.ephemeral
         if cpu > 0 and cpu > allocatable.milli_cpu - used.milli_cpu:
             reasons.append("Insufficient cpu")
@@ -65,7 +79,7 @@ class _FitCheck(BatchCheck):
         if not reasons:
             return None
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
-        return Status(code, tuple(reasons), NAME)
+        return _status(code, tuple(reasons))
 
     def fits_rows(self, table: NodeTable, rows: np.ndarray) -> np.ndarray | None:
         """Which rows surely fit, in one vectorised pass (`filter_many`'s test); a row it
