@@ -59,9 +59,8 @@ class RowReplies:
     """One state table's name lists, fragments and reusable replies."""
 
     def __init__(self, table: NodeTable) -> None:
-        self._table = weakref.ref(table)
         self._lists: OrderedDict[tuple[int, int], NameList] = OrderedDict()
-        self._fragments_layout = -1
+        self._names_layout = self._hosts_layout = -1
         self._names: np.ndarray = np.empty(0, dtype=object)
         self._hosts: np.ndarray = np.empty((0, _MAX_PRIORITY + 1), dtype=object)
 
@@ -93,24 +92,29 @@ class RowReplies:
                 "kept_replies": sum(len(entry.replies) for entry in list(self._lists.values()))}
 
     # ---- fragments --------------------------------------------------------------------------
-    def _refresh(self, table: NodeTable) -> None:
-        if self._fragments_layout == table.layout:
-            return
-        names = table.names
-        self._names = np.array([None if n is None else _encode(n) for n in names.tolist()],
-                               dtype=object)
-        self._hosts = np.empty((table.capacity, _MAX_PRIORITY + 1), dtype=object)
-        for row, name in enumerate(self._names.tolist()):
-            if name is not None:
-                head = b'{"Host":' + name + b',"Score":'
-                self._hosts[row] = [head + b"%d}" % s for s in range(_MAX_PRIORITY + 1)]
-        self._fragments_layout = table.layout
+    def _encoded_names(self, table: NodeTable) -> np.ndarray:
+        """Each row's node name, JSON-encoded (rebuilt when rows are assigned or freed)."""
+        if self._names_layout != table.layout:
+            self._names = np.array([None if n is None else _encode(n)
+                                    for n in table.names.tolist()], dtype=object)
+            self._names_layout = table.layout
+        return self._names
+
+    def _host_entries(self, table: NodeTable) -> np.ndarray:
+        """Each row's `{"Host":…,"Score":s}` for s in 0..10 (only prioritize needs them)."""
+        if self._hosts_layout != table.layout:
+            hosts = np.empty((table.capacity, _MAX_PRIORITY + 1), dtype=object)
+            for row, name in enumerate(self._encoded_names(table).tolist()):
+                if name is not None:
+                    head = b'{"Host":' + name + b',"Score":'
+                    hosts[row] = [head + b"%d}" % s for s in range(_MAX_PRIORITY + 1)]
+            self._hosts, self._hosts_layout = hosts, table.layout
+        return self._hosts
 
     def filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
                      statuses: Sequence[Status | None]) -> bytes:
         """`ExtenderFilterResult` in NodeNames form, as `wire.encode` writes it."""
-        self._refresh(table)
-        names = self._names
+        names = self._encoded_names(table)
         passing = b",".join(names[rows[codes == 0]].tolist())
         failed: list[bytes] = []
         unresolvable: list[bytes] = []
@@ -135,8 +139,7 @@ class RowReplies:
 
     def prioritize_reply(self, table: NodeTable, rows: np.ndarray, scores: np.ndarray) -> bytes:
         """The `HostPriorityList`, one entry per row in order, as `wire.encode` writes it."""
-        self._refresh(table)
-        return b"[" + b",".join(self._hosts[rows, scores].tolist()) + b"]"
+        return b"[" + b",".join(self._host_entries(table)[rows, scores].tolist()) + b"]"
 
     # ---- reuse --------------------------------------------------------------------------------
     @staticmethod

@@ -54,13 +54,6 @@ class RowVerdicts:
     statuses: list[Status | None]
     #: A PreFilter status that rejected the pod on every node (also every row's status).
     rejection: Status | None = None
-    #: Whether every check the pod ran is node-local: the verdicts depend on the candidate
-    #: rows' own views and pods only, not on other nodes or cluster objects.
-    node_local: bool = True
-
-    def passed(self) -> np.ndarray:
-        """The passing rows, in request order."""
-        return self.rows[self.codes == 0]
 
 
 def filter_rows(profile: Profile, pod: PodView, rows: np.ndarray, table: NodeTable,
@@ -73,7 +66,7 @@ def filter_rows(profile: Profile, pod: PodView, rows: np.ndarray, table: NodeTab
             prepared = prepare_filters(profile, pod, ctx)
         if prepared.rejection is not None:
             codes[:] = 1
-            return RowVerdicts(rows, codes, [None, prepared.rejection], prepared.rejection, False)
+            return RowVerdicts(rows, codes, [None, prepared.rejection], prepared.rejection)
         entries = prepared.entries
         count = 0
         while count < len(entries) and entries[count].node_only:
@@ -92,7 +85,6 @@ def filter_rows(profile: Profile, pod: PodView, rows: np.ndarray, table: NodeTab
             codes[:] = values
         else:
             count = 0
-        node_local = not prepared.has_extensions
         # Equal statuses share a code (a cross-node plugin builds one per node).
         index = {status: code for code, status in enumerate(statuses)}
         for entry in entries[count:]:
@@ -104,7 +96,7 @@ def filter_rows(profile: Profile, pod: PodView, rows: np.ndarray, table: NodeTab
         raise
     except Exception as exc:
         raise EngineError(f"filtering failed: {exc}") from exc
-    return RowVerdicts(rows, codes, statuses, None, node_local)
+    return RowVerdicts(rows, codes, statuses)
 
 
 def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTable,
