@@ -26,7 +26,8 @@ from extender.engine.cluster import ClusterState
 from extender.engine.framework import Code, CycleState, PluginError, Status
 from extender.engine.policy import BUILTIN_POLICY, ExtenderPolicy, load_policy, parse_policy
 from extender.engine.profile import Profile, build_profile
-from extender.engine.runner import extender_scores, prepare_filters, run_filters, run_scores
+from extender.engine.rows import filter_rows, row_extender_scores, row_totals, score_rows
+from extender.engine.runner import prepare_filters
 from extender.model import k8s
 from extender.model.loadmetrics import WatcherMetrics, decode_watcher_metrics, watcher_metrics
 from extender.model.nodeinfo import NodeInfo
@@ -146,29 +147,30 @@ def evaluate(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, Any],
     `EvaluationError` for objects or metrics it cannot read."""
     profile, state, view, infos = evaluation_inputs(objects, pod, policy, nodes, metrics)
     names = [info.node.name for info in infos]
+    # The row path, as the server's NodeNames requests run it (`engine.rows`).
+    rows = state.table.rows(names)
+    assert rows is not None  # the candidates are the state's own nodes
     cycle = CycleState()
     prepared = prepare_filters(profile, view, state, cycle)
-    result = run_filters(profile, view, infos, state, prepared)
+    verdicts = filter_rows(profile, view, rows, state.table, state, prepared)
     ev = Evaluation()
-    if result.rejection is not None:
-        ev.prefilter = status_dict(result.rejection)
-    for name in names:
-        status = result.statuses.get(name)
+    if verdicts.rejection is not None:
+        ev.prefilter = status_dict(verdicts.rejection)
+    codes = verdicts.codes.tolist()
+    for name, code in zip(names, codes, strict=True):
+        status = verdicts.statuses[code]
         ev.filter[name] = None if status is None else status_dict(status)
-    passed = result.passed
-    passed_names = [info.node.name for info in passed]
+    passed_names = [name for name, code in zip(names, codes, strict=True) if code == 0]
+    passed = rows[verdicts.codes == 0]
     errors: list[PluginError] = []
-    results = run_scores(profile, view, passed, state, cycle, errors)
+    results = score_rows(profile, view, passed, state.table, state, cycle, errors)
     if errors:
         # A PreScore Error fails kube-scheduler's whole cycle for the pod: there are no scores.
         raise EvaluationError("; ".join(f"score plugin {e.plugin} failed: {e.message}"
                                         for e in errors))
     for plugin in results:
-        ev.scores[plugin.name] = dict(zip(passed_names, plugin.scores, strict=True))
-    totals = [0] * len(passed)
-    for plugin in results:
-        for i, score in enumerate(plugin.scores):
-            totals[i] += score * plugin.weight
-    ev.total = dict(zip(passed_names, totals, strict=True))
-    ev.extender_scores = dict(zip(passed_names, extender_scores(results, len(passed)), strict=True))
+        ev.scores[plugin.name] = dict(zip(passed_names, plugin.scores.tolist(), strict=True))
+    ev.total = dict(zip(passed_names, row_totals(results, len(passed)).tolist(), strict=True))
+    ev.extender_scores = dict(zip(passed_names,
+                                  row_extender_scores(results, len(passed)).tolist(), strict=True))
     return ev
