@@ -34,12 +34,21 @@ class ExtenderArgs(_Wire):
 
 
 class SchedulingArgs(_Wire):
-    """`ExtenderArgs` as filter and prioritize read it: `NodeNames` kept as the bytes sent,
-    decoded only when the same list was not seen before (`api.rowreply.RowReplies.resolve`)."""
+    """`ExtenderArgs` as filter and prioritize read it: `Pod` and `NodeNames` kept as the bytes
+    sent, decoded only when the same bytes were not seen lately (`api.verb.pod_from_raw`,
+    `api.rowreply.RowReplies.resolve`). Empty when absent; `null` when sent so."""
+
+    Pod: msgspec.Raw = msgspec.Raw()
+    Nodes: NodeList | None = None
+    NodeNames: msgspec.Raw = msgspec.Raw()
+
+
+class SchedulingArgsDecoded(_Wire):
+    """`SchedulingArgs` with its pod decoded: what words a bad pod's error, with its path."""
 
     Pod: k8s.Pod | None = None
     Nodes: NodeList | None = None
-    NodeNames: msgspec.Raw = msgspec.Raw()  # empty when absent; `null` when sent so
+    NodeNames: msgspec.Raw = msgspec.Raw()
 
 
 class ExtenderFilterResult(_Wire):
@@ -109,10 +118,11 @@ class ErrorReply(_Wire):
 
 _decoders = {
     kind: msgspec.json.Decoder(kind)
-    for kind in (ExtenderArgs, SchedulingArgs, ExtenderPreemptionArgs, ExtenderBindingArgs, ExtenderFilterResult,
+    for kind in (ExtenderArgs, SchedulingArgs, SchedulingArgsDecoded, ExtenderPreemptionArgs, ExtenderBindingArgs, ExtenderFilterResult,
                  ExtenderPreemptionResult, ExtenderBindingResult)
 }
 _node_decoder = msgspec.json.Decoder(k8s.Node)
+_pod_decoder = msgspec.json.Decoder(k8s.Pod)
 _request_node_decoder = msgspec.json.Decoder(k8s.RequestNode)
 _encoder = msgspec.json.Encoder()
 
@@ -126,6 +136,10 @@ def decode(body: bytes, kind: type) -> msgspec.Struct:
 
 def decode_node(raw: msgspec.Raw | bytes) -> k8s.Node:
     return _node_decoder.decode(raw)
+
+
+def decode_pod(raw: msgspec.Raw | bytes) -> k8s.Pod:
+    return _pod_decoder.decode(raw)
 
 
 def decode_request_node(raw: msgspec.Raw | bytes) -> k8s.RequestNode:

@@ -45,7 +45,7 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         # --reply-cache replies (api.rowreply).
         **replies_for(state.table).sizes(),
         # views of the pods of recent filter/prioritize requests: at most 256 (api.verb).
-        "recent_pod_views": len(verb._recent_views),
+        "recent_pod_views": len(verb._recent_pods),
         # until confirmed by the watch or --assume-ttl seconds.
         "assumed_pods": len(state.assumed),
         # remembered_pending_pods: the last 4 096 pending pods seen in filter/prioritize (for

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 import msgspec
 
 from extender import wire
-from extender.api.body import BadRequest
+from extender.api.body import BadRequest, check_utf8
 from extender.api.observe import RequestRecord
 from extender.api.rowreply import NameList, replies_for
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, limit_candidates, pod_signature, pod_view
+from extender.api.verb import decode, limit_candidates, pod_from_raw
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import Status, unresolvable, unschedulable
 from extender.model import k8s
@@ -130,13 +130,16 @@ class SchedulingRequest:
 
 def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> SchedulingRequest:
     """Decode a filter/prioritize body into the pod's view and its candidate nodes."""
-    args = decode(body, wire.SchedulingArgs)
-    signature = pod_signature(args.Pod) if args.Pod is not None else None
-    pod = pod_view(args.Pod, signature)
-    assert signature is not None  # pod_view refuses a request without a pod
+    listed, args = _known_list(body, runtime.state)
+    if args is None:
+        args = decode(body, wire.SchedulingArgs)
+    pod, signature = pod_from_raw(args.Pod, body)
     record.pod = pod.key
     names = args.NodeNames
-    if len(names) and names != _NULL:
+    if listed is not None:
+        limit_candidates(len(listed.rows), runtime)
+        candidates = Candidates([], [], listed=listed)
+    elif len(names) and names != _NULL:
         candidates = _listed(names, runtime)
     elif args.Nodes is not None:
         limit_candidates(len(args.Nodes.items or ()), runtime)
@@ -151,6 +154,24 @@ def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> 
 
 
 _NULL = msgspec.Raw(b"null")
+
+
+def _known_list(body: bytes, state: ClusterState) -> tuple[NameList | None, wire.SchedulingArgs | None]:
+    """A body ending with a remembered NodeNames list, decoded without it (see
+    `RowReplies.split`); (None, None) when it does not, or its head does not read alone."""
+    state.table.sync()
+    found = replies_for(state.table).split(body, state.table)
+    if found is None:
+        return None, None
+    listed, cut = found
+    head = body[:cut] + b"}"
+    try:
+        check_utf8(head)
+        args = wire.decode(head, wire.SchedulingArgs)
+    except (BadRequest, ValueError, RecursionError, OverflowError):  # DecodeError is a ValueError
+        return None, None  # worded by decoding the whole body
+    # A second NodeNames member in the head loses to the last one, as in a whole decode.
+    return listed, args  # type: ignore[return-value]
 
 
 def _listed(raw: msgspec.Raw, runtime: Runtime) -> Candidates:

@@ -17,7 +17,6 @@ kube-scheduler sends the same `NodeNames` list for pod after pod (every candidat
 from __future__ import annotations
 
 import weakref
-import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,15 +33,33 @@ REPLIES_PER_LIST = 16
 _MAX_PRIORITY = 10
 
 _names_decoder = msgspec.json.Decoder(list[str])
+_NAMES_FIELD = b',"NodeNames":'
+
+
+def _list_key(raw: bytes) -> tuple[int, int]:
+    """A list's length and a hash of three samples of it: cheaper than hashing 150 KB, and a
+    key only picks the entry whose bytes are then compared whole."""
+    middle = len(raw) // 2
+    return len(raw), hash((raw[:64], raw[middle - 32:middle + 32], raw[-64:]))
 _encode = msgspec.json.encode
+
+
+@dataclass(frozen=True, slots=True)
+class ReuseToken:
+    """What a reply depends on besides its rows' generations (`reuse_token`)."""
+
+    generation: int
+    #: `generation` is the whole state's: it moves on every change, rows' included, so
+    #: while it holds the rows need no check.
+    whole_state: bool
 
 
 @dataclass(slots=True)
 class ReplyEntry:
     reply: bytes
-    view_gens: np.ndarray
-    load_gens: np.ndarray
-    token: tuple[int, ...]
+    view_gens: np.ndarray | None
+    load_gens: np.ndarray | None
+    token: ReuseToken
     #: What the handler reports besides the reply (metrics, record details).
     summary: object = None
 
@@ -69,23 +86,47 @@ class RowReplies:
         """The rows of the list `raw` (JSON), as a remembered `NameList`; or (None, names)
         when some name is not a node of the table (the caller takes the per-node path).
         Raises `msgspec.DecodeError` when `raw` is not a list of strings."""
-        key = (len(raw), zlib.crc32(raw))
+        raw = bytes(raw)
+        key = _list_key(raw)
         found = self._lists.get(key)
-        if found is not None and found.layout == table.layout and found.raw == bytes(raw):
-            try:
-                self._lists.move_to_end(key)
-            except KeyError:  # evicted by the other thread (api.offload) meanwhile
-                pass
+        if found is not None and found.layout == table.layout and found.raw == raw:
+            self._used(key)
             return found, None
         names = _names_decoder.decode(raw)
         rows = table.rows(names)
         if rows is None:
             return None, names
-        entry = NameList(bytes(raw), table.layout, rows)
+        entry = NameList(raw, table.layout, rows)
         self._lists[key] = entry
         if len(self._lists) > NAMES_CACHE_SIZE:
             self._lists.popitem(last=False)
         return entry, None
+
+    def split(self, body: bytes, table: NodeTable) -> tuple[NameList, int] | None:
+        """A remembered list that ends `body` as Go's encoder writes `ExtenderArgs` (its last
+        field, `,"NodeNames":[…]}`), with where that field starts; None if no list does.
+
+        The body's head (the pod) then decodes alone: the list's 150 KB at 5 000 nodes are
+        neither parsed nor hashed, only compared. The head decodes as `{…}` only when the
+        list really is the object's last member (a string left open in it would not)."""
+        if not body.endswith(b"]}"):
+            return None
+        end = len(body) - 1
+        for key, entry in reversed(list(self._lists.items())):
+            start = end - len(entry.raw)
+            cut = start - len(_NAMES_FIELD)
+            if cut > 0 and entry.layout == table.layout \
+                    and body.startswith(_NAMES_FIELD, cut, start) \
+                    and body.startswith(entry.raw, start, end):
+                self._used(key)
+                return entry, cut
+        return None
+
+    def _used(self, key: tuple[int, int]) -> None:
+        try:
+            self._lists.move_to_end(key)
+        except KeyError:  # evicted by the other thread (api.offload) meanwhile
+            pass
 
     def sizes(self) -> dict[str, int]:
         return {"candidate_lists": len(self._lists),
@@ -132,7 +173,8 @@ class RowReplies:
                 assert status is not None
                 message = b":" + _encode(status.message)
                 target = failed if status.code == Code.UNSCHEDULABLE else unresolvable
-                target.extend([name + message for name in failing_names[start:end]])
+                # `name:message` entries, comma-separated: one join per status.
+                target.append((message + b",").join(failing_names[start:end]) + message)
         return b"".join((b'{"Nodes":null,"NodeNames":[', passing, b'],"FailedNodes":{',
                          b",".join(failed), b'},"FailedAndUnresolvableNodes":{',
                          b",".join(unresolvable), b'},"Error":""}'))
@@ -144,23 +186,27 @@ class RowReplies:
     # ---- reuse --------------------------------------------------------------------------------
     @staticmethod
     def reusable(names: NameList, verb: str, signature: bytes, table: NodeTable,
-                 token: tuple[int, ...]) -> ReplyEntry | None:
+                 token: ReuseToken) -> ReplyEntry | None:
         entry = names.replies.get((verb, signature))
         if entry is None or entry.token != token:
             return None
+        if token.whole_state:
+            return entry
         rows = names.rows
-        if not (np.array_equal(entry.view_gens, table.view_gen[rows])
-                and np.array_equal(entry.load_gens, table.load_gen[rows])):
+        if not (np.array_equal(entry.view_gens, table.view_gen[rows])  # type: ignore[arg-type]
+                and np.array_equal(entry.load_gens, table.load_gen[rows])):  # type: ignore[arg-type]
             return None
         return entry
 
     @staticmethod
     def keep(names: NameList, verb: str, signature: bytes, table: NodeTable,
-             token: tuple[int, ...], reply: bytes, summary: object = None,
+             token: ReuseToken, reply: bytes, summary: object = None,
              limit: int = REPLIES_PER_LIST) -> None:
         rows = names.rows
-        names.replies[(verb, signature)] = ReplyEntry(
-            reply, table.view_gen[rows], table.load_gen[rows], token, summary)
+        view_gens = load_gens = None
+        if not token.whole_state:
+            view_gens, load_gens = table.view_gen[rows], table.load_gen[rows]
+        names.replies[(verb, signature)] = ReplyEntry(reply, view_gens, load_gens, token, summary)
         while len(names.replies) > limit:
             names.replies.popitem(last=False)
 
@@ -175,13 +221,13 @@ def replies_for(table: NodeTable) -> RowReplies:
     return found
 
 
-def reuse_token(plugins: Sequence[object], generation: int, node_generation: int) -> tuple[int, ...] | None:
+def reuse_token(plugins: Sequence[object], generation: int, node_generation: int) -> ReuseToken | None:
     """What a reply over these plugins depends on besides its rows: nothing more, the node
     set, or the whole state's generation; None when some plugin forbids reuse."""
     levels = {getattr(plugin, "reply_reuse", None) for plugin in plugins}
     if None in levels:
         return None
     if REUSE_STATE in levels:
-        return (generation,)
+        return ReuseToken(generation, whole_state=True)
     assert levels <= {REUSE_ROWS}
-    return (node_generation,)
+    return ReuseToken(node_generation, whole_state=False)

@@ -26,36 +26,47 @@ Handler = Callable[[Runtime, bytes, RequestRecord], Awaitable[Response]]
 ErrorReply = Callable[[str, int], Response]
 
 
-#: Views of the pods of recent requests, by identity and content (`pod_signature`): a pod's
-#: filter is followed by its prioritize, and a retried pod comes back unchanged. Views are
-#: never changed in place.
-_recent_views: OrderedDict[tuple[str, str, str, str, bytes], PodView] = OrderedDict()
-RECENT_VIEWS = 256
+#: Recent filter/prioritize requests' pods, by their bytes: a pod's filter is followed by its
+#: prioritize with the same bytes, and a retried pod comes back unchanged. Views are never
+#: changed in place.
+_recent_pods: OrderedDict[bytes, tuple[PodView, bytes]] = OrderedDict()
+RECENT_PODS = 256
 
 
-def pod_view(pod: k8s.Pod | None, signature: bytes | None = None) -> PodView:
-    """The pod's view; with its `signature` (`pod_signature`), a recent request's view of
-    the same pod and content is reused."""
+def pod_view(pod: k8s.Pod | None) -> PodView:
+    """The pod's view; a pod the engine cannot read is a 400."""
     if pod is None:
         raise BadRequest("invalid request: Pod is required")
-    meta = pod.metadata
-    key = (meta.namespace, meta.name, meta.uid, meta.resource_version, signature or b"")
-    if signature is not None:
-        found = _recent_views.get(key)
-        if found is not None:
-            return found
     try:
-        view = PodView.from_k8s(pod)
+        return PodView.from_k8s(pod)
     except QuantityError as exc:
+        meta = pod.metadata
         raise BadRequest(f"invalid Pod {meta.namespace}/{meta.name}: {exc}") from None
-    if signature is not None:
-        _recent_views[key] = view
-        while len(_recent_views) > RECENT_VIEWS:
-            try:
-                _recent_views.popitem(last=False)
-            except KeyError:  # the other thread (api.offload) took it first
-                break
-    return view
+
+
+def pod_from_raw(raw: msgspec.Raw, body: bytes) -> tuple[PodView, bytes]:
+    """The view and `pod_signature` of a filter/prioritize request's pod from its bytes (`raw`,
+    within `body`): the same bytes as a recent request's reuse its view and signature."""
+    key = bytes(raw)
+    found = _recent_pods.get(key)
+    if found is not None:
+        return found
+    if key in (b"", b"null"):
+        raise BadRequest("invalid request: Pod is required")
+    try:
+        pod = wire.decode_pod(key)
+    except msgspec.DecodeError as exc:
+        # Worded as a decode of the whole body words it (the path starts at `$.Pod`).
+        decode(body, wire.SchedulingArgsDecoded)
+        raise BadRequest(wire.describe_decode_error(exc)) from None
+    found = pod_view(pod), pod_signature(pod)
+    _recent_pods[key] = found
+    while len(_recent_pods) > RECENT_PODS:
+        try:
+            _recent_pods.popitem(last=False)
+        except KeyError:  # the other thread (api.offload) took it first
+            break
+    return found
 
 
 def pod_signature(pod: k8s.Pod) -> bytes:

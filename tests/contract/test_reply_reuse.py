@@ -69,7 +69,10 @@ def pending_pod(kind: int, serial: int) -> dict:
 
 
 def send(client: TestClient, verb: str, pending: dict, names: list[str]) -> object:
-    body = json.dumps({"Pod": pending, "Nodes": None, "NodeNames": names}).encode()
+    # Compact, as Go's encoder writes it: a remembered list is then split off the body
+    # (`RowReplies.split`) rather than decoded.
+    body = json.dumps({"Pod": pending, "Nodes": None, "NodeNames": names},
+                      separators=(",", ":")).encode()
     reply = client.post(f"/{verb}", content=body)
     assert reply.status_code == 200
     return reply.json()
@@ -80,6 +83,7 @@ def per_node(client: TestClient, runtime: Runtime, monkeypatch, verb: str, pendi
     with monkeypatch.context() as patch:
         patch.setattr(rowreply.RowReplies, "resolve",
                       lambda self, raw, table: (None, json.loads(bytes(raw))))
+        patch.setattr(rowreply.RowReplies, "split", lambda self, body, table: None)
         reuse, runtime.reply_reuse = runtime.reply_reuse, 0
         try:
             return send(client, verb, pending, names)
