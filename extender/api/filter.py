@@ -82,7 +82,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
             _report(record, passed, tally)
             return json_response(entry.reply)
     verdicts = filter_rows(runtime.profile, pod, listed.rows, table, state, prepared)
-    reply = replies.filter_reply(table, verdicts.rows, verdicts.codes, verdicts.statuses)
+    reply = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
     passed = int(np.count_nonzero(verdicts.codes == 0))
     tally = _tally(verdicts)
     _reserve(runtime, request, passed > 0)

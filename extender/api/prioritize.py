@@ -47,7 +47,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
             return json_response(entry.reply)
     results = score_rows(runtime.profile, request.pod, listed.rows, table, state, CycleState())
     scores = row_extender_scores(results, len(listed.rows))
-    reply = replies.prioritize_reply(table, listed.rows, scores)
+    reply = replies.prioritize_reply(table, listed, scores)
     names = [r.name for r in results]
     if token is not None:
         replies.keep(listed, "prioritize", signature, table, token, reply, names,

@@ -70,6 +70,11 @@ class NameList:
     layout: int
     rows: np.ndarray
     replies: OrderedDict[tuple[str, bytes], ReplyEntry] = field(default_factory=OrderedDict)
+    #: The last filter and prioritize replies built over this list, with what they were built
+    #: from (the same verdicts or scores give the same bytes: a workload's pods, one after
+    #: another, mostly do).
+    last_filter: tuple[np.ndarray, tuple[tuple[bool, str] | None, ...], bytes] | None = None
+    last_scores: tuple[np.ndarray, bytes] | None = None
 
 
 class RowReplies:
@@ -152,9 +157,21 @@ class RowReplies:
             self._hosts, self._hosts_layout = hosts, table.layout
         return self._hosts
 
-    def filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
+    def filter_reply(self, table: NodeTable, listed: NameList, codes: np.ndarray,
                      statuses: Sequence[Status | None]) -> bytes:
-        """`ExtenderFilterResult` in NodeNames form, as `wire.encode` writes it."""
+        """`ExtenderFilterResult` in NodeNames form for the list's rows, as `wire.encode`
+        writes it; `codes` index `statuses` (0: passed)."""
+        worded = tuple(None if status is None else (status.code == Code.UNSCHEDULABLE,
+                                                    status.message) for status in statuses)
+        last = listed.last_filter
+        if last is not None and last[1] == worded and np.array_equal(last[0], codes):
+            return last[2]
+        reply = self._filter_reply(table, listed.rows, codes, statuses)
+        listed.last_filter = codes, worded, reply
+        return reply
+
+    def _filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
+                      statuses: Sequence[Status | None]) -> bytes:
         names = self._encoded_names(table)
         passing = b",".join(names[rows[codes == 0]].tolist())
         failed: list[bytes] = []
@@ -179,9 +196,15 @@ class RowReplies:
                          b",".join(failed), b'},"FailedAndUnresolvableNodes":{',
                          b",".join(unresolvable), b'},"Error":""}'))
 
-    def prioritize_reply(self, table: NodeTable, rows: np.ndarray, scores: np.ndarray) -> bytes:
-        """The `HostPriorityList`, one entry per row in order, as `wire.encode` writes it."""
-        return b"[" + b",".join(self._host_entries(table)[rows, scores].tolist()) + b"]"
+    def prioritize_reply(self, table: NodeTable, listed: NameList, scores: np.ndarray) -> bytes:
+        """The `HostPriorityList`, one entry per row of the list in order, as `wire.encode`
+        writes it."""
+        last = listed.last_scores
+        if last is not None and np.array_equal(last[0], scores):
+            return last[1]
+        reply = b"[" + b",".join(self._host_entries(table)[listed.rows, scores].tolist()) + b"]"
+        listed.last_scores = scores, reply
+        return reply
 
     # ---- reuse --------------------------------------------------------------------------------
     @staticmethod
