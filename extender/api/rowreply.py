@@ -4,14 +4,18 @@ and whole replies reused while nothing they depend on changed.
 kube-scheduler sends the same `NodeNames` list for pod after pod (every candidate, when
 `percentageOfNodesToScore` is 100; a ReplicaSet's pods one after another). So:
 
-- `RowReplies.resolve` maps a list's bytes to its table rows: a repeated list costs a CRC and a
-  `memcmp`, not 5 000 string decodes and dict lookups;
+- `RowReplies.split` recognises a remembered list at the end of a body as Go encodes it, by
+  comparing bytes: the body's head (the pod) is then decoded alone, and the list is neither
+  parsed nor hashed; `resolve` maps a list seen for the first time (or sent with other
+  spacing) to its table rows, keyed by its length and a hash of three samples;
 - the fragments hold each row's node name JSON-encoded (and each `{"Host":…,"Score":s}` entry
   of a prioritize reply), so a reply is joins over numpy gathers, without a per-node
-  Python step for passing nodes;
+  Python step for passing nodes; the last reply per list is kept with the verdicts or scores
+  it was built from, and the same ones give it again;
 - `reusable`/`keep` hold a reply per (pod signature, list) with the generations of the rows it
   read, and what else its plugins read (see `framework.REUSE_ROWS`), and serves it again
-  while they are unchanged.
+  while they are unchanged (under the whole state's generation, which every change moves,
+  rows need no check of their own).
 """
 
 from __future__ import annotations
