@@ -13,6 +13,10 @@ answer follows from arithmetic:
 * `NumPDBViolations` is 0 when no victim is guarded, counts a victim whose budget has no
   disruption left, and otherwise is read off the plan's violating positions.
 
+For a state that keeps a `NodeTable`, `batch.py` takes the same decisions for all proposed
+nodes at once on columns and hands this class (`run`) only the nodes it cannot take; the loop
+here then answers them (or hands them on) exactly as it answers a whole request otherwise.
+
 A request qualifies (`FastPath.for_request`) only when nothing else can change an answer: no
 PostFilter guard, DefaultPreemption's victim rule, no cross-node filter state (topology spread
 and inter-pod affinity inactive for the pod), no host ports or other per-node filter, no
@@ -65,7 +69,7 @@ class FastPath:
     """One request's fast path (see the module's docstring)."""
 
     __slots__ = ("pod", "priority", "now", "memo", "epoch", "prefix", "key", "fit", "needs",
-                 "need", "decided", "_worded")
+                 "need", "decided", "worded")
 
     def __init__(self, pod: PodView, now: float, memo: PreemptionMemo, epoch: PdbEpoch,
                  prefix: list[NodeCheck], key: Signature | None, fit: NodeCheck | None) -> None:
@@ -89,7 +93,7 @@ class FastPath:
         #: Nodes decided here (tests check the path is taken at all).
         self.decided = 0
         #: NodeResourcesFit's wording per failing pattern (too many pods, the resources short).
-        self._worded: dict[tuple[bool, tuple[int, ...]], str] = {}
+        self.worded: dict[tuple[bool, tuple[int, ...]], str] = {}
 
     @classmethod
     def for_request(cls, filters: FilterPass, pod: PodView, plugin: object, memo: PreemptionMemo,
@@ -188,7 +192,7 @@ class FastPath:
                         and need_memory <= memory and need_ephemeral <= ephemeral):
                     free = (cpu, memory, ephemeral)
                     if self._unresolvable(info, free):
-                        verdict = self._unresolvable_drop(info, proposed, free)
+                        verdict = self.unresolvable_drop(info, proposed, free)
                     else:
                         verdict = self._complete(info, proposed)
                 elif not proposed:
@@ -226,6 +230,10 @@ class FastPath:
                 drop(node, *verdict)  # type: ignore[misc]
         self.decided += decided
 
+    def plan_of(self, info: NodeInfo) -> NodePlan:
+        """The node's walk for this preemptor, from the memo (`PreemptionMemo.plan`)."""
+        return self.memo.plan(info, self.priority, self.epoch)
+
     # ---- the rarer cases ------------------------------------------------------------------
     def _node_only(self, info: NodeInfo, found: object) -> Status | None:
         """The leading node-only filters' verdict, not found in the memo (`found` is what was
@@ -241,14 +249,14 @@ class FastPath:
         whole = (allocatable.milli_cpu, allocatable.memory, allocatable.ephemeral_storage)
         return any(amount > free[d] and amount > whole[d] for d, amount in self.needs)
 
-    def _unresolvable_drop(self, info: NodeInfo, proposed: Sequence[PodView],
+    def unresolvable_drop(self, info: NodeInfo, proposed: Sequence[PodView],
                            free: tuple[int, int, int]) -> Verdict | None:
         # The reply does not carry the reasons, but the outcome does. Only the filter words
         # them: it runs on a copy of the node once per request for each pattern of failures
         # (its reasons follow from which checks fail, in its order), which is then reused.
         pattern = (info.free_pods + len(proposed) < 1,
                    tuple(d for d, amount in self.needs if amount > free[d]))
-        detail = self._worded.get(pattern)
+        detail = self.worded.get(pattern)
         if detail is None:
             work = info.clone()
             for victim in proposed:
@@ -257,7 +265,7 @@ class FastPath:
             status = self.fit(work)
             if status is None or status.code != _UNRESOLVABLE:
                 return None
-            detail = self._worded[pattern] = describe(status)
+            detail = self.worded[pattern] = describe(status)
         return DropReason.UNRESOLVABLE, detail
 
     def _complete(self, info: NodeInfo, proposed: Sequence[PodView]) -> Verdict | None:

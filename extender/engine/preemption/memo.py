@@ -1,5 +1,6 @@
 """What the preempt verb keeps from request to request: the PDB index with what evicting
-each pod does to the budgets, and each node's walk (`NodePlan`).
+each pod does to the budgets, each node's walk (`NodePlan`) and the state's pods as columns
+(`PodColumns`).
 
 Everything here is checked before reuse against what it was computed from (the PDB views,
 the node's pods by identity, which of them the preemptor's priority evicts), so a stale entry
@@ -7,7 +8,9 @@ is never read, only rebuilt. Any PDB change (a status update included) starts a 
 and with it new plans. A large request runs in a worker thread while small ones run on the
 loop, so each entry is a pure function of what it is checked against and each update is one
 assignment or dict operation: two threads filling the memo at once can only compute the same
-thing twice.
+thing twice. The pod columns (`columns.py`, for `batch.py`) are the exception: kept row by row
+against the state's `NodeTable`, they are used by one request at a time (their own lock; a
+request that finds it taken goes node by node).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import itertools
 import operator
 from collections.abc import Sequence
 
+from extender.engine.nodetable import NodeTable
+from extender.engine.preemption.columns import PodColumns
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches
 from extender.engine.preemption.plans import NodePlan
 from extender.model.disruption import PdbView
@@ -87,7 +92,8 @@ class PreemptionMemo:
     """Held by the preempt route for the process's life. Bounded: exposures and plans are
     forgotten wholesale when they pass their limits (a new PDB set drops the exposures)."""
 
-    __slots__ = ("selector_matches", "exposure_limit", "plan_limit", "_epoch", "_plans")
+    __slots__ = ("selector_matches", "exposure_limit", "plan_limit", "_epoch", "_plans",
+                 "_columns")
 
     def __init__(self, selector_matches: SelectorMatches | None = None, *,
                  exposure_limit: int = 1 << 17, plan_limit: int = 1 << 16) -> None:
@@ -96,6 +102,7 @@ class PreemptionMemo:
         self.plan_limit = plan_limit
         self._epoch: PdbEpoch | None = None
         self._plans: dict[str, NodePlan] = {}
+        self._columns: PodColumns | None = None
 
     def epoch(self, pdbs: Sequence[PdbView]) -> PdbEpoch:
         """The epoch for the cluster's current PDBs (the last one when they are the same)."""
@@ -116,6 +123,13 @@ class PreemptionMemo:
                 self._plans.clear()
             self._plans[name] = plan
         return plan
+
+    def columns(self, table: NodeTable) -> PodColumns:
+        """The pod columns of `table`'s state (`columns.py`), new for another table."""
+        found = self._columns
+        if found is None or found.table is not table:
+            found = self._columns = PodColumns(table)
+        return found
 
     def sizes(self) -> dict[str, int]:
         epoch = self._epoch

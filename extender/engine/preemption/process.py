@@ -18,9 +18,10 @@ Proposed UIDs that are not on the node, or that the preemptor may not evict (not
 priority; exempt under PreemptionToleration), are ignored and reported. `NumPDBViolations` is
 recomputed from the state's PDBs the way the dry run counts it.
 
-Most nodes never reach `_vet_node`: `fastpath.py` decides the cases it can prove equal with
-arithmetic (no clone, no filter run), and hands every other node to it; `fast_path=False`
-sends them all here.
+Most nodes never reach `_vet_node`: `batch.py` decides the cases it can prove equal with
+arithmetic on the state's columns, all proposed nodes at once, and hands the others to
+`fastpath.py`, which does the same node by node (no clone, no filter run) and hands every
+other node to `_vet_node`; `fast_path=False` sends them all here.
 
 A policy whose PostFilter is CrossNodePreemption (simulator only) is vetted here as
 DefaultPreemption: kube-scheduler runs its own PostFilter and proposes victims one node at a
@@ -35,9 +36,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 
 from extender.engine.framework import ClusterContext, Code, Profile, Status
+from extender.engine.nodetable import NodeTable
+from extender.engine.preemption.batch import BatchOutcome, Finish, vet_batch
 from extender.engine.preemption.crossnode import CrossNodePreemption
 from extender.engine.preemption.evaluator import NOT_ELIGIBLE_NEVER, dry_run_filters
-from extender.engine.preemption.fastpath import FastPath
+from extender.engine.preemption.fastpath import FastPath, SlowPath
 from extender.engine.preemption.memo import PreemptionMemo
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.outcome import (
@@ -61,14 +64,15 @@ from extender.engine.runner import FilterPass, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
-__all__ = ["FITS_AS_IS", "DropReason", "PreemptionOutcome", "process_preemption"]
+__all__ = ["FITS_AS_IS", "BatchOutcome", "DropReason", "PreemptionOutcome", "process_preemption",
+           "process_preemption_batch"]
 
 
 def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
                        state: ClusterContext, now: float, *,
                        selector_matches: SelectorMatches | None = None,
                        memo: PreemptionMemo | None = None,
-                       fast_path: bool = True) -> PreemptionOutcome:
+                       fast_path: bool = True, columns: bool = True) -> PreemptionOutcome:
     """Vet `proposals` (node name -> proposed victim UIDs) for the preemptor `pod`.
 
     Every node in the outcome has at least one victim, all of them pods the state knows on
@@ -76,31 +80,104 @@ def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, I
     DefaultPreemption: the scheduler decided to preempt; the extender only vets. So is a
     CrossNodePreemption policy (see the module's docstring).
     `selector_matches`, kept by the caller, carries PDB selector answers across requests;
-    `memo`, also the caller's, the fast path's PDB exposures and node walks (`memo.py`).
+    `memo`, also the caller's, the fast path's PDB exposures, node walks and pod columns.
     `fast_path` False sends every node through the straightforward path (`_vet_node`), the
-    reference the fast path (`fastpath.py`) must agree with.
+    reference the fast paths must agree with; `columns` False skips the vectorised one
+    (`batch.py`), leaving `fastpath.py`'s loop.
     """
+    if fast_path and columns:
+        lists = [list(uids) for uids in proposals.values()]
+        found = process_preemption_batch(
+            profile, pod, list(proposals), [uid for uids in lists for uid in uids],
+            [len(uids) for uids in lists], state, now, selector_matches=selector_matches,
+            memo=memo, proposals=dict(zip(proposals, lists, strict=True)),
+            finish=BatchOutcome.outcome)
+        if isinstance(found, BatchOutcome):
+            assert isinstance(found.result, PreemptionOutcome)
+            return found.result
+        return found
+    return _process(profile, pod, proposals, state, now, selector_matches, memo, fast_path)
+
+
+def process_preemption_batch(profile: Profile, pod: PodView, names: Sequence[str],
+                             uids: Sequence[str], lengths: Sequence[int],
+                             state: ClusterContext, now: float, *,
+                             selector_matches: SelectorMatches | None = None,
+                             memo: PreemptionMemo | None = None,
+                             proposals: Mapping[str, Iterable[str]] | None = None,
+                             finish: Finish | None = None,
+                             ) -> BatchOutcome | PreemptionOutcome:
+    """`process_preemption` with the proposals flat, as the verb decodes them: node
+    `names[i]` (distinct) proposes `uids[sum(lengths[:i]):sum(lengths[:i + 1])]`. The answer
+    comes as columns (`BatchOutcome`, `batch.py`) when the state keeps a `NodeTable` and the
+    request qualifies for the fast path, else as `process_preemption` gives it. `finish`
+    runs on a `BatchOutcome` while its columns are held (`vet_batch`): what reads the pods
+    its ordinals name belongs there."""
+    table = getattr(state, "table", None)
+    request: _Request | None = None
+    if pod.preemption_policy != "Never" and isinstance(table, NodeTable):
+        memo = memo if memo is not None else PreemptionMemo(selector_matches)
+        request = _Request(profile, pod, state, now)
+        epoch = memo.epoch(state.pdb_list())
+        fast = FastPath.for_request(request.filters, pod, request.plugin, memo, epoch, now)
+        if fast is not None:
+            found = vet_batch(fast, names, uids, lengths, state, memo.columns(table),
+                              request.slow(epoch.index), finish)
+            if found is not None:
+                return found
+    if proposals is None:
+        proposals = {}
+        start = 0
+        for name, length in zip(names, lengths, strict=True):
+            proposals[name] = list(uids[start:start + length])
+            start += length
+    return _process(profile, pod, proposals, state, now, selector_matches, memo, True, request)
+
+
+class _Request:
+    """What every node of one request shares: the PostFilter plugin, the dry run's filters,
+    the victim rule and guard."""
+
+    __slots__ = ("pod", "now", "plugin", "filters", "can_preempt", "guard")
+
+    def __init__(self, profile: Profile, pod: PodView, state: ClusterContext, now: float) -> None:
+        plugin = profile.post_filter or DefaultPreemption()
+        if isinstance(plugin, CrossNodePreemption):  # no cross-node victims through this verb
+            plugin = DefaultPreemption()
+        self.pod = pod
+        self.now = now
+        self.plugin = plugin
+        # SelectVictimsOnNode runs the Filter plugins only: a PreFilter rejection preemption
+        # may cure (CapacityScheduling's quota) must not fail every node.
+        self.filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
+        self.can_preempt = plugin.can_preempt(pod, state, self.now)
+        self.guard: VictimGuard | None = getattr(plugin, "victim_guard", None)
+
+    def slow(self, pdbs: PdbIndex) -> SlowPath:
+        """The straightforward path for one node of this request."""
+        return partial(_vet_node, self.filters, self.pod, pdbs=pdbs, can_preempt=self.can_preempt,
+                       now=self.now, guard=self.guard)
+
+
+def _process(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
+             state: ClusterContext, now: float, selector_matches: SelectorMatches | None,
+             memo: PreemptionMemo | None, fast_path: bool,
+             request: _Request | None = None) -> PreemptionOutcome:
+    """The per-node paths (`request`: the caller's, when it prepared one already)."""
     outcome = PreemptionOutcome()
     if pod.preemption_policy == "Never":  # the scheduler should not have asked
         for node in proposals:
             outcome.drop(node, DropReason.PREEMPTOR_NOT_ELIGIBLE, NOT_ELIGIBLE_NEVER)
         return outcome
-    plugin = profile.post_filter or DefaultPreemption()
-    if isinstance(plugin, CrossNodePreemption):  # no cross-node victims through this verb
-        plugin = DefaultPreemption()
-    # SelectVictimsOnNode runs the Filter plugins only: a PreFilter rejection preemption may
-    # cure (CapacityScheduling's quota) must not fail every node.
-    filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
-    can_preempt = plugin.can_preempt(pod, state, now)
-    guard = getattr(plugin, "victim_guard", None)
+    if request is None:
+        request = _Request(profile, pod, state, now)
+    filters, can_preempt, guard = request.filters, request.can_preempt, request.guard
     if fast_path:
         memo = memo if memo is not None else PreemptionMemo(selector_matches)
         epoch = memo.epoch(state.pdb_list())
-        fast = FastPath.for_request(filters, pod, plugin, memo, epoch, now)
+        fast = FastPath.for_request(filters, pod, request.plugin, memo, epoch, now)
         if fast is not None:
-            fast.run(proposals, state, outcome, partial(
-                _vet_node, filters, pod, pdbs=epoch.index, can_preempt=can_preempt, now=now,
-                guard=guard))
+            fast.run(proposals, state, outcome, request.slow(epoch.index))
             return outcome
         pdbs = epoch.index
     else:
