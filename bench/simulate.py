@@ -2,7 +2,8 @@
 
     python -m bench.simulate [--nodes 1000] [--pods 10000] [--seed 7] [--load 0.5]
         [--saturated [--prefill 0.9]] [--fast-paths on|off|verify]
-        [--percentage-of-nodes-to-score P] [--policy FILE] [--keep DIR] [--profile]
+        [--percentage-of-nodes-to-score P] [--policy FILE] [--keep DIR]
+        [--profile] [--profile-out FILE]
 
 Generates a deterministic cluster (nodes over three zones, a few tainted or cordoned, some
 low-priority pods already running) and a workload (pods of mixed sizes and priorities, some
@@ -167,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", help="policy file (default: kube-scheduler's defaults)")
     parser.add_argument("--keep", metavar="DIR", help="keep the generated files here")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary")
+    parser.add_argument("--profile-out", metavar="FILE",
+                        help="profile, and write the cProfile stats to FILE (for pstats)")
     args = parser.parse_args(argv)
 
     from extender.engine.policy import load_policy
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         sim = Simulation(state, profile, workload, SimulationConfig(
             seed=args.seed, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
             fast_paths=args.fast_paths))
-        profiler = cProfile.Profile() if args.profile else None
+        profiler = cProfile.Profile() if args.profile or args.profile_out else None
         t1, c1 = time.perf_counter(), time.process_time()
         if profiler:
             profiler.enable()
@@ -220,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{final} workload pods reached a final outcome")
     print(f"{final / wall:.1f} pods/s (final outcomes per wall second)")
     if profiler:
-        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
+        stats = pstats.Stats(profiler, stream=sys.stdout)
+        if args.profile_out:
+            stats.dump_stats(args.profile_out)
+        stats.sort_stats("cumulative").print_stats(25)
     return 0
 
 

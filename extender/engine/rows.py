@@ -7,7 +7,8 @@ candidates that are the state's own nodes, given as table rows:
   same signature `run_filters` memoises by, so it is computed once per node view and pod
   signature and then read as one gather;
 - a check that offers `fits_rows(table, rows)` (NodeResourcesFit) decides the rows it can in
-  one vectorised pass; only the rows it cannot pass are asked one by one, for their Status;
+  one vectorised pass; the rows it cannot pass get their Status from `explain_rows` (one
+  per distinct verdict) where the check offers it, else are asked one by one;
 - any other check runs node by node over the survivors, as `run_checks` does;
 - a scorer that offers `score_rows(state, pod, table, rows, ctx)` scores in numpy; the others
   get `NodeInfo`s and score as usual.
@@ -43,6 +44,9 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 log = logging.getLogger(__name__)
+
+#: From how many failing rows a check's `explain_rows` words them (fewer: one by one, cheaper).
+EXPLAIN_FROM = 16
 
 @dataclass(slots=True)
 class RowVerdicts:
@@ -106,11 +110,7 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
     judge_rows = getattr(check, "judge_rows", None)
     if judge_rows is not None:
         local, verdicts = judge_rows(table, rows[alive])
-        translate = np.zeros(len(verdicts), dtype=np.int64)
-        for code, status in enumerate(verdicts):
-            if status is not None:
-                translate[code] = _code(status, statuses, index)
-        codes[alive] = translate[local]
+        _record(local, verdicts, alive, codes, statuses, index)
         return
     fits_rows = getattr(check, "fits_rows", None)
     if fits_rows is not None:
@@ -118,6 +118,13 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
         if fits is not None:
             alive = alive[~fits]  # only these need asking, for their Status
             if not len(alive):
+                return
+            explain_rows = getattr(check, "explain_rows", None)
+            explained = explain_rows(table, rows[alive]) \
+                if explain_rows is not None and len(alive) >= EXPLAIN_FROM else None
+            if explained is not None:
+                local, verdicts = explained
+                _record(local, verdicts, alive, codes, statuses, index)
                 return
     infos = table.infos
     failed: dict[str, Status] = {}
@@ -129,6 +136,18 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
         status = failed.get(names[rows[position]])
         if status is not None:
             codes[position] = _code(status, statuses, index)
+
+
+def _record(local: np.ndarray, verdicts: Sequence[Status | None], alive: np.ndarray,
+            codes: np.ndarray, statuses: list[Status | None],
+            index: dict[Status | None, int]) -> None:
+    """A check's verdicts on the positions `alive` (`local[i]` indexes `verdicts`, None:
+    passed) written into `codes`."""
+    translate = np.zeros(len(verdicts), dtype=np.int64)
+    for code, status in enumerate(verdicts):
+        if status is not None:
+            translate[code] = _code(status, statuses, index)
+    codes[alive] = translate[local]
 
 
 def _code(status: Status, statuses: list[Status | None], index: dict[Status | None, int]) -> int:

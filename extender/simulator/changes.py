@@ -10,16 +10,26 @@ then knows exactly which of its nodes it must judge again.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class NodeChanges:
-    """A change log: a stamp that grows with every change, and the nodes each change touched."""
+    """A change log: a stamp that grows with every change, and the nodes each change touched.
 
-    __slots__ = ("_log", "_last", "_everything")
+    Memos keyed by node name may also be `watch`ed: a change drops the changed node's entry
+    (everything: every entry), so an entry found there is current."""
+
+    __slots__ = ("_log", "_last", "_everything", "_watched")
 
     def __init__(self) -> None:
         self._log: list[str] = []  # the node touched by each change; the stamp is its length
         self._last: dict[str, int] = {}  # node -> stamp of its last change
         self._everything = 0  # stamp of the last change that touched every node
+        self._watched: list[dict[str, Any]] = []
+
+    def watch(self, memo: dict[str, Any]) -> None:
+        """Drop `memo[name]` whenever node `name` changes, and everything when all do."""
+        self._watched.append(memo)
 
     @property
     def stamp(self) -> int:
@@ -31,11 +41,15 @@ class NodeChanges:
         if name:
             self._log.append(name)
             self._last[name] = len(self._log)
+            for memo in self._watched:
+                memo.pop(name, None)
 
     def everything(self) -> None:
         """Something every node's verdicts may read changed."""
         self._log.append("")
         self._everything = len(self._log)
+        for memo in self._watched:
+            memo.clear()
 
     def last_change(self, name: str) -> int:
         """The stamp of the last change that touched `name` (itself or everything)."""

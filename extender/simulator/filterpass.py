@@ -94,6 +94,10 @@ def _same(full: Mapping[str, Status], fast: Mapping[str, Status], what: str) -> 
         raise AssertionError(f"{what} differs from a full pass on nodes {differ[:10]}")
 
 
+#: From how many changed nodes a retry judges them on table rows rather than node by node.
+ROWS_FROM = 16
+
+
 class FilterPasses:
     """The filter passes of one profile (see the module's docstring)."""
 
@@ -108,6 +112,7 @@ class FilterPasses:
         self.verify = verify
         self.table = table
         self._names: tuple[Sequence[NodeInfo], dict[str, NodeInfo]] | None = None
+        self._places: tuple[Sequence[NodeInfo], dict[str, int]] | None = None
         self._rows: tuple[Sequence[NodeInfo], int, np.ndarray | None] | None = None
         #: The last pass's feasible list and their table rows (for the scorers).
         self.feasible_rows: tuple[Sequence[NodeInfo], np.ndarray] | None = None
@@ -203,6 +208,31 @@ class FilterPasses:
         self._nominated_pass(filters, pod, nodes, statuses, nominator, ctx, by_name)
         return statuses
 
+    def _judge_again(self, filters: FilterPass, pod: PodView, nodes: Sequence[NodeInfo],
+                     again: list[NodeInfo], nominator: Nominator,
+                     ctx: ClusterContext | None) -> dict[str, Status]:
+        """`_judge` over `again`, some of the simulation's node list `nodes`: on their table
+        rows when it has them (the vectorised pass words each distinct verdict once)."""
+        rows = self._rows_of(nodes) if len(again) >= ROWS_FROM else None
+        if rows is None:
+            return self._judge(filters, pod, again, nominator, ctx)
+        assert self.table is not None
+        positions = self._positions(nodes)
+        subset = rows[[positions[node.node.name] for node in again]]
+        verdicts = filter_rows(self.profile, pod, subset, self.table, ctx, filters)
+        statuses = _row_statuses(self.table, verdicts)
+        self._nominated_pass(filters, pod, again, statuses, nominator, ctx, None)
+        if self.verify:
+            _same(self._judge(filters, pod, again, nominator, ctx), statuses,
+                  f"row filter pass of {pod.key} on changed nodes")
+        return statuses
+
+    def _positions(self, nodes: Sequence[NodeInfo]) -> Mapping[str, int]:
+        """name -> position in the simulation's node list (see `_by_name`)."""
+        if self._places is None or self._places[0] is not nodes:
+            self._places = (nodes, {node.node.name: i for i, node in enumerate(nodes)})
+        return self._places[1]
+
     def _nominated_pass(self, filters: FilterPass, pod: PodView, nodes: Sequence[NodeInfo],
                         statuses: dict[str, Status], nominator: Nominator,
                         ctx: ClusterContext | None,
@@ -262,7 +292,7 @@ class FilterPasses:
             before = plugins_of(old[node.node.name] for node in again)
             for node in again:
                 del statuses[node.node.name]
-            judged = self._judge(filters, pod, again, nominator, ctx)
+            judged = self._judge_again(filters, pod, nodes, again, nominator, ctx)
             statuses.update(judged)
             after = plugins_of(judged.values())
             # A plugin only the changed nodes named may be gone: count again then.

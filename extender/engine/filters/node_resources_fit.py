@@ -97,6 +97,34 @@ class _FitCheck(BatchCheck):
             fits &= need_ephemeral <= table.alloc_ephemeral[rows] - table.req_ephemeral[rows]
         return fits  # type: ignore[no-any-return]
 
+    def explain_rows(self, table: NodeTable,
+                     rows: np.ndarray) -> tuple[np.ndarray, list[Status | None]] | None:
+        """Each row's verdict as an index into the returned list (`judge_rows`' shape), in
+        one vectorised pass; None with scalar requests. A verdict depends only on which of the
+        pod count, cpu, memory and ephemeral storage fall short and whether one exceeds the
+        whole allocatable, so each distinct pattern is worded once, by asking one of its rows
+        (`__call__`); rows whose amounts are too large for exact columns are asked each."""
+        if self.scalars:
+            return None
+        pattern = (table.alloc_pods[rows] - table.pod_count[rows] <= 0).astype(np.int64)
+        if not self.nothing_requested:
+            unresolvable = np.zeros(len(rows), dtype=bool)
+            for bit, (amount, alloc, used) in enumerate((
+                    (self.cpu, table.alloc_cpu, table.req_cpu),
+                    (self.memory, table.alloc_memory, table.req_memory),
+                    (self.ephemeral, table.alloc_ephemeral, table.req_ephemeral)), 1):
+                if amount > 0:
+                    allocatable = alloc[rows]
+                    short = amount > allocatable - used[rows]
+                    pattern |= short.astype(np.int64) << bit
+                    unresolvable |= short & (amount > allocatable)
+            pattern |= unresolvable.astype(np.int64) << 4
+        inexact = np.flatnonzero(~table.exact[rows])
+        pattern[inexact] = -1 - inexact  # a pattern of their own
+        _, first, local = np.unique(pattern, return_index=True, return_inverse=True)
+        infos = table.infos
+        return local, [self(infos[row]) for row in rows[first].tolist()]
+
     def filter_many(self, nodes: Sequence[NodeInfo], statuses: dict[str, Status]) -> list[NodeInfo]:
         if self.scalars:
             return super().filter_many(nodes, statuses)

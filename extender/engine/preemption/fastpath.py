@@ -65,6 +65,28 @@ _FIT = node_resources_fit.NAME
 _FIT_CHECK: type | None = getattr(node_resources_fit, "_FitCheck", None)
 
 
+def fit_after_node_only(filters: FilterPass, pod: PodView) -> tuple[int, NodeCheck | None] | None:
+    """(how many leading checks are node-only, NodeResourcesFit's check or None) when the pass
+    is exactly those checks followed by at most NodeResourcesFit's own stateless check, and
+    the pod requests no extended resource; None otherwise. Such a pass's verdict on a node is
+    the node-only verdict (its view's), then Fit's on the node's free amounts and pod count:
+    arithmetic, which the preempt verb's fast path and the simulator's dry runs rely on."""
+    if filters.rejection is not None or filters.has_extensions or pod.requests.scalar \
+            or _FIT_CHECK is None:
+        return None
+    entries = filters.entries
+    count = 0
+    while count < len(entries) and entries[count].node_only:
+        count += 1
+    rest = entries[count:]
+    if not rest:
+        return count, None
+    last = rest[0]
+    if len(rest) > 1 or last.label != _FIT or last.stateful or type(last.check) is not _FIT_CHECK:
+        return None
+    return count, last.check
+
+
 class FastPath:
     """One request's fast path (see the module's docstring)."""
 
@@ -104,20 +126,11 @@ class FastPath:
         # The victim rule must be "lower priority", which plans assume.
         if getattr(type(plugin), "can_preempt", None) is not DefaultPreemption.can_preempt:
             return None
-        if filters.rejection is not None or filters.has_extensions or pod.requests.scalar:
+        shape = fit_after_node_only(filters, pod)
+        if shape is None:
             return None
+        count, fit = shape
         entries = filters.entries
-        count = 0
-        while count < len(entries) and entries[count].node_only:
-            count += 1
-        rest = entries[count:]
-        fit: NodeCheck | None = None
-        if rest:
-            last = rest[0]
-            if len(rest) > 1 or last.label != _FIT or last.stateful or _FIT_CHECK is None \
-                    or not isinstance(last.check, _FIT_CHECK):
-                return None
-            fit = last.check
         prefix = [entry.check for entry in entries[:count]]
         key = None
         if count and pod.placement_key:
