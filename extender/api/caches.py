@@ -54,6 +54,9 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         **state.cache_sizes(),
         # PDB selector answers across preempt requests: cleared past 16 384.
         "pdb_selector_answers": _selector_answers(),
+        # the preempt verb's PDB exposures (cleared past 131 072), node plans (cleared past
+        # 65 536) and pod columns (one per bound pod, once a preempt request came).
+        **_preempt_memo_sizes(),
         # state changes waiting for a large request to finish (api.offload, state.gate).
         "deferred_state_changes": runtime.gate.pending,
         # binds being performed (one entry per pod and node while its call runs).
@@ -79,3 +82,9 @@ def _selector_answers() -> int:
     from extender.api import preempt  # the route module owns the cross-request cache
 
     return len(getattr(preempt, "_selector_matches", ()))
+
+
+def _preempt_memo_sizes() -> dict[str, int]:
+    from extender.api import preempt  # the route module owns the cross-request cache
+
+    return preempt._memo.sizes()

@@ -12,7 +12,8 @@ from tests.conftest import fixture_bytes
 
 CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "recent_pod_views", "assumed_pods", "remembered_pending_pods", "node_set_memos",
           "pod_selector_matches",
-          "pdb_selector_answers", "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
+          "pdb_selector_answers", "preempt_exposures", "preempt_node_plans", "preempt_pod_columns",
+          "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
           "quota_reservations", "event_series", "quantity_nanos", "pod_assignment_times",
           "shared_pod_loads", "load_quantities",
           "pod_signatures", "taint_sets", "image_names", "node_resource_lists", "shared_labels", "shared_requests", "shared_pod_values", "quantity_texts",
@@ -36,6 +37,8 @@ def test_metrics_export_every_cache_size(client) -> None:
     assert client.post("/bind", content=fixture_bytes("bind.request.json")).json() == {"Error": ""}
     sizes = _exported(client)
     assert sizes["assumed_pods"] == 1 and sizes["remembered_pending_pods"] == 0
+    assert client.post("/preempt", content=fixture_bytes("preempt-meta.request.json")).status_code == 200
+    assert _exported(client)["preempt_pod_columns"] > 0  # one per bound pod, built by preempt
 
 
 def test_pod_signatures_and_taint_sets_stay_bounded_under_churn() -> None:

@@ -136,4 +136,6 @@ class PreemptionMemo:
         exposures = 0
         if epoch is not None:
             exposures = len(epoch.exposures) + sum(map(len, (epoch.by_labels or {}).values()))
-        return {"preempt_exposures": exposures, "preempt_node_plans": len(self._plans)}
+        columns = self._columns
+        return {"preempt_exposures": exposures, "preempt_node_plans": len(self._plans),
+                "preempt_pod_columns": 0 if columns is None else len(columns.uid_ord)}
