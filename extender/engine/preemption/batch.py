@@ -37,8 +37,8 @@ import numpy as np
 from extender.engine.framework import ClusterContext, Code, Status
 from extender.engine.nodetable import NodeTable, RowMemo
 from extender.engine.preemption.columns import COUNT_LIMIT, PRIORITY_LIMIT, PodColumns
+from extender.engine.preemption.epoch import DEPENDS, OVERDRAWS
 from extender.engine.preemption.fastpath import FastPath, SlowPath
-from extender.engine.preemption.memo import DEPENDS, OVERDRAWS
 from extender.engine.preemption.outcome import (
     FITS_AS_IS,
     DropReason,

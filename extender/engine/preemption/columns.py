@@ -30,17 +30,15 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from extender.engine.nodetable import NodeTable
+from extender.engine.preemption.epoch import PdbEpoch
 from extender.engine.preemption.plans import NodePlan
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-
-if TYPE_CHECKING:
-    from extender.engine.preemption.memo import PdbEpoch
 
 #: A request amount of at most this is summed exactly: 2**19 of them stay inside int64.
 AMOUNT_LIMIT = 1 << 43

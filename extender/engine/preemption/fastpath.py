@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from extender.engine.filters import node_resources_fit
 from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
-from extender.engine.preemption.memo import DEPENDS, OVERDRAWS, PdbEpoch, PreemptionMemo
+from extender.engine.preemption.epoch import DEPENDS, OVERDRAWS, PdbEpoch
+from extender.engine.preemption.memo import PreemptionMemo
 from extender.engine.preemption.outcome import (
     FITS_AS_IS,
     NODE_NOT_FOUND,
