@@ -38,6 +38,11 @@ T = TypeVar("T")
 DEFAULT_OFFLOAD_BYTES = 1024 * 1024
 #: How long a large request waits for the one large-request slot before answering 503.
 DEFAULT_SLOT_WAIT = 10.0
+#: Bodies above this but not large are read and answered on the loop, at most
+#: `MEDIUM_SLOTS` at a time, so the bodies in flight stay bounded (as when this was the
+#: offload threshold): 512 connections × 1 MiB would not be.
+MEDIUM_BYTES = 64 * 1024
+MEDIUM_SLOTS = 8
 
 
 class Busy(Exception):
@@ -56,12 +61,36 @@ class Offloader:
         self._executor: ThreadPoolExecutor | None = None
         self._slot: asyncio.Semaphore | None = None
         self._slot_loop: asyncio.AbstractEventLoop | None = None
+        self._medium: asyncio.Semaphore | None = None
+        self._medium_loop: asyncio.AbstractEventLoop | None = None
         self._local = threading.local()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def is_large(self, size: int | None) -> bool:
         """Whether a body of `size` bytes (None: not declared) runs off the loop."""
         return size is None or size > self.threshold
+
+    @staticmethod
+    def is_medium(size: int | None) -> bool:
+        """Whether a body that is not large takes one of the `MEDIUM_SLOTS`."""
+        return size is not None and size > MEDIUM_BYTES
+
+    @contextlib.asynccontextmanager
+    async def medium_slot(self) -> AsyncIterator[None]:
+        """Hold one of the medium-body slots; raises `Busy` after `slot_wait` seconds."""
+        loop = asyncio.get_running_loop()
+        if self._medium is None or self._medium_loop is not loop:
+            self._medium, self._medium_loop = asyncio.Semaphore(MEDIUM_SLOTS), loop
+        medium = self._medium
+        try:
+            async with asyncio.timeout(self.slot_wait):
+                await medium.acquire()
+        except TimeoutError:
+            raise Busy(f"busy with {MEDIUM_SLOTS} other requests for {self.slot_wait:g}s") from None
+        try:
+            yield
+        finally:
+            medium.release()
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:

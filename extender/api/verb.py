@@ -98,12 +98,17 @@ def limit_candidates(count: int, runtime: Runtime) -> None:
 
 async def _answer(request: Request, runtime: Runtime, handler: Handler, record: RequestRecord,
                   offload: bool) -> Response:
-    """Read the body and run the handler: on the loop for a small body, in the worker thread
-    (holding the one large-request slot, with the state held still) for a large one."""
+    """Read the body and run the handler: on the loop for a small body (a medium one holding
+    one of a few medium slots), in the worker thread (holding the one large-request slot, with
+    the state held still) for a large one."""
     size = declared_length(request, runtime.max_body)
     if not (offload and runtime.offload.is_large(size)):
-        return await handler(runtime, await read_body(request, runtime.max_body,
-                                                      runtime.body_timeout), record)
+        if not runtime.offload.is_medium(size):
+            return await handler(runtime, await read_body(request, runtime.max_body,
+                                                          runtime.body_timeout), record)
+        async with runtime.offload.medium_slot():
+            return await handler(runtime, await read_body(request, runtime.max_body,
+                                                          runtime.body_timeout), record)
     async with runtime.offload.slot():
         body = await read_body(request, runtime.max_body, runtime.body_timeout)
         record.details["offloaded"] = True

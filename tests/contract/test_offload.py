@@ -4,6 +4,7 @@ handler's own state changes come back to the loop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 
 import pytest
@@ -75,6 +76,22 @@ async def test_the_gate_is_held_until_the_worker_returns_even_if_the_caller_give
     offload.close()
 
 
+async def test_medium_bodies_take_one_of_a_few_slots_with_a_bounded_wait() -> None:
+    from extender.api.offload import MEDIUM_BYTES, MEDIUM_SLOTS
+
+    offload = Offloader(slot_wait=0.1)
+    assert not offload.is_medium(MEDIUM_BYTES) and offload.is_medium(MEDIUM_BYTES + 1)
+    assert not offload.is_medium(None)  # undeclared: large, off the loop
+    async with contextlib.AsyncExitStack() as held:
+        for _ in range(MEDIUM_SLOTS):
+            await held.enter_async_context(offload.medium_slot())
+        with pytest.raises(Busy, match=f"busy with {MEDIUM_SLOTS} other requests for 0.1s"):
+            async with offload.medium_slot():
+                pass
+    async with offload.medium_slot():  # free again
+        pass
+
+
 def test_large_bodies_are_answered_like_small_ones(client, runtime) -> None:
     """The same request below and above the threshold: the same reply."""
     body = fixture_bytes("filter-nodes.request.json")
@@ -86,3 +103,23 @@ def test_large_bodies_are_answered_like_small_ones(client, runtime) -> None:
     assert on_loop.content == off_loop.content
     # The pod was remembered (on the loop) for its bind.
     assert runtime.state.pending_pod("uid-default-api-7d9f") is not None
+
+
+def test_medium_bodies_are_answered_on_the_loop_like_large_ones(client, runtime) -> None:
+    """A NodeNames body between 64 KiB and the offload threshold (a pod with a large
+    annotation) runs on the loop in a medium slot: the same reply as off the loop."""
+    import json
+
+    from extender.api.offload import MEDIUM_BYTES
+
+    request = json.loads(fixture_bytes("filter-names.request.json"))
+    request["Pod"]["metadata"].setdefault("annotations", {})["note"] = "x" * MEDIUM_BYTES
+    body = json.dumps(request).encode()
+    assert runtime.offload.is_medium(len(body)) and not runtime.offload.is_large(len(body))
+    on_loop = client.post("/filter", content=body)
+    runtime.offload.threshold = 1
+    off_loop = client.post("/filter", content=body)
+    assert on_loop.status_code == off_loop.status_code == 200
+    assert on_loop.content == off_loop.content
+    assert on_loop.json()["NodeNames"]
+
