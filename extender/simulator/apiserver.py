@@ -42,7 +42,6 @@ watching it as it would a real cluster. Three parts:
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import http
 import itertools
@@ -58,13 +57,36 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx
 import msgspec
 import yaml
 
 from extender.model.timeparse import parse_time
+from extender.simulator.apiwire import (
+    CONTINUE_EXPIRED,
+    HttpError,
+    Key,
+    LoopbackServer,
+    Request,
+    Resource,
+    WatchEvent,
+    bookmark,
+    decode_continue,
+    encode_continue,
+    events_since,
+    key_of,
+    kubeconfig_doc,
+    matches,
+    parse_binding,
+    parse_selector,
+    read_request,
+    route,
+    selectable,
+    status_body,
+    too_old,
+    translate,
+)
 from extender.state import informer
 
 #: The sync query's path (below an extender's urlPrefix) and the header its 200 carries.
@@ -84,15 +106,6 @@ _SHORT_NAMES = {"nodes": ["no"], "pods": ["po"], "poddisruptionbudgets": ["pdb"]
                 "replicasets": ["rs"], "statefulsets": ["sts"], "replicationcontrollers": ["rc"]}
 
 
-@dataclass(frozen=True)
-class Resource:
-    plural: str
-    kind: str
-    group_version: str  # "v1", "apps/v1"
-    prefix: str  # "/api/v1", "/apis/apps/v1"
-    namespaced: bool
-
-
 def _resource(spec: informer.ResourceSpec) -> Resource:
     prefix, _, plural = spec.path.rpartition("/")
     group_version = prefix.removeprefix("/apis/") if prefix.startswith("/apis/") else "v1"
@@ -105,110 +118,9 @@ _SPECS = (*informer.ALL_RESOURCES,
 RESOURCES: dict[str, Resource] = {r.plural: r for r in map(_resource, _SPECS)}
 KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
 
-# Field selectors the real server accepts for these resources (a subset; others → 400).
-_SELECTABLE = {"pods": {"spec.nodeName", "spec.schedulerName", "status.phase"},
-               "nodes": {"spec.unschedulable"}}
-
-_REASONS = {400: "BadRequest", 401: "Unauthorized", 404: "NotFound", 405: "MethodNotAllowed",
-            409: "Conflict", 410: "Expired", 422: "Invalid", 504: "Timeout"}
-
 
 class SyncError(RuntimeError):
     """An extender that never observed the simulated cluster's current version."""
-
-
-def status_body(code: int, message: str, reason: str = "",
-                details: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                            "status": "Success" if code < 400 else "Failure", "code": code}
-    if message:
-        body["message"] = message
-    reason = reason or _REASONS.get(code, "")
-    if reason and code >= 400:
-        body["reason"] = reason
-    if details:
-        body["details"] = dict(details)
-    return body
-
-
-class _HttpError(Exception):
-    def __init__(self, code: int, message: str, reason: str = "",
-                 details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.body = status_body(code, message, reason, details)
-
-
-@dataclass(slots=True)
-class _Event:
-    rv: int
-    plural: str
-    type: str  # ADDED / MODIFIED / DELETED
-    old: dict[str, Any] | None
-    new: dict[str, Any]
-
-
-Key = tuple[str, str]  # (namespace or "", name)
-Selector = list[tuple[str, bool, str]]
-
-
-def _parse_selector(text: str, plural: str) -> Selector:
-    allowed = {"metadata.name", "metadata.namespace"} | _SELECTABLE.get(plural, set())
-    terms = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "!=" in part:
-            key, value = part.split("!=", 1)
-            negate = True
-        elif "==" in part:
-            key, value = part.split("==", 1)
-            negate = False
-        elif "=" in part:
-            key, value = part.split("=", 1)
-            negate = False
-        else:
-            raise _HttpError(400, f"invalid field selector: {part!r}")
-        if key.strip() not in allowed:
-            raise _HttpError(400, f"field label not supported: {key.strip()}")
-        terms.append((key.strip(), negate, value.strip()))
-    return terms
-
-
-def _field(obj: Mapping[str, Any], dotted: str) -> str:
-    cur: Any = obj
-    for part in dotted.split("."):
-        cur = cur.get(part) if isinstance(cur, Mapping) else None
-    if isinstance(cur, bool):
-        return "true" if cur else "false"
-    return "" if cur is None else str(cur)
-
-
-def _matches(obj: Mapping[str, Any] | None, terms: Selector, namespace: str) -> bool:
-    if obj is None:
-        return False
-    if namespace and obj["metadata"].get("namespace") != namespace:
-        return False
-    return all((_field(obj, key) != value) if negate else (_field(obj, key) == value)
-               for key, negate, value in terms)
-
-
-def _translate(ev: _Event, terms: Selector, namespace: str) -> dict[str, Any] | None:
-    """The event a watcher with this selector sees (an object entering or leaving the
-    selection is ADDED or DELETED for it, as the API server's filtered watch does)."""
-    was, now = _matches(ev.old, terms, namespace), _matches(ev.new, terms, namespace)
-    if ev.type == "DELETED":
-        return {"type": "DELETED", "object": ev.new} if was else None
-    if was and now:
-        return {"type": "MODIFIED", "object": ev.new}
-    if now:
-        return {"type": "ADDED", "object": ev.new}
-    if was:
-        return {"type": "DELETED", "object": ev.new}
-    return None
-
-
-def _bookmark(res: Resource, rv: int) -> dict[str, Any]:
-    return {"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.group_version,
-                                           "metadata": {"resourceVersion": str(rv)}}}
 
 
 def _versioned(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
@@ -225,16 +137,7 @@ def _unversioned(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass
-class _Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: bytes
-
-
-class ApiServer:
+class ApiServer(LoopbackServer):
     """The loopback API server. `start()` / `stop()`, or a context manager.
 
     Stored objects are never mutated in place (a change stores a new dict), so lists, watch
@@ -255,7 +158,7 @@ class ApiServer:
         #: The object `sync_collection` stored last per key (dropped when anything else
         #: writes there: a Binding).
         self._origins: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in RESOURCES}
-        self.history: deque[_Event] = deque()
+        self.history: deque[WatchEvent] = deque()
         #: (namespace, name, uid, node) of every Binding performed through the API.
         self.bindings: list[tuple[str, str, str, str]] = []
         #: Events (events.k8s.io or core) posted or patched: accepted, counted, not kept.
@@ -274,66 +177,17 @@ class ApiServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> ApiServer:
-        ready = threading.Event()
-        errors: list[BaseException] = []
+    _thread_name = "simulator-apiserver"
+    _server_name = "the simulator's API server"
 
-        def run() -> None:
-            try:
-                asyncio.run(self._serve(ready))
-            except BaseException as exc:  # noqa: BLE001 - surfaced to start()
-                errors.append(exc)
-                ready.set()
-
-        self._thread = threading.Thread(target=run, name="simulator-apiserver", daemon=True)
-        self._thread.start()
-        if not ready.wait(10) or errors:
-            raise OSError(f"the simulator's API server did not start: "
-                          f"{errors[0] if errors else 'timeout'}")
-        return self
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        if self._loop is not None and self._stop is not None:
-            with contextlib.suppress(RuntimeError):  # the loop already ended
-                self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-        self._thread = None
-
-    def __enter__(self) -> ApiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._changed = asyncio.Event()
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, self.host, self.requested_port,
-                                            limit=1 << 20)
-        self.port = server.sockets[0].getsockname()[1]
-        ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 2)
+    async def _listen(self) -> asyncio.Server:
+        return await asyncio.start_server(self._connection, self.host, self.requested_port,
+                                          limit=1 << 20)
 
     # ---- kubeconfig ----------------------------------------------------------------------
     def kubeconfig(self) -> dict[str, Any]:
-        return {
-            "apiVersion": "v1", "kind": "Config", "current-context": "simulator",
-            "clusters": [{"name": "simulator", "cluster": {"server": self.url}}],
-            "users": [{"name": "simulator", "user": {"token": self.token} if self.token else {}}],
-            "contexts": [{"name": "simulator",
-                          "context": {"cluster": "simulator", "user": "simulator"}}],
-        }
+        return kubeconfig_doc("simulator", "simulator", {"server": self.url}, "simulator",
+                              {"token": self.token} if self.token else {})
 
     def write_kubeconfig(self, path: str | Path) -> Path:
         """Write the kubeconfig atomically (a watcher never reads half a file), mode 0600."""
@@ -346,25 +200,6 @@ class ApiServer:
         return path
 
     # ---- the store (thread-safe) ---------------------------------------------------------
-    def _wake(self) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-
-        def notify() -> None:
-            assert self._changed is not None
-            self._changed.set()
-            self._changed = asyncio.Event()
-
-        with contextlib.suppress(RuntimeError):  # the loop is closing
-            loop.call_soon_threadsafe(notify)
-
-    def _record(self, plural: str, type_: str, old: dict[str, Any] | None,
-                new: dict[str, Any]) -> None:
-        self.history.append(_Event(self.rv, plural, type_, old, new))
-        while len(self.history) > self.history_size:
-            self.compacted_rv = self.history.popleft().rv
-
     def _put(self, plural: str, key: Key, obj: dict[str, Any]) -> None:
         """Store `obj` (unversioned) as the next version; caller holds the lock."""
         old = self.objects[plural].get(key)
@@ -428,7 +263,7 @@ class ApiServer:
         self._tasks.add(task)
         try:
             while True:
-                req = await self._read_request(reader)
+                req = await read_request(reader)
                 if req is None or not await self._handle(req, reader, writer):
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
@@ -439,33 +274,6 @@ class ApiServer:
             writer.transport.abort()
 
     @staticmethod
-    async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError:
-            return None
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, _version = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            if ":" in line:
-                k, v = line.split(":", 1)
-                headers[k.strip().lower()] = v.strip()
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = bytearray()
-            while True:
-                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-                chunk = await reader.readexactly(size + 2)
-                if size == 0:
-                    break
-                body += chunk[:-2]
-            data = bytes(body)
-        else:
-            data = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-        parts = urlsplit(target)
-        return _Request(method, unquote(parts.path), dict(parse_qsl(parts.query)), headers, data)
-
-    @staticmethod
     async def _respond(writer: asyncio.StreamWriter, code: int, body: Any) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()
         head = (f"HTTP/1.1 {code} {http.HTTPStatus(code).phrase}\r\n"
@@ -473,7 +281,7 @@ class ApiServer:
         writer.write(head.encode() + data)
         await writer.drain()
 
-    async def _handle(self, req: _Request, reader: asyncio.StreamReader,
+    async def _handle(self, req: Request, reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> bool:
         """Serve one request; False closes the connection."""
         if req.path in ("/healthz", "/livez", "/readyz"):
@@ -488,56 +296,36 @@ class ApiServer:
             return True
         try:
             if req.query.get("watch") in ("1", "true") and req.method == "GET":
-                route = self._route(req.path)
-                if route[0] == "collection":
-                    return await self._watch(route[1], route[2], req, reader, writer)
+                what, res, ns, _name = route(req.path, RESOURCES.values())
+                if what == "collection":
+                    return await self._watch(res, ns, req, reader, writer)
             code, body = self._dispatch(req)
-        except _HttpError as exc:
+        except HttpError as exc:
             code, body = exc.code, exc.body
         await self._respond(writer, code, body)
         return True
 
-    def _dispatch(self, req: _Request) -> tuple[int, Any]:
+    def _dispatch(self, req: Request) -> tuple[int, Any]:
         path = req.path.rstrip("/") or "/"
         discovery = self._discovery(path)
         if discovery is not None:
             if req.method != "GET":
-                raise _HttpError(405, f"{req.method} is not supported here")
+                raise HttpError(405, f"{req.method} is not supported here")
             return 200, discovery
         if _is_event_path(path):
             return self._event(req)
-        what, res, ns, name = self._route(path)
+        what, res, ns, name = route(path, RESOURCES.values())
         if what == "collection" and req.method == "GET":
             return 200, self._list(res, ns, req.query)
         if what == "object" and req.method == "GET":
             obj = self.get(res.plural, ns, name)
             if obj is None:
-                raise _HttpError(404, f'{res.plural} "{name}" not found',
-                                 details={"name": name, "kind": res.plural})
+                raise HttpError(404, f'{res.plural} "{name}" not found',
+                                details={"name": name, "kind": res.plural})
             return 200, obj
         if what == "binding" and req.method == "POST":
             return 201, self._bind(ns, name, req.body)
-        raise _HttpError(405, f"{req.method} is not supported by the simulator's API")
-
-    @staticmethod
-    def _route(path: str) -> tuple[str, Resource, str, str]:
-        """(collection|object|binding, resource, namespace, name)."""
-        for res in RESOURCES.values():
-            if not path.startswith(res.prefix + "/"):
-                continue
-            rest = path[len(res.prefix) + 1:].split("/")
-            ns = ""
-            if rest[0] == "namespaces" and len(rest) >= 3 and res.namespaced:
-                ns, rest = rest[1], rest[2:]
-            if not rest or rest[0] != res.plural:
-                continue
-            if len(rest) == 1:
-                return "collection", res, ns, ""
-            if len(rest) == 2 and (ns or not res.namespaced):
-                return "object", res, ns, rest[1]
-            if len(rest) == 3 and rest[2] == "binding" and res.plural == "pods" and ns:
-                return "binding", res, ns, rest[1]
-        raise _HttpError(404, "the server could not find the requested resource")
+        raise HttpError(405, f"{req.method} is not supported by the simulator's API")
 
     # ---- discovery (enough for kubectl) --------------------------------------------------
     def _discovery(self, path: str) -> Any:
@@ -579,31 +367,25 @@ class ApiServer:
     # ---- list ----------------------------------------------------------------------------
     def _list(self, res: Resource, ns: str, query: Mapping[str, str]) -> dict[str, Any]:
         if query.get("labelSelector"):
-            raise _HttpError(400, "labelSelector is not supported by the simulator's API")
-        terms = _parse_selector(query.get("fieldSelector", ""), res.plural)
+            raise HttpError(400, "labelSelector is not supported by the simulator's API")
+        terms = parse_selector(query.get("fieldSelector", ""), selectable(res))
         try:
             limit = int(query.get("limit", "0") or 0)
         except ValueError:
-            raise _HttpError(400, "limit must be an integer") from None
+            raise HttpError(400, "limit must be an integer") from None
         token = query.get("continue", "")
         with self._lock:
             if token:
-                try:
-                    state = json.loads(base64.urlsafe_b64decode(token.encode()))
-                    list_rv, snap_id, offset = int(state["rv"]), int(state["id"]), int(state["offset"])
-                except (ValueError, KeyError, TypeError):
-                    raise _HttpError(400, "continue key is not valid") from None
+                list_rv, snap_id, offset = decode_continue(token)
                 snap = self._snapshots.get(snap_id)
                 if list_rv < self.compacted_rv or snap is None:
-                    raise _HttpError(410, "The provided continue parameter is too old to display "
-                                          "a consistent list result. You can start a new list "
-                                          "without the continue parameter.")
+                    raise HttpError(410, CONTINUE_EXPIRED)
                 items = snap[1]
             else:
                 snap_id = 0
                 list_rv, offset = self.rv, 0
                 items = sorted((o for o in self.objects[res.plural].values()
-                                if _matches(o, terms, ns)), key=_key_of)
+                                if matches(o, terms, ns)), key=key_of)
             page = items[offset: offset + limit] if limit > 0 else items[offset:]
             meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
             rest = len(items) - offset - len(page)
@@ -613,8 +395,7 @@ class ApiServer:
                     self._snapshots[snap_id] = (list_rv, items)
                     while len(self._snapshots) > 64:  # abandoned lists
                         del self._snapshots[next(iter(self._snapshots))]
-                meta["continue"] = base64.urlsafe_b64encode(json.dumps(
-                    {"rv": list_rv, "id": snap_id, "offset": offset + len(page)}).encode()).decode()
+                meta["continue"] = encode_continue(list_rv, snap_id, offset + len(page))
                 meta["remainingItemCount"] = rest
             elif snap_id:
                 self._snapshots.pop(snap_id, None)
@@ -622,9 +403,9 @@ class ApiServer:
                 "items": page}
 
     # ---- watch ---------------------------------------------------------------------------
-    async def _watch(self, res: Resource, ns: str, req: _Request, reader: asyncio.StreamReader,
+    async def _watch(self, res: Resource, ns: str, req: Request, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> bool:
-        terms = _parse_selector(req.query.get("fieldSelector", ""), res.plural)
+        terms = parse_selector(req.query.get("fieldSelector", ""), selectable(res))
         bookmarks = req.query.get("allowWatchBookmarks") == "true"
         try:
             timeout = min(float(req.query.get("timeoutSeconds") or MAX_WATCH_SECONDS),
@@ -632,11 +413,11 @@ class ApiServer:
             rv_param = req.query.get("resourceVersion", "")
             since = None if rv_param in ("", "0") else int(rv_param)
         except ValueError:
-            raise _HttpError(400, "invalid resourceVersion or timeoutSeconds") from None
+            raise HttpError(400, "invalid resourceVersion or timeoutSeconds") from None
         with self._lock:
             if since is None:  # "most recent": synthetic ADDED for what exists, then changes
                 initial = sorted((o for o in self.objects[res.plural].values()
-                                  if _matches(o, terms, ns)), key=_key_of)
+                                  if matches(o, terms, ns)), key=key_of)
                 last = self.rv
             else:
                 initial, last = [], since
@@ -664,26 +445,19 @@ class ApiServer:
                 changed = self._changed
                 with self._lock:
                     if last < self.compacted_rv:
-                        await send({"type": "ERROR", "object": status_body(
-                            410, f"too old resource version: {last} ({self.compacted_rv})")})
+                        await send(too_old(last, self.compacted_rv))
                         return await end()
-                    pending = []
-                    for e in reversed(self.history):  # version order: walk back from the newest
-                        if e.rv <= last:
-                            break
-                        if e.plural == res.plural:
-                            pending.append(e)
-                    pending.reverse()
+                    pending = events_since(self.history, last, res.plural)
                     last = self.rv
                 for ev in pending:
-                    out = _translate(ev, terms, ns)
+                    out = translate(ev, terms, ns)
                     if out is not None:
                         await send(out)
                         delivered = ev.rv
                 if bookmarks and last > delivered:
                     # Everything up to the cluster's version is delivered: say so at once, so
                     # an informer of an unchanged resource reaches the current version too.
-                    await send(_bookmark(res, last))
+                    await send(bookmark(res, last))
                     delivered = last
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -702,42 +476,25 @@ class ApiServer:
     # ---- binding -------------------------------------------------------------------------
     def _bind(self, ns: str, name: str, raw: bytes) -> dict[str, Any]:
         """BindingREST.Create: validate, check the preconditions, set spec.nodeName."""
-        try:
-            binding = json.loads(raw)
-        except ValueError:
-            raise _HttpError(400, "invalid Binding body") from None
-        if not isinstance(binding, dict):
-            raise _HttpError(400, "invalid Binding body")
-        meta = binding.get("metadata") or {}
-        target = binding.get("target") or {}
-        if meta.get("name") != name:
-            raise _HttpError(400, "name in URL does not match name in Binding object")
-        if meta.get("namespace", ns) != ns:
-            raise _HttpError(400, "the namespace of the provided object does not match the "
-                                  "namespace sent on the request")
-        if not target.get("name"):
-            raise _HttpError(422, f'Binding.core "{name}" is invalid: target.name: Required value')
-        if target.get("kind", "Node") not in ("", "Node"):
-            raise _HttpError(422, f'Binding.core "{name}" is invalid: target.kind: Not supported')
-        node = target["name"]
+        meta, node = parse_binding(ns, name, raw)
         details = {"name": name, "kind": "pods"}
         with self._lock:
             pod = self.objects["pods"].get((ns, name))
             if pod is None:
-                raise _HttpError(404, f'pods "{name}" not found', details=details)
+                raise HttpError(404, f'pods "{name}" not found', details=details)
             pmeta = pod["metadata"]
             if meta.get("uid") and meta["uid"] != pmeta.get("uid"):
-                raise _HttpError(409, f'Operation cannot be fulfilled on pods "{name}": '
-                                      f'Precondition failed: UID in precondition: {meta["uid"]}, '
-                                      f'UID in object meta: {pmeta.get("uid")}', details=details)
+                raise HttpError(409, f'Operation cannot be fulfilled on pods "{name}": '
+                                     f'Precondition failed: UID in precondition: {meta["uid"]}, '
+                                     f'UID in object meta: {pmeta.get("uid")}', details=details)
             conflict = None
             if pmeta.get("deletionTimestamp"):
                 conflict = f"pod {name} is being deleted, cannot be assigned to a host"
             elif (pod.get("spec") or {}).get("nodeName"):
                 conflict = f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
             if conflict:
-                raise _HttpError(409, f'Operation cannot be fulfilled on pods/binding "{name}": '
-                                      f"{conflict}", details={"name": name, "kind": "pods/binding"})
+                raise HttpError(409, f'Operation cannot be fulfilled on pods/binding "{name}": '
+                                     f"{conflict}", details={"name": name, "kind": "pods/binding"})
             bound = _unversioned(pod)
             bound["spec"] = {**(pod.get("spec") or {}), "nodeName": node}
             self._put("pods", (ns, name), bound)
@@ -747,13 +504,13 @@ class ApiServer:
         return status_body(201, "")
 
     # ---- Events: accepted and counted ----------------------------------------------------
-    def _event(self, req: _Request) -> tuple[int, Any]:
+    def _event(self, req: Request) -> tuple[int, Any]:
         if req.method not in ("POST", "PATCH", "PUT"):
-            raise _HttpError(405, f"{req.method} is not supported for events here")
+            raise HttpError(405, f"{req.method} is not supported for events here")
         try:
             doc = json.loads(req.body or b"{}")
         except ValueError:
-            raise _HttpError(400, "invalid JSON body") from None
+            raise HttpError(400, "invalid JSON body") from None
         with self._lock:
             self.events_received += 1
         return (201 if req.method == "POST" else 200), doc
@@ -766,11 +523,6 @@ def _is_event_path(path: str) -> bool:
             rest = path[len(prefix):].split("/")
             return len(rest) in (3, 4) and rest[0] == "namespaces" and rest[2] == "events"
     return False
-
-
-def _key_of(obj: Mapping[str, Any]) -> Key:
-    meta = obj["metadata"]
-    return meta.get("namespace", ""), meta["name"]
 
 
 # ---- the simulation's cluster as API objects ---------------------------------------------

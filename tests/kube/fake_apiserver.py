@@ -27,7 +27,10 @@ Fault injection (`inject(Fault(...))`, `drop_watches()`, `compact()`): answer a 
 request and then drop the connection (a lost response).
 
 The server runs its own event loop in a daemon thread, so sync tests, async tests and
-subprocesses can all talk to it. Store methods are thread-safe.
+subprocesses can all talk to it. Store methods are thread-safe. The wire-level pieces (Status
+bodies, field selectors, watch-event translation, bookmarks, continue tokens, Binding checks,
+the thread's start/stop) are `extender.simulator.apiwire`'s, shared with the simulator's
+`--serve-api` server; the resource table below stays written out here, as the oracle.
 """
 
 from __future__ import annotations
@@ -47,19 +50,33 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import yaml
 
-
-@dataclass(frozen=True)
-class Resource:
-    plural: str
-    kind: str
-    api_version: str
-    prefix: str
-    namespaced: bool
-
+from extender.simulator.apiwire import (
+    CONTINUE_EXPIRED,
+    REASONS,
+    HttpError,
+    LoopbackServer,
+    Request,
+    Resource,
+    WatchEvent,
+    bookmark,
+    decode_continue,
+    encode_continue,
+    events_since,
+    key_of,
+    kubeconfig_doc,
+    matches,
+    parse_binding,
+    parse_selector,
+    read_request,
+    route,
+    selectable,
+    status_body,
+    too_old,
+    translate,
+)
 
 RESOURCES = {
     r.plural: r
@@ -92,30 +109,6 @@ KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
 EVENTS_PREFIX = "/apis/events.k8s.io/v1/"
 METRICS_PREFIX = "/apis/metrics.k8s.io/v1beta1/"
 
-# metav1.StatusReason for the codes faults inject.
-_REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
-            410: "Expired", 429: "TooManyRequests", 500: "InternalError",
-            503: "ServiceUnavailable", 504: "Timeout"}
-
-# Field selectors the real server accepts for these resources (a subset; others → 400).
-_SELECTABLE = {
-    "pods": {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.schedulerName", "status.phase"},
-    "nodes": {"metadata.name", "spec.unschedulable"},
-    "poddisruptionbudgets": {"metadata.name", "metadata.namespace"},
-    "priorityclasses": {"metadata.name"},
-    "namespaces": {"metadata.name"},
-    "services": {"metadata.name", "metadata.namespace"},
-    "replicationcontrollers": {"metadata.name", "metadata.namespace"},
-    "replicasets": {"metadata.name", "metadata.namespace"},
-    "statefulsets": {"metadata.name", "metadata.namespace"},
-    "podgroups": {"metadata.name", "metadata.namespace"},
-    "elasticquotas": {"metadata.name", "metadata.namespace"},
-    "appgroups": {"metadata.name", "metadata.namespace"},
-    "networktopologies": {"metadata.name", "metadata.namespace"},
-    "noderesourcetopologies": {"metadata.name"},
-}
-
-
 @dataclass
 class Fault:
     """One injected misbehaviour, applied to the next `times` matching requests.
@@ -146,26 +139,6 @@ class Fault:
 
 
 @dataclass
-class _Event:
-    rv: int
-    resource: str
-    type: str  # ADDED / MODIFIED / DELETED
-    old: dict[str, Any] | None
-    new: dict[str, Any]
-
-
-@dataclass
-class _Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: bytes
-    raw_query: str = ""
-    peercert: Any = None
-
-
-@dataclass
 class RequestLog:
     method: str
     path: str
@@ -173,65 +146,7 @@ class RequestLog:
     status: int = 0
 
 
-def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "Status", "apiVersion": "v1", "metadata": {},
-        "status": "Success" if code < 400 else "Failure", "code": code,
-    }
-    if message:
-        body["message"] = message
-    if reason:
-        body["reason"] = reason
-    if details:
-        body["details"] = details
-    return body
-
-
-class _HttpError(Exception):
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None):
-        super().__init__(message)
-        self.body = status_body(code, reason, message, details)
-        self.code = code
-
-
-def _parse_selector(text: str, plural: str) -> list[tuple[str, bool, str]]:
-    terms = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "!=" in part:
-            key, value = part.split("!=", 1)
-            negate = True
-        elif "==" in part:
-            key, value = part.split("==", 1)
-            negate = False
-        elif "=" in part:
-            key, value = part.split("=", 1)
-            negate = False
-        else:
-            raise _HttpError(400, "BadRequest", f"invalid field selector: {part!r}")
-        if key not in _SELECTABLE[plural]:
-            raise _HttpError(400, "BadRequest", f'field label not supported: {key}')
-        terms.append((key, negate, value))
-    return terms
-
-
-def _field(obj: dict[str, Any], dotted: str) -> str:
-    cur: Any = obj
-    for part in dotted.split("."):
-        cur = cur.get(part) if isinstance(cur, dict) else None
-    if isinstance(cur, bool):
-        return "true" if cur else "false"
-    return "" if cur is None else str(cur)
-
-
-def _matches(obj: dict[str, Any] | None, terms: list[tuple[str, bool, str]], namespace: str) -> bool:
-    if obj is None:
-        return False
-    if namespace and obj["metadata"].get("namespace") != namespace:
-        return False
-    return all((_field(obj, key) != value) if neg else (_field(obj, key) == value) for key, neg, value in terms)
-
-
-class FakeApiServer:
+class FakeApiServer(LoopbackServer):
     """The fake server. Use as a context manager, or `start()` / `stop()`."""
 
     def __init__(
@@ -255,7 +170,7 @@ class FakeApiServer:
         self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {p: {} for p in RESOURCES}
         self.rv = initial_rv
         self.compacted_rv = initial_rv
-        self.history: deque[_Event] = deque()
+        self.history: deque[WatchEvent] = deque()
         self.faults: list[Fault] = []
         self.bindings: list[tuple[str, str, str, str]] = []  # (namespace, name, uid, node) performed
         self.requests: list[RequestLog] = []
@@ -284,38 +199,8 @@ class FakeApiServer:
     def url(self) -> str:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
-    def start(self) -> FakeApiServer:
-        ready = threading.Event()
-        errors: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                asyncio.run(self._serve(ready))
-            except BaseException as exc:  # noqa: BLE001 - surfaced to start()
-                errors.append(exc)
-                ready.set()
-
-        self._thread = threading.Thread(target=run, name="fake-apiserver", daemon=True)
-        self._thread.start()
-        if not ready.wait(10) or errors:
-            raise RuntimeError(f"fake API server did not start: {errors}")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close every connection (idempotent)."""
-        if self._thread is None:
-            return
-        if self._loop is not None and self._stop is not None:
-            with contextlib.suppress(RuntimeError):  # the loop already ended
-                self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-        self._thread = None
-
-    def __enter__(self) -> FakeApiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    _thread_name = "fake-apiserver"
+    _server_name = "fake API server"
 
     def _server_ssl(self) -> ssl.SSLContext | None:
         if not self.tls:
@@ -332,22 +217,8 @@ class FakeApiServer:
             self._client_cert = self.ca.issue_cert("extender@example.test")
         return ctx
 
-    async def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._changed = asyncio.Event()
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, "127.0.0.1", 0, ssl=self._server_ssl())
-        self.port = server.sockets[0].getsockname()[1]
-        ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 2)
+    async def _listen(self) -> asyncio.Server:
+        return await asyncio.start_server(self._connection, "127.0.0.1", 0, ssl=self._server_ssl())
 
     # ---- kubeconfig ----------------------------------------------------------------------
     def kubeconfig(self, *, token: str | None = None, token_file: str | None = None,
@@ -365,12 +236,7 @@ class FakeApiServer:
             user["client-key-data"] = base64.b64encode(self._client_cert.private_key_pem.bytes()).decode()
         else:
             user["token"] = token or next(iter(self.tokens), "")
-        return {
-            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-            "clusters": [{"name": "fake-cluster", "cluster": cluster}],
-            "users": [{"name": "fake-user", "user": user}],
-            "contexts": [{"name": "fake", "context": {"cluster": "fake-cluster", "user": "fake-user"}}],
-        }
+        return kubeconfig_doc("fake", "fake-cluster", cluster, "fake-user", user)
 
     def write_kubeconfig(self, path: str | Path, **kwargs: Any) -> Path:
         path = Path(path)
@@ -378,46 +244,27 @@ class FakeApiServer:
         return path
 
     # ---- store (thread-safe) ------------------------------------------------------------
-    def _wake(self) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-
-        def notify() -> None:
-            assert self._changed is not None
-            self._changed.set()
-            self._changed = asyncio.Event()
-
-        loop.call_soon_threadsafe(notify)
-
     def _record(self, plural: str, type_: str, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
-        self.history.append(_Event(self.rv, plural, type_, old, new))
-        while len(self.history) > self.history_size:
-            self.compacted_rv = self.history.popleft().rv
+        super()._record(plural, type_, old, new)
         self._wake()
 
     def _next_rv(self) -> str:
         self.rv += 1
         return str(self.rv)
 
-    @staticmethod
-    def _key(obj: dict[str, Any]) -> tuple[str, str]:
-        meta = obj["metadata"]
-        return meta.get("namespace", ""), meta["name"]
-
     def put(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Create or replace an object (kind from `obj["kind"]`); returns the stored copy."""
         plural = KIND_TO_PLURAL[obj["kind"]]
         res = RESOURCES[plural]
         obj = copy.deepcopy(obj)
-        obj["apiVersion"] = res.api_version
+        obj["apiVersion"] = res.group_version
         meta = obj.setdefault("metadata", {})
         if res.namespaced:
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
         with self._lock:
-            key = self._key(obj)
+            key = key_of(obj)
             old = self.objects[plural].get(key)
             if old is not None and meta.get("uid") not in (None, old["metadata"]["uid"]):
                 raise ValueError(f"{key} exists with another uid; delete it first")
@@ -482,7 +329,7 @@ class FakeApiServer:
         API server never does this; the watch-order fault the extender must survive.)"""
         plural = KIND_TO_PLURAL[obj["kind"]]
         with self._lock:
-            current = self.objects[plural].get(self._key(obj))
+            current = self.objects[plural].get(key_of(obj))
             self.rv += 1
             self._record(plural, type_, current, copy.deepcopy(obj))
 
@@ -504,18 +351,18 @@ class FakeApiServer:
             else:
                 self.node_metrics.pop(name, None)
 
-    def _metrics_request(self, req: _Request) -> tuple[int, dict[str, Any]]:
+    def _metrics_request(self, req: Request) -> tuple[int, dict[str, Any]]:
         rest = req.path[len(METRICS_PREFIX):].strip("/").split("/")
         if "nodemetrics" in self.without or rest[0] != "nodes" or len(rest) > 2:
-            raise _HttpError(404, "NotFound", "the server could not find the requested resource")
+            raise HttpError(404, "the server could not find the requested resource")
         if req.method != "GET":
-            raise _HttpError(405, "MethodNotAllowed", f"{req.method} is not supported here")
+            raise HttpError(405, f"{req.method} is not supported here")
         with self._lock:
             if len(rest) == 2:
                 found = self.node_metrics.get(rest[1])
                 if found is None:
-                    raise _HttpError(404, "NotFound", f'nodemetrics.metrics.k8s.io "{rest[1]}" not found',
-                                     {"name": rest[1], "group": "metrics.k8s.io", "kind": "nodes"})
+                    raise HttpError(404, f'nodemetrics.metrics.k8s.io "{rest[1]}" not found',
+                                    details={"name": rest[1], "group": "metrics.k8s.io", "kind": "nodes"})
                 return 200, {"kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
                              **copy.deepcopy(found)}
             items = [copy.deepcopy(self.node_metrics[n]) for n in sorted(self.node_metrics)]
@@ -532,7 +379,7 @@ class FakeApiServer:
         with self._lock:
             self.faults.clear()
 
-    def _take_fault(self, req: _Request, is_watch: bool) -> Fault | None:
+    def _take_fault(self, req: Request, is_watch: bool) -> Fault | None:
         with self._lock:
             for fault in self.faults:
                 if fault.matches(req.method, req.path, req.raw_query, is_watch):
@@ -570,7 +417,7 @@ class FakeApiServer:
         self._tasks.add(task)
         try:
             while True:
-                req = await self._read_request(reader, writer)
+                req = await read_request(reader, writer)
                 if req is None or not await self._handle(req, reader, writer):
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ssl.SSLError):
@@ -584,24 +431,6 @@ class FakeApiServer:
             writer.transport.abort()
 
     @staticmethod
-    async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError:
-            return None
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, _version = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            if ":" in line:
-                k, v = line.split(":", 1)
-                headers[k.strip().lower()] = v.strip()
-        body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-        parts = urlsplit(target)
-        return _Request(method, unquote(parts.path), dict(parse_qsl(parts.query)), headers, body,
-                        parts.query, writer.get_extra_info("peercert"))
-
-    @staticmethod
     async def _respond(writer: asyncio.StreamWriter, code: int, body: dict[str, Any] | bytes,
                        headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -612,7 +441,7 @@ class FakeApiServer:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
         await writer.drain()
 
-    def _authorized(self, req: _Request) -> bool:
+    def _authorized(self, req: Request) -> bool:
         if not self.tokens and not self.client_certs:
             return True
         if req.peercert:
@@ -620,7 +449,7 @@ class FakeApiServer:
         auth = req.headers.get("authorization", "")
         return auth.startswith("Bearer ") and auth[7:] in self.tokens
 
-    async def _handle(self, req: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _handle(self, req: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Serve one request; False to close the connection."""
         is_watch = req.query.get("watch") in ("1", "true")
         entry = RequestLog(req.method, req.path, req.query)
@@ -628,7 +457,7 @@ class FakeApiServer:
             self.requests.append(entry)
         if not self._authorized(req):
             entry.status = 401
-            await self._respond(writer, 401, status_body(401, "Unauthorized", "Unauthorized"))
+            await self._respond(writer, 401, status_body(401, "Unauthorized"))
             return True
         fault = self._take_fault(req, is_watch)
         if fault is not None:
@@ -640,10 +469,10 @@ class FakeApiServer:
                 return False
             if fault.action == "status" or (fault.action == "gone" and not is_watch):
                 code = 410 if fault.action == "gone" else fault.status
-                reason = _REASONS.get(code, "InternalError")
+                reason = REASONS.get(code, "InternalError")
                 entry.status = code
                 extra = {"Retry-After": "0"} if code == 429 else None
-                await self._respond(writer, code, status_body(code, reason, f"injected {code}"), extra)
+                await self._respond(writer, code, status_body(code, f"injected {code}", reason), extra)
                 return True
         try:
             if req.path.startswith(EVENTS_PREFIX):
@@ -656,15 +485,15 @@ class FakeApiServer:
                 entry.status = code
                 await self._respond(writer, code, body)
                 return True
-            route = self._route(req.path)
-            if route[1].plural in self.without:
-                raise _HttpError(404, "NotFound", "the server could not find the requested resource")
-            if is_watch and req.method == "GET" and route[0] == "collection":
+            where = route(req.path, RESOURCES.values())
+            if where[1].plural in self.without:
+                raise HttpError(404, "the server could not find the requested resource")
+            if is_watch and req.method == "GET" and where[0] == "collection":
                 entry.status = 200
                 gone = fault is not None and fault.action == "gone"
-                return await self._watch(route[1], route[2], req, reader, writer, force_gone=gone)
-            code, body = self._dispatch(route, req)
-        except _HttpError as exc:
+                return await self._watch(where[1], where[2], req, reader, writer, force_gone=gone)
+            code, body = self._dispatch(where, req)
+        except HttpError as exc:
             code, body = exc.code, exc.body
         entry.status = code
         if fault is not None and fault.action == "lose_response":
@@ -672,86 +501,58 @@ class FakeApiServer:
         await self._respond(writer, code, body)
         return True
 
-    @staticmethod
-    def _route(path: str) -> tuple[str, Resource, str, str]:
-        """(collection|object|binding, resource, namespace, name)."""
-        for res in RESOURCES.values():
-            if not path.startswith(res.prefix + "/"):
-                continue
-            rest = path[len(res.prefix) + 1:].split("/")
-            ns = ""
-            if rest[0] == "namespaces" and len(rest) >= 3 and res.namespaced:
-                ns, rest = rest[1], rest[2:]
-            if not rest or rest[0] != res.plural:
-                continue
-            if len(rest) == 1:
-                return "collection", res, ns, ""
-            if len(rest) == 2 and (ns or not res.namespaced):
-                return "object", res, ns, rest[1]
-            if len(rest) == 3 and rest[2] == "binding" and res.plural == "pods" and ns:
-                return "binding", res, ns, rest[1]
-        raise _HttpError(404, "NotFound", "the server could not find the requested resource")
-
-    def _dispatch(self, route: tuple[str, Resource, str, str], req: _Request) -> tuple[int, dict[str, Any]]:
-        what, res, ns, name = route
+    def _dispatch(self, where: tuple[str, Resource, str, str], req: Request) -> tuple[int, dict[str, Any]]:
+        what, res, ns, name = where
         if what == "collection" and req.method == "GET":
             return 200, self._list(res, ns, req.query)
         if what == "object" and req.method == "GET":
             with self._lock:
                 obj = self.objects[res.plural].get((ns, name))
             if obj is None:
-                raise _HttpError(404, "NotFound", f'{res.plural} "{name}" not found',
-                                 {"name": name, "kind": res.plural})
+                raise HttpError(404, f'{res.plural} "{name}" not found',
+                                details={"name": name, "kind": res.plural})
             return 200, obj
         if what == "binding" and req.method == "POST":
             return 201, self._bind(ns, name, req.body)
-        raise _HttpError(405, "MethodNotAllowed", f"{req.method} is not supported here")
+        raise HttpError(405, f"{req.method} is not supported here")
 
     # ---- list ----------------------------------------------------------------------------
     def _list(self, res: Resource, ns: str, query: dict[str, str]) -> dict[str, Any]:
-        terms = _parse_selector(query.get("fieldSelector", ""), res.plural)
+        terms = parse_selector(query.get("fieldSelector", ""), selectable(res))
         limit = int(query.get("limit", "0") or 0)
         token = query.get("continue", "")
         with self._lock:
             if token:
-                try:
-                    state = json.loads(base64.urlsafe_b64decode(token.encode()))
-                    list_rv, snap_id, offset = int(state["rv"]), int(state["id"]), int(state["offset"])
-                except (ValueError, KeyError, TypeError):
-                    raise _HttpError(400, "BadRequest", "continue key is not valid") from None
+                list_rv, snap_id, offset = decode_continue(token)
                 snap = self._snapshots.get(snap_id)
                 if list_rv < self.compacted_rv or snap is None:
-                    raise _HttpError(
-                        410, "Expired",
-                        "The provided continue parameter is too old to display a consistent list "
-                        "result. You can start a new list without the continue parameter.")
+                    raise HttpError(410, CONTINUE_EXPIRED)
                 items = snap[1]
             else:
                 rv_param = query.get("resourceVersion", "")
                 if rv_param not in ("", "0") and int(rv_param) > self.rv:
-                    raise _HttpError(504, "Timeout", f"Too large resource version: {rv_param}, current: {self.rv}")
+                    raise HttpError(504, f"Too large resource version: {rv_param}, current: {self.rv}")
                 list_rv, offset = self.rv, 0
                 items = sorted(
-                    (copy.deepcopy(o) for o in self.objects[res.plural].values() if _matches(o, terms, ns)),
-                    key=self._key,
+                    (copy.deepcopy(o) for o in self.objects[res.plural].values() if matches(o, terms, ns)),
+                    key=key_of,
                 )
             page = items[offset: offset + limit] if limit > 0 else items[offset:]
             meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
             rest = len(items) - offset - len(page)
             if rest > 0:
-                snap_id = int(state["id"]) if token else next(self._snapshot_ids)
+                snap_id = snap_id if token else next(self._snapshot_ids)
                 self._snapshots[snap_id] = (list_rv, items)
-                meta["continue"] = base64.urlsafe_b64encode(json.dumps(
-                    {"rv": list_rv, "id": snap_id, "offset": offset + len(page)}).encode()).decode()
+                meta["continue"] = encode_continue(list_rv, snap_id, offset + len(page))
                 meta["remainingItemCount"] = rest
             elif token:
-                self._snapshots.pop(int(state["id"]), None)
-        return {"kind": res.kind + "List", "apiVersion": res.api_version, "metadata": meta, "items": page}
+                self._snapshots.pop(snap_id, None)
+        return {"kind": res.kind + "List", "apiVersion": res.group_version, "metadata": meta, "items": page}
 
     # ---- watch ---------------------------------------------------------------------------
-    async def _watch(self, res: Resource, ns: str, req: _Request, reader: asyncio.StreamReader,
+    async def _watch(self, res: Resource, ns: str, req: Request, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter, *, force_gone: bool = False) -> bool:
-        terms = _parse_selector(req.query.get("fieldSelector", ""), res.plural)
+        terms = parse_selector(req.query.get("fieldSelector", ""), selectable(res))
         bookmarks = req.query.get("allowWatchBookmarks") == "true"
         timeout = float(req.query.get("timeoutSeconds", "1800") or 1800)
         rv_param = req.query.get("resourceVersion", "")
@@ -766,8 +567,7 @@ class FakeApiServer:
             await writer.drain()
 
         async def gone(last: int) -> bool:
-            await send({"type": "ERROR", "object": status_body(
-                410, "Expired", f"too old resource version: {last} ({self.compacted_rv})")})
+            await send(too_old(last, self.compacted_rv))
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return False
@@ -775,7 +575,7 @@ class FakeApiServer:
         with self._lock:
             if rv_param in ("", "0"):
                 # "Start at most recent" / "any": synthetic ADDED for what exists, then changes.
-                initial = [o for o in self.objects[res.plural].values() if _matches(o, terms, ns)]
+                initial = [o for o in self.objects[res.plural].values() if matches(o, terms, ns)]
                 last = self.rv
             else:
                 initial, last = [], int(rv_param)
@@ -795,29 +595,21 @@ class FakeApiServer:
                 with self._lock:
                     if last < self.compacted_rv:
                         return await gone(last)
-                    # History is in version order: walk back from the newest (a soak keeps
-                    # thousands of events and a dozen watches).
-                    pending = []
-                    for e in reversed(self.history):
-                        if e.rv <= last:
-                            break
-                        if e.resource == res.plural:
-                            pending.append(e)
-                    pending.reverse()
+                    pending = events_since(self.history, last, res.plural)
                     last = self.rv
                 for ev in pending:
-                    out = _translate(ev, terms, ns)
+                    out = translate(ev, terms, ns)
                     if out is not None:
                         await send(out)
                 now = time.monotonic()
                 if now >= deadline:
                     if bookmarks:
-                        await send(_bookmark(res, last))
+                        await send(bookmark(res, last))
                     writer.write(b"0\r\n\r\n")
                     await writer.drain()
                     return False
                 if bookmarks and now >= next_bookmark:
-                    await send(_bookmark(res, last))
+                    await send(bookmark(res, last))
                     next_bookmark = now + self.bookmark_interval
                 wait_until = min(deadline, next_bookmark) if bookmarks else deadline
                 waiter = asyncio.ensure_future(changed.wait())
@@ -836,39 +628,24 @@ class FakeApiServer:
     # ---- binding -------------------------------------------------------------------------
     def _bind(self, ns: str, name: str, raw: bytes) -> dict[str, Any]:
         """BindingREST.Create: validate, check preconditions, set spec.nodeName."""
-        try:
-            binding = json.loads(raw)
-        except ValueError:
-            raise _HttpError(400, "BadRequest", "invalid Binding body") from None
-        meta = binding.get("metadata") or {}
-        target = binding.get("target") or {}
-        if meta.get("name") != name:
-            raise _HttpError(400, "BadRequest", "name in URL does not match name in Binding object")
-        if meta.get("namespace", ns) != ns:
-            raise _HttpError(400, "BadRequest",
-                             "the namespace of the provided object does not match the namespace sent on the request")
-        if not target.get("name"):
-            raise _HttpError(422, "Invalid", f'Binding.core "{name}" is invalid: target.name: Required value')
-        if target.get("kind", "Node") not in ("", "Node"):
-            raise _HttpError(422, "Invalid", f'Binding.core "{name}" is invalid: target.kind: Not supported')
-        node = target["name"]
+        meta, node = parse_binding(ns, name, raw)
         with self._lock:
             pod = self.objects["pods"].get((ns, name))
             if pod is None:
-                raise _HttpError(404, "NotFound", f'pods "{name}" not found', {"name": name, "kind": "pods"})
+                raise HttpError(404, f'pods "{name}" not found', details={"name": name, "kind": "pods"})
             pmeta = pod["metadata"]
             # Storage preconditions are checked before the update function runs.
             if meta.get("uid") and meta["uid"] != pmeta["uid"]:
-                raise _HttpError(409, "Conflict", (
+                raise HttpError(409, (
                     f'Operation cannot be fulfilled on pods "{name}": Precondition failed: '
                     f'UID in precondition: {meta["uid"]}, UID in object meta: {pmeta["uid"]}'),
-                    {"name": name, "kind": "pods"})
+                    details={"name": name, "kind": "pods"})
             if meta.get("resourceVersion") and meta["resourceVersion"] != pmeta["resourceVersion"]:
-                raise _HttpError(409, "Conflict", (
+                raise HttpError(409, (
                     f'Operation cannot be fulfilled on pods "{name}": Precondition failed: '
                     f'ResourceVersion in precondition: {meta["resourceVersion"]}, '
                     f'ResourceVersion in object meta: {pmeta["resourceVersion"]}'),
-                    {"name": name, "kind": "pods"})
+                    details={"name": name, "kind": "pods"})
             conflict = None
             if pmeta.get("deletionTimestamp"):
                 conflict = f"pod {name} is being deleted, cannot be assigned to a host"
@@ -877,9 +654,8 @@ class FakeApiServer:
             elif pod.get("spec", {}).get("schedulingGates"):
                 conflict = f"pod {name} has non-empty .spec.schedulingGates"
             if conflict:
-                raise _HttpError(409, "Conflict",
-                                 f'Operation cannot be fulfilled on pods/binding "{name}": {conflict}',
-                                 {"name": name, "kind": "pods/binding"})
+                raise HttpError(409, f'Operation cannot be fulfilled on pods/binding "{name}": {conflict}',
+                                details={"name": name, "kind": "pods/binding"})
 
             def assign(obj: dict[str, Any]) -> None:
                 obj.setdefault("spec", {})["nodeName"] = node
@@ -890,35 +666,35 @@ class FakeApiServer:
 
             self.update("Pod", ns, name, assign)
             self.bindings.append((ns, name, pmeta["uid"], node))
-        return status_body(201, "", "")
+        return status_body(201, "")
 
 
     # ---- events.k8s.io/v1 ----------------------------------------------------------------
-    def _event_request(self, req: _Request) -> tuple[int, dict[str, Any]]:
+    def _event_request(self, req: Request) -> tuple[int, dict[str, Any]]:
         """POST …/namespaces/{ns}/events (create, with the API's required fields) and PATCH
         …/events/{name} (a JSON merge patch, e.g. `series`); 404 for a missing Event."""
         rest = req.path[len(EVENTS_PREFIX):].split("/")
         if len(rest) < 3 or rest[0] != "namespaces" or rest[2] != "events" or len(rest) > 4:
-            raise _HttpError(404, "NotFound", "the server could not find the requested resource")
+            raise HttpError(404, "the server could not find the requested resource")
         ns = rest[1]
         try:
             doc = json.loads(req.body or b"null")
         except ValueError:
-            raise _HttpError(400, "BadRequest", "invalid JSON body") from None
+            raise HttpError(400, "invalid JSON body") from None
         if len(rest) == 3 and req.method == "POST":
             meta = (doc or {}).get("metadata") or {}
             name = meta.get("name", "")
             missing = [f for f in ("eventTime", "reportingController", "reportingInstance",
                                    "action", "reason", "regarding") if not (doc or {}).get(f)]
             if not name or missing:
-                raise _HttpError(422, "Invalid", f"Event is invalid: required: {missing or ['name']}")
+                raise HttpError(422, f"Event is invalid: required: {missing or ['name']}")
             if meta.get("namespace", ns) != ns or doc["regarding"].get("namespace", ns) != ns:
-                raise _HttpError(422, "Invalid", "Event is invalid: namespace mismatch")
+                raise HttpError(422, "Event is invalid: namespace mismatch")
             if len(doc.get("note", "").encode()) > 1024:
-                raise _HttpError(422, "Invalid", "Event is invalid: note: must have at most 1024 bytes")
+                raise HttpError(422, "Event is invalid: note: must have at most 1024 bytes")
             with self._lock:
                 if (ns, name) in self.events:
-                    raise _HttpError(409, "AlreadyExists", f'events.events.k8s.io "{name}" already exists')
+                    raise HttpError(409, f'events.events.k8s.io "{name}" already exists', "AlreadyExists")
                 doc.setdefault("metadata", {})["namespace"] = ns
                 self.events[(ns, name)] = doc
             return 201, doc
@@ -927,29 +703,10 @@ class FakeApiServer:
             with self._lock:
                 current = self.events.get((ns, name))
                 if current is None:
-                    raise _HttpError(404, "NotFound", f'events.events.k8s.io "{name}" not found')
+                    raise HttpError(404, f'events.events.k8s.io "{name}" not found')
                 self.event_patches.append((ns, name, doc))
                 for key, value in (doc or {}).items():
                     current[key] = value
                 return 200, copy.deepcopy(current)
-        raise _HttpError(405, "MethodNotAllowed", f"{req.method} is not supported here")
+        raise HttpError(405, f"{req.method} is not supported here")
 
-
-def _bookmark(res: Resource, rv: int) -> dict[str, Any]:
-    return {"type": "BOOKMARK",
-            "object": {"kind": res.kind, "apiVersion": res.api_version,
-                       "metadata": {"resourceVersion": str(rv)}}}
-
-
-def _translate(ev: _Event, terms: list[tuple[str, bool, str]], ns: str) -> dict[str, Any] | None:
-    """The event a watcher with this selector sees (the apiserver's filtered watch rules)."""
-    was, now = _matches(ev.old, terms, ns), _matches(ev.new, terms, ns)
-    if ev.type == "DELETED":
-        return {"type": "DELETED", "object": ev.new} if was else None
-    if was and now:
-        return {"type": "MODIFIED", "object": ev.new}
-    if now:
-        return {"type": "ADDED", "object": ev.new}
-    if was:
-        return {"type": "DELETED", "object": ev.new}
-    return None
