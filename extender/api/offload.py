@@ -49,6 +49,21 @@ class Busy(Exception):
     """No large-request slot became free in time."""
 
 
+class _Slots:
+    """A semaphore of `size` slots, made anew for each event loop (tests run several)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.waiting = 0
+        self._semaphore: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def on(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        if self._semaphore is None or self._loop is not loop:
+            self._semaphore, self._loop = asyncio.Semaphore(self.size), loop
+        return self._semaphore
+
+
 class Offloader:
     """The worker thread and the one-large-request slot."""
 
@@ -57,12 +72,9 @@ class Offloader:
         self.threshold = threshold
         self.slot_wait = slot_wait
         self.running = 0  # large requests in the worker (0 or 1)
-        self.waiting = 0  # large requests waiting for the slot
         self._executor: ThreadPoolExecutor | None = None
-        self._slot: asyncio.Semaphore | None = None
-        self._slot_loop: asyncio.AbstractEventLoop | None = None
-        self._medium: asyncio.Semaphore | None = None
-        self._medium_loop: asyncio.AbstractEventLoop | None = None
+        self._large_slot = _Slots(1)
+        self._medium_slots = _Slots(MEDIUM_SLOTS)
         self._local = threading.local()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -75,42 +87,34 @@ class Offloader:
         """Whether a body that is not large takes one of the `MEDIUM_SLOTS`."""
         return size is not None and size > MEDIUM_BYTES
 
-    @contextlib.asynccontextmanager
-    async def medium_slot(self) -> AsyncIterator[None]:
+    def medium_slot(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold one of the medium-body slots; raises `Busy` after `slot_wait` seconds."""
-        loop = asyncio.get_running_loop()
-        if self._medium is None or self._medium_loop is not loop:
-            self._medium, self._medium_loop = asyncio.Semaphore(MEDIUM_SLOTS), loop
-        medium = self._medium
-        try:
-            async with asyncio.timeout(self.slot_wait):
-                await medium.acquire()
-        except TimeoutError:
-            raise Busy(f"busy with {MEDIUM_SLOTS} other requests for {self.slot_wait:g}s") from None
-        try:
-            yield
-        finally:
-            medium.release()
+        return self._held(self._medium_slots, f"busy with {MEDIUM_SLOTS} other requests")
+
+    def slot(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold the one large-request slot; raises `Busy` after `slot_wait` seconds."""
+        return self._held(self._large_slot, "busy with another large request")
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold the one large-request slot; raises `Busy` after `slot_wait` seconds."""
-        loop = asyncio.get_running_loop()
-        if self._slot is None or self._slot_loop is not loop:
-            self._slot, self._slot_loop = asyncio.Semaphore(1), loop
-        slot = self._slot
-        self.waiting += 1
+    async def _held(self, slots: _Slots, busy: str) -> AsyncIterator[None]:
+        semaphore = slots.on(asyncio.get_running_loop())
+        slots.waiting += 1
         try:
             async with asyncio.timeout(self.slot_wait):
-                await slot.acquire()
+                await semaphore.acquire()
         except TimeoutError:
-            raise Busy(f"busy with another large request for {self.slot_wait:g}s") from None
+            raise Busy(f"{busy} for {self.slot_wait:g}s") from None
         finally:
-            self.waiting -= 1
+            slots.waiting -= 1
         try:
             yield
         finally:
-            slot.release()
+            semaphore.release()
+
+    @property
+    def waiting(self) -> int:
+        """Large requests waiting for the slot."""
+        return self._large_slot.waiting
 
     async def run(self, gate: StateGate, work: Coroutine[Any, Any, T]) -> T:
         """Run the coroutine `work` to completion in the worker thread; the state behind
