@@ -130,6 +130,7 @@ class SchedulingRequest:
 
 def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> SchedulingRequest:
     """Decode a filter/prioritize body into the pod's view and its candidate nodes."""
+    runtime.state.table.sync()
     listed, args = _known_list(body, runtime.state)
     if args is None:
         args = decode(body, wire.SchedulingArgs)
@@ -159,7 +160,6 @@ _NULL = msgspec.Raw(b"null")
 def _known_list(body: bytes, state: ClusterState) -> tuple[NameList | None, wire.SchedulingArgs | None]:
     """A body ending with a remembered NodeNames list, decoded without it (see
     `RowReplies.split`); (None, None) when it does not, or its head does not read alone."""
-    state.table.sync()
     found = replies_for(state.table).split(body, state.table)
     if found is None:
         return None, None
@@ -176,7 +176,6 @@ def _known_list(body: bytes, state: ClusterState) -> tuple[NameList | None, wire
 
 def _listed(raw: msgspec.Raw, runtime: Runtime) -> Candidates:
     state = runtime.state
-    state.table.sync()
     try:
         listed, names = replies_for(state.table).resolve(raw, state.table)
     except msgspec.DecodeError as exc:

@@ -25,7 +25,11 @@ from extender.api.preemptreply import encode_outcome, finish
 from extender.api.runtime import Runtime
 from extender.api.verb import decode, limit_candidates, pod_view
 from extender.engine.preemption import PreemptionMemo, SelectorMatches
-from extender.engine.preemption.process import BatchOutcome, process_preemption_batch
+from extender.engine.preemption.process import (
+    BatchOutcome,
+    grouped_proposals,
+    process_preemption_batch,
+)
 
 error_reply = error_response
 
@@ -40,13 +44,7 @@ _uid = attrgetter("UID")
 
 def proposals(args: wire.ExtenderPreemptionArgs) -> dict[str, list[str]]:
     """node name → proposed victim UIDs, from whichever form the scheduler sent."""
-    names, uids, lengths = flat_proposals(args)
-    found: dict[str, list[str]] = {}
-    start = 0
-    for name, length in zip(names, lengths, strict=True):
-        found[name] = uids[start:start + length]
-        start += length
-    return found
+    return grouped_proposals(*flat_proposals(args))
 
 
 def flat_proposals(args: wire.ExtenderPreemptionArgs) -> tuple[list[str], list[str], list[int]]:

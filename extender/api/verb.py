@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -103,10 +104,9 @@ async def _answer(request: Request, runtime: Runtime, handler: Handler, record: 
     the state held still) for a large one."""
     size = declared_length(request, runtime.max_body)
     if not (offload and runtime.offload.is_large(size)):
-        if not runtime.offload.is_medium(size):
-            return await handler(runtime, await read_body(request, runtime.max_body,
-                                                          runtime.body_timeout), record)
-        async with runtime.offload.medium_slot():
+        held = runtime.offload.medium_slot() if runtime.offload.is_medium(size) \
+            else contextlib.nullcontext()
+        async with held:
             return await handler(runtime, await read_body(request, runtime.max_body,
                                                           runtime.body_timeout), record)
     async with runtime.offload.slot():

@@ -64,8 +64,8 @@ from extender.engine.runner import FilterPass, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
-__all__ = ["FITS_AS_IS", "BatchOutcome", "DropReason", "PreemptionOutcome", "process_preemption",
-           "process_preemption_batch"]
+__all__ = ["FITS_AS_IS", "BatchOutcome", "DropReason", "PreemptionOutcome", "grouped_proposals",
+           "process_preemption", "process_preemption_batch"]
 
 
 def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
@@ -126,12 +126,19 @@ def process_preemption_batch(profile: Profile, pod: PodView, names: Sequence[str
             if found is not None:
                 return found
     if proposals is None:
-        proposals = {}
-        start = 0
-        for name, length in zip(names, lengths, strict=True):
-            proposals[name] = list(uids[start:start + length])
-            start += length
+        proposals = grouped_proposals(names, uids, lengths)
     return _process(profile, pod, proposals, state, now, selector_matches, memo, True, request)
+
+
+def grouped_proposals(names: Sequence[str], uids: Sequence[str],
+                      lengths: Sequence[int]) -> dict[str, list[str]]:
+    """Flat proposals (as `process_preemption_batch` takes them) as node name -> UIDs."""
+    found: dict[str, list[str]] = {}
+    start = 0
+    for name, length in zip(names, lengths, strict=True):
+        found[name] = list(uids[start:start + length])
+        start += length
+    return found
 
 
 class _Request:
