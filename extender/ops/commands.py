@@ -108,18 +108,24 @@ def _http_timeout(args: argparse.Namespace) -> str | float:
     """The httpTimeout to render: the flag, else what the policy's Permit wait needs, else 5s."""
     if args.http_timeout is not None:
         return str(args.http_timeout)
-    if args.policy is None:
+    return policy_http_timeout(args.policy, args.bind_deadline)
+
+
+def policy_http_timeout(policy: str | Path | None, bind_deadline: float = 4.0) -> str | float:
+    """The httpTimeout kube-scheduler needs for an extender serving `policy`: long enough for
+    a bind held at Coscheduling's Permit when the policy enables it, else 5s."""
+    if policy is None:
         return "5s"
     from extender.engine.policy import load_policy
     from extender.engine.profile import build_profile
     from extender.state.permit import http_timeout_for
 
-    profile = build_profile(load_policy(args.policy))
+    profile = build_profile(load_policy(policy))
     coscheduling = next((p for p in profile.filters if p.name == "Coscheduling"), None)
     if coscheduling is None:
         return "5s"
     wait = coscheduling.manager.args.permit_waiting_time_seconds  # type: ignore[union-attr]
-    return max(5.0, http_timeout_for(wait, args.bind_deadline))
+    return max(5.0, http_timeout_for(wait, bind_deadline))
 
 
 def run_render_config(args: argparse.Namespace) -> int:

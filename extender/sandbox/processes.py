@@ -1,0 +1,130 @@
+"""Background processes of a sandbox: started detached (their own session, output to a log
+file), recorded in the state directory so that a later `extender sandbox down` — another
+process — finds and stops them, and nothing is left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Process:
+    name: str
+    pid: int
+    argv: list[str]
+    log: str
+    started: float
+
+    def alive(self) -> bool:
+        """Running and still the process we started (a pid may be reused)."""
+        try:
+            cmdline = Path(f"/proc/{self.pid}/cmdline").read_bytes()
+        except OSError:
+            try:
+                os.kill(self.pid, 0)
+            except OSError:
+                return False
+            return True
+        if not cmdline:  # a zombie: exited, not yet reaped
+            return False
+        return cmdline.split(b"\0", 1)[0].decode(errors="replace") == self.argv[0]
+
+
+class Registry:
+    """The processes of one state directory, in start order (`processes.json`)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.file = state_dir / "processes.json"
+        self.logs = state_dir / "logs"
+
+    def load(self) -> list[Process]:
+        try:
+            raw = json.loads(self.file.read_text())
+        except (OSError, ValueError):
+            return []
+        return [Process(**item) for item in raw]
+
+    def _save(self, processes: Sequence[Process]) -> None:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.file.with_suffix(".tmp")
+        tmp.write_text(json.dumps([asdict(p) for p in processes], indent=1))
+        os.replace(tmp, self.file)
+
+    def running(self) -> list[Process]:
+        return [p for p in self.load() if p.alive()]
+
+    def get(self, name: str) -> Process | None:
+        return next((p for p in self.load() if p.name == name), None)
+
+    def spawn(self, name: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+              cwd: Path | None = None) -> Process:
+        """Start `argv` detached, its output appended to `logs/<name>.log`."""
+        if (old := self.get(name)) is not None and old.alive():
+            raise RuntimeError(f"{name} is already running (pid {old.pid})")
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = self.logs / f"{name}.log"
+        with open(log, "ab") as out:
+            child = subprocess.Popen(
+                list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, env=dict(env) if env is not None else None,
+                cwd=cwd)
+        proc = Process(name, child.pid, list(argv), str(log), time.time())
+        self._save([p for p in self.load() if p.name != name] + [proc])
+        return proc
+
+    def stop(self, name: str, *, timeout: float = 10.0) -> bool:
+        """Stop one process (SIGTERM to its group, SIGKILL after `timeout`); True if it ran."""
+        proc = self.get(name)
+        if proc is None:
+            return False
+        ran = _terminate(proc, timeout)
+        self._save([p for p in self.load() if p.name != name])
+        return ran
+
+    def stop_all(self, *, timeout: float = 10.0) -> list[str]:
+        """Stop every process, newest first; the names of those that were running."""
+        stopped = []
+        for proc in reversed(self.load()):
+            if _terminate(proc, timeout):
+                stopped.append(proc.name)
+            self._save([p for p in self.load() if p.name != proc.name])
+        self.file.unlink(missing_ok=True)
+        return stopped
+
+
+def _terminate(proc: Process, timeout: float) -> bool:
+    if not proc.alive():
+        return False
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            os.kill(proc.pid, sig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                # Reap it if it is our child (tests start the sandbox in-process).
+                os.waitpid(proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            if not proc.alive():
+                return True
+            time.sleep(0.05)
+    return True
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -1,0 +1,321 @@
+"""Helpers for the end-to-end tests against a real control plane (`extender sandbox`).
+
+`Kube` is a synchronous JSON client of the sandbox's API server (objects as dicts); `Watch`
+follows a collection in a background thread and keeps every event, so a test can check an
+invariant over everything that happened (no partial gang, no quota over its max), not only at
+the end. `Scenario` gives a test its own nodes, namespace, kube-scheduler and extender, and
+removes them afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from extender.kube.config import load_kubeconfig
+from extender.sandbox.api import ApiError, path
+from extender.sandbox.controlplane import ExtenderEndpoint, Sandbox, SchedulerOptions
+
+
+class Kube:
+    """Synchronous calls to the API server a kubeconfig names."""
+
+    def __init__(self, kubeconfig: str | Path) -> None:
+        config = load_kubeconfig(str(kubeconfig))
+        ctx = config.ssl_context()
+        self._http = httpx.Client(base_url=config.server, verify=ctx if ctx else True,
+                                  timeout=30.0, trust_env=False)
+        self.kubeconfig = str(kubeconfig)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, url: str, body: Any = None, *, params: Any = None,
+                content_type: str = "application/json", ok: Iterable[int] = (200, 201)) -> Any:
+        resp = self._http.request(method, url, params=params,
+                                  content=None if body is None else json.dumps(body),
+                                  headers={"Content-Type": content_type})
+        if resp.status_code not in tuple(ok):
+            try:
+                status = resp.json()
+            except ValueError:
+                status = {"message": resp.text}
+            raise ApiError(resp.status_code, str(status.get("reason", "")),
+                           str(status.get("message", "")))
+        return resp.json() if resp.content else None
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        return self.request("POST", path(obj["kind"], meta.get("namespace") or "default"), obj)
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+        return self.request("GET", path(kind, namespace, name))
+
+    def list(self, kind: str, namespace: str | None = None, **params: str) -> list[dict[str, Any]]:
+        return self.request("GET", path(kind, namespace), params=params).get("items") or []
+
+    def patch(self, kind: str, name: str, patch: Any, namespace: str | None = None,
+              sub: str | None = None) -> Any:
+        return self.request("PATCH", path(kind, namespace, name, sub), patch,
+                            content_type="application/merge-patch+json")
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, *,
+               grace: int | None = 0) -> None:
+        body = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace is not None:
+            body["gracePeriodSeconds"] = grace
+        self.request("DELETE", path(kind, namespace, name), body, ok=(200, 202, 404))
+
+    def apply_yaml(self, text: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        out = []
+        for doc in yaml.safe_load_all(text):
+            if not doc:
+                continue
+            if namespace and KINDS_NAMESPACED(doc["kind"]):
+                doc.setdefault("metadata", {})["namespace"] = namespace
+            out.append(self.create(doc))
+        return out
+
+    def pods(self, namespace: str, **params: str) -> list[dict[str, Any]]:
+        return self.list("Pod", namespace, **params)
+
+    def events_for(self, namespace: str, pod: str) -> list[dict[str, Any]]:
+        return self.list("Event", namespace,
+                         fieldSelector=f"involvedObject.name={pod},involvedObject.kind=Pod")
+
+    def scheduler_messages(self, namespace: str, pod: str, reporter: str,
+                           reason: str = "FailedScheduling") -> list[str]:
+        """The messages of `pod`'s events with `reason` written by `reporter` (kube-scheduler
+        reports as its profile's schedulerName; the extender as `scheduler-extender`)."""
+        return [e.get("message", "") for e in self.events_for(namespace, pod)
+                if e.get("reason") == reason and e.get("reportingComponent") == reporter]
+
+
+def KINDS_NAMESPACED(kind: str) -> bool:  # noqa: N802 - reads as a predicate on a kind
+    from extender.sandbox.api import KINDS
+
+    return KINDS[kind][2]
+
+
+def wait_until(condition: Callable[[], Any], *, timeout: float, interval: float = 0.2,
+               what: str = "condition") -> Any:
+    """Poll `condition` until truthy; AssertionError naming `what` (and the last value)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        last = condition()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; "
+                                 f"last: {last!r}")
+        time.sleep(interval)
+
+
+def bound(pods: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """pod name -> node, for the pods bound to a node."""
+    return {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods
+            if p.get("spec", {}).get("nodeName")}
+
+
+def node(name: str, *, cpu: str = "4", memory: str = "16Gi", pods: str = "110",
+         labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None,
+         extended: dict[str, str] | None = None) -> dict[str, Any]:
+    capacity = {"cpu": cpu, "memory": memory, "pods": pods, **(extended or {})}
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = taints
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  **(labels or {})}},
+            "spec": spec,
+            "status": {"capacity": capacity, "allocatable": dict(capacity)}}
+
+
+def pod(name: str, namespace: str, scheduler: str, *, cpu: str = "100m", memory: str = "128Mi",
+        labels: dict[str, str] | None = None, priority_class: str | None = None,
+        extended: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    requests = {"cpu": cpu, "memory": memory, **(extended or {})}
+    body: dict[str, Any] = {
+        "schedulerName": scheduler, "terminationGracePeriodSeconds": 0,
+        "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": requests,
+                                      **({"limits": dict(extended)} if extended else {})}}],
+        **spec}
+    if priority_class:
+        body["priorityClassName"] = priority_class
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+            "spec": body}
+
+
+class Watch:
+    """Every event of a collection from now on, gathered by a background thread."""
+
+    def __init__(self, kube: Kube, url: str, **params: str) -> None:
+        self.events: list[tuple[float, str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        listing = kube.request("GET", url, params=params)
+        self._version = listing["metadata"]["resourceVersion"]
+        self.initial = listing.get("items") or []
+        self._kube = kube
+        self._url = url
+        self._params = params
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._opened = threading.Event()
+        self._thread.start()
+        if not self._opened.wait(10):
+            raise AssertionError(f"watch of {url} did not open")
+
+    def _run(self) -> None:
+        params = {**self._params, "watch": "1", "resourceVersion": self._version,
+                  "allowWatchBookmarks": "true"}
+        while not self._stop.is_set():
+            try:
+                with self._kube._http.stream("GET", self._url, params=params,
+                                             timeout=httpx.Timeout(30, read=5)) as resp:
+                    self._opened.set()
+                    for line in resp.iter_lines():
+                        if not line.strip():
+                            continue
+                        event = json.loads(line)
+                        obj = event["object"]
+                        params["resourceVersion"] = obj["metadata"]["resourceVersion"]
+                        if event["type"] != "BOOKMARK":
+                            with self._lock:
+                                self.events.append((time.monotonic(), event["type"], obj))
+                        if self._stop.is_set():
+                            return
+            except httpx.ReadTimeout:
+                continue
+            except httpx.HTTPError:
+                if self._stop.is_set():
+                    return
+                time.sleep(0.2)
+
+    def snapshot(self) -> list[tuple[float, str, dict[str, Any]]]:
+        with self._lock:
+            return list(self.events)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+@dataclass
+class Scenario:
+    """One test's slice of the shared sandbox: its nodes, namespaces, kube-scheduler and
+    extender (`scheduler` is the profile name its pods select)."""
+
+    sandbox: Sandbox
+    kube: Kube
+    name: str
+    scheduler: str = ""
+    namespaces: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    components: list[str] = field(default_factory=list)
+    extender: ExtenderEndpoint | None = None
+
+    def __post_init__(self) -> None:
+        self.scheduler = self.scheduler or f"e2e-{self.name}"
+
+    def namespace(self, name: str | None = None) -> str:
+        ns = name or f"{self.name}-{uuid.uuid4().hex[:6]}"
+        self.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        self.namespaces.append(ns)
+        wait_until(lambda: self._has_default_sa(ns), timeout=30,
+                   what=f"the default ServiceAccount of {ns}")
+        return ns
+
+    def _has_default_sa(self, ns: str) -> bool:
+        try:
+            self.kube.get("ServiceAccount", "default", ns)
+            return True
+        except ApiError:
+            return False
+
+    def add_nodes(self, *nodes: dict[str, Any]) -> None:
+        for n in nodes:
+            self.kube.create(n)
+            self.nodes.append(n["metadata"]["name"])
+
+        def ready() -> bool:
+            have = {n["metadata"]["name"]: n for n in self.kube.list("Node")}
+            return all(name in have and any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in have[name].get("status", {}).get("conditions") or [])
+                for name in (x["metadata"]["name"] for x in nodes))
+        wait_until(ready, timeout=30, what="the scenario's nodes to be Ready")
+
+    def start(self, *, policy: str | Path | None = None, extender_args: Iterable[str] = (),
+              options: SchedulerOptions | None = None, tls: bool = False,
+              with_extender: bool = True, record: Path | None = None) -> None:
+        """This scenario's extender (with `policy`) and kube-scheduler (profile
+        `self.scheduler`)."""
+        args = list(extender_args)
+        if record is not None:
+            args += ["--record", str(record)]
+        if with_extender:
+            policy_path = None
+            if policy is not None:
+                policy_path = Path(policy)
+                if not policy_path.exists():  # inline YAML
+                    policy_path = self.sandbox.state_dir / f"{self.name}-policy.yaml"
+                    policy_path.write_text(str(policy))
+            name = f"extender-{self.name}"
+            self.extender = self.sandbox.start_extender(policy=policy_path, args=args,
+                                                        name=name, tls=tls)
+            self.components.append(name)
+        else:
+            policy_path = None
+        options = options or SchedulerOptions()
+        options.scheduler_names = (self.scheduler,)
+        name = f"kube-scheduler-{self.name}"
+        self.sandbox.start_scheduler(self.extender if with_extender else None, options,
+                                     policy=policy_path, name=name)
+        self.components.append(name)
+
+    def start_plain_scheduler(self, profile: str) -> None:
+        """A second kube-scheduler without the extender, for pods with `schedulerName:
+        profile`: what in-tree plugins alone decide."""
+        name = f"kube-scheduler-{self.name}-plain"
+        self.sandbox.start_scheduler(None, SchedulerOptions(scheduler_names=(profile,)),
+                                     name=name)
+        self.components.append(name)
+
+    def extender_counts(self) -> dict[str, int]:
+        """Requests the scenario's extender answered, per verb (from its /metrics)."""
+        assert self.extender is not None
+        text = httpx.get(f"{self.extender.url}/metrics", timeout=5, trust_env=False).text
+        counts: dict[str, int] = {}
+        for line in text.splitlines():
+            if line.startswith("extender_requests_total{"):
+                labels, value = line.rsplit(" ", 1)
+                verb = labels.split('verb="', 1)[1].split('"', 1)[0]
+                counts[verb] = counts.get(verb, 0) + int(float(value))
+        return counts
+
+    def stop_extender(self) -> None:
+        if self.extender is not None:
+            self.sandbox.stop(self.extender.name)
+
+    def cleanup(self) -> None:
+        for name in reversed(self.components):
+            self.sandbox.stop(name)
+        for ns in self.namespaces:
+            for p in self.kube.pods(ns):
+                self.kube.delete("Pod", p["metadata"]["name"], ns, grace=0)
+            self.kube.delete("Namespace", ns, grace=None)
+        for n in self.nodes:
+            self.kube.delete("Node", n, grace=None)
+

@@ -1,0 +1,50 @@
+"""A real kube-scheduler places pods where only the extender's plugins would put them."""
+
+from __future__ import annotations
+
+import pytest
+
+from extender.sandbox.controlplane import SchedulerOptions
+from tests.e2e.realcluster import Scenario, bound, node, pod, wait_until
+
+pytestmark = pytest.mark.e2e
+
+# NodeResourcesAllocatable (scheduler-plugins) in Least mode: the smallest node first. No
+# in-tree plugin scores allocatable alone; LeastAllocated prefers the big, emptier node.
+SMALLEST_FIRST = """
+apiVersion: scheduler-extender/v1
+kind: ExtenderPolicy
+plugins:
+  filter:
+    enabled: [{name: NodeResourcesFit}]
+  score:
+    enabled: [{name: NodeResourcesAllocatable, weight: 1}]
+pluginConfig:
+  - name: NodeResourcesAllocatable
+    args: {mode: Least}
+"""
+
+
+@pytest.mark.parametrize("node_cache", [True, False], ids=["names", "nodes"])
+def test_extender_decides_placement(scenario: Scenario, node_cache: bool) -> None:
+    kube = scenario.kube
+    small, big = f"{scenario.name}-small", f"{scenario.name}-big"
+    scenario.add_nodes(node(small, cpu="2", memory="4Gi"), node(big, cpu="32", memory="128Gi"))
+    ns = scenario.namespace()
+    args = [] if node_cache else ["--nodes-form"]
+    scenario.start(policy=SMALLEST_FIRST, extender_args=args,
+                   options=SchedulerOptions(weight=5, node_cache=node_cache))
+    plain = f"{scenario.scheduler}-plain"
+    scenario.start_plain_scheduler(plain)
+
+    for i in range(3):
+        kube.create(pod(f"with-{i}", ns, scenario.scheduler))
+        kube.create(pod(f"alone-{i}", ns, plain))
+    placed = wait_until(lambda: len(b := bound(kube.pods(ns))) == 6 and b, timeout=60,
+                        what="all six pods bound")
+
+    assert {placed[f"with-{i}"] for i in range(3)} == {small}
+    assert {placed[f"alone-{i}"] for i in range(3)} == {big}
+    # Each pod went through the extender's filter, prioritize and bind exactly once.
+    counts = scenario.extender_counts()
+    assert counts == {"filter": 3, "prioritize": 3, "bind": 3}, counts
