@@ -84,6 +84,7 @@ class SchedulerOptions:
     ignorable: bool = False
     http_timeout: str | float | None = None  # None: what render-config computes for the policy
     managed_resources: Sequence[str] = ()
+    ignored_by_scheduler: bool = False
     scheduler_names: Sequence[str] = SCHEDULER_NAMES
     qps: float = 50.0
     burst: int = 100
@@ -374,6 +375,7 @@ class Sandbox:
             text = render_config(
                 extender.url, verbs=options.verbs, weight=options.weight,
                 node_cache=options.node_cache, managed_resources=options.managed_resources,
+                ignored_by_scheduler=options.ignored_by_scheduler,
                 timeout=timeout, tls=tls, ignorable=options.ignorable,
                 scheduler_name=options.scheduler_names[0], leader_election=False,
                 kubeconfig=str(kubeconfig))

@@ -15,6 +15,9 @@ from tests.e2e.realcluster import Kube, Scenario
 
 #: Which Kubernetes release the e2e tests run (the newest that builds, by default).
 VERSION_ENV = "EXTENDER_E2E_KUBERNETES_VERSION"
+#: A directory: every scenario's extender records into <it>/<scenario>/ (`serve --record`);
+#: `python -m tests.e2e.record` sets it and keeps the recordings as contract fixtures.
+RECORD_ENV = "EXTENDER_E2E_RECORD"
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +58,9 @@ def scenario(request: pytest.FixtureRequest, sandbox, kube: Kube) -> Iterator[Sc
     name = request.node.name.removeprefix("test_").replace("_", "-")[:30].rstrip("-").lower()
     name = "".join(c if c.isalnum() or c == "-" else "-" for c in name)
     case = Scenario(sandbox, kube, name)
+    root = os.environ.get(RECORD_ENV)
+    if root:
+        case.record_into(Path(root), request.node.nodeid, sandbox.binaries)
     try:
         yield case
     finally:

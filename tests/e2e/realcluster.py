@@ -9,7 +9,9 @@ removes them afterwards.
 
 from __future__ import annotations
 
+import itertools
 import json
+import shutil
 import threading
 import time
 import uuid
@@ -98,6 +100,14 @@ class Kube:
         reports as its profile's schedulerName; the extender as `scheduler-extender`)."""
         return [e.get("message", "") for e in self.events_for(namespace, pod)
                 if e.get("reason") == reason and e.get("reportingComponent") == reporter]
+
+
+def scenario_dir_name(test_id: str) -> str:
+    """A scenario's recording directory: the test's name without `test_`, its parameters
+    kept (`test_extender_decides_placement[names]` -> `extender-decides-placement-names`)."""
+    name = test_id.rpartition("::")[2].removeprefix("test_").lower()
+    name = "".join(c if c.isalnum() else "-" for c in name)
+    return "-".join(part for part in name.split("-") if part)
 
 
 def KINDS_NAMESPACED(kind: str) -> bool:  # noqa: N802 - reads as a predicate on a kind
@@ -224,10 +234,32 @@ class Scenario:
     namespaces: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     components: list[str] = field(default_factory=list)
+    #: Other objects to delete afterwards: (kind, name[, namespace]).
+    cleanups: list[tuple[str, ...]] = field(default_factory=list)
     extender: ExtenderEndpoint | None = None
+    #: Where this scenario's extenders record (`serve --record`), with the configuration each
+    #: kube-scheduler calling them ran with; None: no recording (`record_into`).
+    record_dir: Path | None = None
 
     def __post_init__(self) -> None:
         self.scheduler = self.scheduler or f"e2e-{self.name}"
+
+    def record_into(self, root: Path, test_id: str, binaries: Any) -> Path:
+        """Record this scenario into root/<scenario>/ (named after the test, its parameters
+        included), with `scenario.json`: the test and the Kubernetes release it ran."""
+        base = scenario_dir_name(test_id)
+        target = root / base
+        for n in itertools.count(2):
+            if not target.exists():
+                break
+            target = root / f"{base}-{n}"
+        target.mkdir(parents=True)
+        (target / "scenario.json").write_text(json.dumps({
+            "scenario": target.name, "test": test_id, "kubernetes": binaries.version,
+            "kubeScheduler": str(binaries.path("kube-scheduler")),
+            "sandboxStateDir": str(self.sandbox.state_dir)}, indent=1) + "\n")
+        self.record_dir = target
+        return target
 
     def namespace(self, name: str | None = None) -> str:
         ns = name or f"{self.name}-{uuid.uuid4().hex[:6]}"
@@ -263,6 +295,8 @@ class Scenario:
         """This scenario's extender (with `policy`) and kube-scheduler (profile
         `self.scheduler`)."""
         args = list(extender_args)
+        if record is None and with_extender:
+            record = self.record_dir
         if record is not None:
             args += ["--record", str(record)]
         if with_extender:
@@ -273,17 +307,26 @@ class Scenario:
                     policy_path = self.sandbox.state_dir / f"{self.name}-policy.yaml"
                     policy_path.write_text(str(policy))
             name = f"extender-{self.name}"
-            self.extender = self.sandbox.start_extender(policy=policy_path, args=args,
-                                                        name=name, tls=tls)
+            self._extender_start = {"policy": policy_path, "args": args, "name": name,
+                                    "tls": tls}
+            self.extender = self.sandbox.start_extender(**self._extender_start)
             self.components.append(name)
         else:
             policy_path = None
         options = options or SchedulerOptions()
         options.scheduler_names = (self.scheduler,)
         name = f"kube-scheduler-{self.name}"
-        self.sandbox.start_scheduler(self.extender if with_extender else None, options,
-                                     policy=policy_path, name=name)
+        config = self.sandbox.start_scheduler(self.extender if with_extender else None, options,
+                                              policy=policy_path, name=name)
         self.components.append(name)
+        if record is not None and with_extender:
+            # The configuration this kube-scheduler calls the recording extender with.
+            target = record / "kube-scheduler-config.yaml"
+            for n in itertools.count(2):
+                if not target.exists():
+                    break
+                target = record / f"kube-scheduler-config-{n}.yaml"
+            shutil.copyfile(config, target)
 
     def start_plain_scheduler(self, profile: str) -> None:
         """A second kube-scheduler without the extender, for pods with `schedulerName:
@@ -293,17 +336,25 @@ class Scenario:
                                      name=name)
         self.components.append(name)
 
-    def extender_counts(self) -> dict[str, int]:
-        """Requests the scenario's extender answered, per verb (from its /metrics)."""
+    def extender_counts(self, metric: str = "extender_requests_total",
+                        label: str = "verb") -> dict[str, int]:
+        """A counter of the scenario's extender (its /metrics), summed by one label:
+        by default the requests it answered, per verb."""
         assert self.extender is not None
         text = httpx.get(f"{self.extender.url}/metrics", timeout=5, trust_env=False).text
         counts: dict[str, int] = {}
         for line in text.splitlines():
-            if line.startswith("extender_requests_total{"):
+            if line.startswith(metric + "{"):
                 labels, value = line.rsplit(" ", 1)
-                verb = labels.split('verb="', 1)[1].split('"', 1)[0]
-                counts[verb] = counts.get(verb, 0) + int(float(value))
+                key = labels.split(f'{label}="', 1)[1].split('"', 1)[0]
+                counts[key] = counts.get(key, 0) + int(float(value))
         return counts
+
+    def restart_extender(self) -> None:
+        """Start the scenario's extender again, as it was, on the same port."""
+        assert self.extender is not None
+        self.extender = self.sandbox.start_extender(**self._extender_start,
+                                                    port=self.extender.port)
 
     def stop_extender(self) -> None:
         if self.extender is not None:
@@ -318,4 +369,6 @@ class Scenario:
             self.kube.delete("Namespace", ns, grace=None)
         for n in self.nodes:
             self.kube.delete("Node", n, grace=None)
+        for kind, name, *namespace in self.cleanups:
+            self.kube.delete(kind, name, namespace[0] if namespace else None, grace=None)
 
