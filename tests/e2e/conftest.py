@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,9 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from extender.sandbox.controlplane import Sandbox
 
     try:
-        built = build(os.environ.get(VERSION_ENV) or DEFAULT_VERSION, progress=lambda _: None)
+        # Progress to the real stderr: a cold build takes minutes, and CI's log should say why.
+        built = build(os.environ.get(VERSION_ENV) or DEFAULT_VERSION,
+                      progress=lambda line: print(line, file=sys.__stderr__, flush=True))
     except BuildError as exc:
         pytest.fail(f"extender sandbox build failed: {exc}")
     state = tmp_path_factory.mktemp("sandbox")
@@ -60,7 +63,7 @@ def scenario(request: pytest.FixtureRequest, sandbox, kube: Kube) -> Iterator[Sc
     case = Scenario(sandbox, kube, name)
     root = os.environ.get(RECORD_ENV)
     if root:
-        case.record_into(Path(root), request.node.nodeid, sandbox.binaries)
+        case.record_into(Path(root).resolve(), request.node.nodeid, sandbox.binaries)
     try:
         yield case
     finally:

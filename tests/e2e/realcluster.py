@@ -131,6 +131,16 @@ def wait_until(condition: Callable[[], Any], *, timeout: float, interval: float 
         time.sleep(interval)
 
 
+def fit_error(version: str, filters: str, preemption: str) -> str:
+    """kube-scheduler's FailedScheduling sentence (`FitError.Error()`) of release `version`:
+    the filters' part, then PostFilter's. Before 1.37 DynamicResources' PostFilter said its
+    word first, even for pods without claims."""
+    minor = int(version.split(".")[1])
+    between = ". no new claims to deallocate, preemption: " if minor < 37 else \
+        ". preemption: "
+    return f"{filters}{between}{preemption}"
+
+
 def bound(pods: Iterable[dict[str, Any]]) -> dict[str, str]:
     """pod name -> node, for the pods bound to a node."""
     return {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods

@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 
 from extender.sandbox.api import Api
-from tests.e2e.realcluster import Scenario, Watch, bound, node, pod, wait_until
+from tests.e2e.realcluster import Scenario, Watch, bound, fit_error, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -102,10 +102,11 @@ def test_quotas_never_exceed_max_and_borrowing_stops_at_the_sum_of_mins(
     for p in pending:
         meta = p["metadata"]
         last = kube.scheduler_messages(meta["namespace"], meta["name"], scenario.scheduler)[-1]
-        assert last == (
+        assert last == fit_error(
+            scenario.sandbox.binaries.version,
             f"0/3 nodes are available: 3 Pod {meta['namespace']}/{meta['name']} is rejected in "
-            "PreFilter because total ElasticQuota used is more than min. preemption: 0/3 nodes "
-            "are available: 3 No preemption victims found for incoming pod."), last
+            "PreFilter because total ElasticQuota used is more than min",
+            "0/3 nodes are available: 3 No preemption victims found for incoming pod."), last
     # A namespace may end under its min while another borrowed: upstream reclaims that through
     # CapacityScheduling's PostFilter, preempting borrowers of any priority, but kube-scheduler's
     # DefaultPreemption proposes only lower-priority victims to the extender (README).

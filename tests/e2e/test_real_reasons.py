@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.realcluster import Scenario, node, pod, wait_until
+from tests.e2e.realcluster import Scenario, fit_error, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -42,10 +42,11 @@ def test_extender_reasons_in_failed_scheduling(scenario: Scenario) -> None:
                           timeout=60, what="kube-scheduler's FailedScheduling event")
     # The extender's reason (scheduler-enforced affinity: its addedAffinity) beside
     # kube-scheduler's own (the taint), counted over all nodes.
-    assert messages[0] == (
+    assert messages[0] == fit_error(
+        scenario.sandbox.binaries.version,
         "0/2 nodes are available: 1 node(s) didn't match scheduler-enforced node affinity, "
-        "1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: "
-        "2 Preemption is not helpful for scheduling.")
+        "1 node(s) had untolerated taint(s)",
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     assert kube.get("Pod", "lonely", ns)["spec"].get("nodeName") is None
     # The extender's own event counts only the candidates kube-scheduler sent it.
     ours = kube.scheduler_messages(ns, "lonely", "scheduler-extender")
