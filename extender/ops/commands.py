@@ -16,6 +16,7 @@ from extender.ops.schedconfig import (
     ExtenderTLS,
     check_config,
     render_config,
+    summary,
 )
 
 
@@ -157,7 +158,12 @@ def run_check_config(args: argparse.Namespace) -> int:
         return 2
     failed = False
     for name in args.files:
-        for problem in check_config(name, version):
+        problems = check_config(name, version)
+        for problem in problems:
             print(problem)
-            failed = failed or problem.severity == "error" or args.strict
+        errors = [p for p in problems if p.severity == "error" or args.strict]
+        failed = failed or bool(errors)
+        if not errors:
+            warnings = f"; {len(problems)} warning(s)" if problems else ""
+            print(f"ok: {name} ({summary(name, version)}{warnings})")
     return 1 if failed else 0

@@ -50,6 +50,8 @@ API_VERSIONS: dict[str, Span] = {
     f"{GROUP}/v1beta3": Span((1, 23), (1, 28)),
     API_V1: Span((1, 25)),
 }
+#: Served by kube-scheduler releases before the oldest this project knows (1.18-1.19).
+RETIRED_API_VERSIONS = frozenset({f"{GROUP}/v1alpha1", f"{GROUP}/v1alpha2"})
 #: Deprecated from this release on (still decoded, with a warning).
 API_DEPRECATED: dict[str, Version] = {f"{GROUP}/v1beta2": (1, 25), f"{GROUP}/v1beta3": (1, 26)}
 

@@ -114,19 +114,56 @@ def check_document(doc: dict[str, Any], out: Collector,
             if verdict is not None:
                 out.warning("apiVersion", verdict[1])
             _check_configuration(doc, out, version, api_version, scheduler_plugins)
-        elif verdict is not None:
-            out.error("apiVersion", verdict[1])
-        elif isinstance(api_version, str) and api_version.startswith(kubesched.GROUP + "/"):
-            out.error("apiVersion", f"{api_version} is no longer served by kube-scheduler; "
-                      f"use {kubesched.API_V1}")
         else:
-            out.error("apiVersion", f"must be {kubesched.API_V1} (or a version kube-scheduler "
-                      f"{kubeversions.format_version(version)} still reads), got {api_version!r}")
+            if verdict is not None:
+                out.error("apiVersion", verdict[1])
+            elif api_version in kubeversions.RETIRED_API_VERSIONS:
+                out.error("apiVersion", f"{api_version} is no longer served by kube-scheduler; "
+                          f"use {kubesched.API_V1}")
+            elif isinstance(api_version, str) and api_version.startswith(kubesched.GROUP + "/"):
+                known = ", ".join(sorted({*kubeversions.API_VERSIONS,
+                                          *kubeversions.RETIRED_API_VERSIONS}))
+                out.error("apiVersion", f"unknown apiVersion {api_version}: kube-scheduler "
+                          f"never had it (it had {known}); use {kubesched.API_V1}")
+            else:
+                out.error("apiVersion", f"must be {kubesched.API_V1} (or a version kube-scheduler "
+                          f"{kubeversions.format_version(version)} still reads), got "
+                          f"{api_version!r}")
+            # Every other problem too, as if the file said v1: one run lists them all.
+            _check_configuration(doc, out, version, kubesched.API_V1, scheduler_plugins)
     elif kind == legacypolicy.KIND:
         legacypolicy.check_policy(doc, out)
     else:
         out.error("kind", f"unknown kind {kind!r}: expected {kubesched.KIND}, "
                   f"{legacypolicy.KIND} (legacy) or ExtenderPolicy")
+
+
+def summary(path: str | Path, version: Version = NEWEST_VERSION) -> str:
+    """What `check-config` says of a file without errors: its kind and what it holds."""
+    try:
+        documents, _ = load_documents(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return "unreadable"
+    doc = next((d for d in documents if d is not None), None)
+    if not isinstance(doc, dict):
+        return "empty"
+    kind = doc.get("kind")
+    if kind == kubesched.KIND:
+        profiles = doc.get("profiles") if isinstance(doc.get("profiles"), list) else []
+        extenders = doc.get("extenders") if isinstance(doc.get("extenders"), list) else []
+        return (f"{kind} {doc.get('apiVersion')} as kube-scheduler "
+                f"{kubeversions.format_version(version)} reads it: "
+                f"{len(profiles) or 1} profile(s), {len(extenders)} extender(s)")
+    if kind == "ExtenderPolicy":
+        from extender.engine.policy import load_policy
+        from extender.engine.profile import build_profile
+
+        profile = build_profile(load_policy(path))
+        return (f"ExtenderPolicy: {len(profile.filter_names)} filter(s), "
+                f"{len(profile.scorers)} scorer(s)")
+    if kind == legacypolicy.KIND:
+        return "legacy Policy, for kube-scheduler before 1.23"
+    return str(kind)
 
 
 def _check_configuration(doc: dict[str, Any], out: Collector, version: Version,

@@ -409,12 +409,38 @@ def _run(*argv: str) -> int:
 def test_check_config_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert _run("check-config", str(CONFIG / "scheduler-config.yaml"),
                 str(CONFIG / "scheduler-policy.json")) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out.splitlines() == [
+        f"ok: {CONFIG / 'scheduler-config.yaml'} (KubeSchedulerConfiguration "
+        "kubescheduler.config.k8s.io/v1 as kube-scheduler 1.37 reads it: 2 profile(s), "
+        "1 extender(s))",
+        f"ok: {CONFIG / 'scheduler-policy.json'} (legacy Policy, for kube-scheduler before 1.23)"]
     bad = _write(tmp_path, _mutated(_set("extenders.0.weight", 0)))
     assert _run("check-config", str(CONFIG / "policy.yaml"), str(bad)) == 1
     assert capsys.readouterr().out.splitlines() == [
+        f"ok: {CONFIG / 'policy.yaml'} (ExtenderPolicy: 8 filter(s), 7 scorer(s))",
         f"{bad}: extenders[0].weight: must have a positive weight applied to it "
         "(prioritizeVerb is set)"]
+
+
+def test_check_config_reports_every_problem_even_past_a_bad_api_version(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    doc = _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1beta9"))
+    doc["extenders"][0].update({"httpTimeout": "5q", "urlPrefix": "ftp://x"})
+    doc["extenders"][0]["enableHttps"] = True
+    bad = _write(tmp_path, doc)
+    assert _run("check-config", str(bad)) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{bad}: apiVersion: unknown apiVersion "
+                               "kubescheduler.config.k8s.io/v1beta9: kube-scheduler never had it")
+    assert sorted(line.split(": ")[1] for line in lines[1:]) == [
+        "extenders[0].enableHttps", "extenders[0].httpTimeout", "extenders[0].urlPrefix"]
+    # A version kube-scheduler once served is named as such.
+    old = _write(tmp_path, _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1alpha2")),
+                 "old.yaml")
+    assert _run("check-config", str(old)) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{old}: apiVersion: kubescheduler.config.k8s.io/v1alpha2 is no longer served by "
+        "kube-scheduler; use kubescheduler.config.k8s.io/v1"]
 
 
 def test_check_config_warnings_fail_only_with_strict(tmp_path: Path,
@@ -468,7 +494,10 @@ def test_v1beta3_is_refused_by_the_newest_release(tmp_path: Path,
                    "kubescheduler.config.k8s.io/v1"]
     # The same file is fine for a release that still reads v1beta3 (a deprecation warning).
     code, out = _main(capsys, "--kubernetes-version", "1.27", str(path))
-    assert code == 0 and len(out) == 1 and ": apiVersion: warning: " in out[0]
+    assert code == 0 and len(out) == 2 and ": apiVersion: warning: " in out[0]
+    assert out[1] == (f"ok: {path} (KubeSchedulerConfiguration kubescheduler.config.k8s.io/"
+                      "v1beta3 as kube-scheduler 1.27 reads it: 1 profile(s), 1 extender(s); "
+                      "1 warning(s))")
     assert _main(capsys, "--kubernetes-version", "1.27", "--strict", str(path))[0] == 1
     # v1 is new in 1.25; v1beta2 is read until 1.27.
     v1beta2 = _write(tmp_path, _mutated(_set("apiVersion", "kubescheduler.config.k8s.io/v1beta2")),
