@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from extender.api import metrics
+from extender.api import runtime as runtime_module
 from extender.api.app import create_app
 from extender.api.health import CheckedReadiness, with_detail
 from extender.api.offload import DEFAULT_OFFLOAD_BYTES, Offloader
@@ -167,6 +168,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="alias kept for compatibility: debug is -v 10, info is -v 0, "
                            "warning and error write only warnings and errors (-v wins when "
                            "both are given)")
+    parser.add_argument("--record", type=Path, default=None, metavar="DIR",
+                        help="record every exchange (request and reply bytes) and every change "
+                             "the cluster state receives from outside them into DIR/recording-"
+                             "<n>.jsonl, for `extender replay` and contract tests (docs/"
+                             "operations.md, \"Recording\"); off by default")
     parser.add_argument("--floor-endpoint", action="store_true",
                         help="also serve POST /_floor, a no-op used by bench/ as the HTTP floor")
     tls = parser.add_argument_group("TLS")
@@ -197,6 +203,7 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
     live = args.kubeconfig is not None or args.in_cluster
     if live and args.snapshot is not None:
         raise StartupError("--snapshot cannot be combined with --kubeconfig or --in-cluster")
+    snapshot = None
     if live:
         runtime = live_runtime(args, profile)
     else:
@@ -211,8 +218,10 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
         runtime = Runtime(profile, state,
                           SnapshotBinder(state, args.assume_ttl, on_outcome=count_bind),
                           source=f"snapshot {snapshot}")
-        configure_load_metrics(runtime, None)
     configure_limits(runtime, args)
+    if getattr(args, "record", None) is not None:
+        start_recording(runtime, args, policy_source, snapshot)
+    configure_load_metrics(runtime, runtime.live.client if runtime.live is not None else None)
     configure_gang_and_quota(runtime, args)
     log.info("extender configured", extra={
         "policy": policy_source, "source": runtime.source, "nodes": len(runtime.state.nodes),
@@ -243,25 +252,58 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
         runtime.shutdown.append(listener.stop)
 
 
+def start_recording(runtime: Runtime, args: argparse.Namespace, policy_source: str,
+                    snapshot: Path | None) -> None:
+    """`--record DIR`: a new recording file with its header (what affects replies), the
+    snapshot's objects, and the hooks that record the informers' changes, expiries and the
+    binder's answers (`extender.state.recorder`, `extender.api.record`)."""
+    from datetime import UTC, datetime
+
+    from extender import __version__
+    from extender.state import recording
+    from extender.state.recorder import (
+        Recorder,
+        RecordingBinder,
+        record_informers,
+        record_snapshot,
+    )
+
+    policy_text = None
+    if policy_source != "<built-in defaults>":
+        try:
+            policy_text = Path(policy_source).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StartupError(f"--record: cannot keep the policy's text: {exc}") from None
+    try:
+        recorder = Recorder.create(args.record, runtime.state)
+    except OSError as exc:
+        raise StartupError(f"--record: {exc}") from None
+    t, w = recorder.now()
+    recorder.write_now(recording.Header(
+        format=recording.FORMAT, extender=__version__,
+        mode="live" if runtime.live is not None else "snapshot",
+        source=runtime.source, policy=policy_text, policy_source=policy_source,
+        flags=recording.Flags(
+            nodes_form=args.nodes_form, max_body_bytes=runtime.max_body,
+            max_candidates=runtime.max_candidates, offload_bytes=runtime.offload.threshold,
+            reply_cache=runtime.reply_reuse, bind_deadline=args.bind_deadline,
+            assume_ttl=args.assume_ttl, scheduler_http_timeout=args.scheduler_http_timeout),
+        started=datetime.fromtimestamp(w, UTC).isoformat(timespec="milliseconds"), t=t, w=w,
+        assignments_since=runtime.state.assignments_since))
+    if snapshot is not None:
+        record_snapshot(snapshot, recorder)
+    if runtime.live is not None:
+        record_informers(runtime.live, recorder)
+    runtime.binder = RecordingBinder(runtime.binder, recorder)
+    runtime.recorder = recorder
+    log.info("recording", extra={"fields": {"file": str(recorder.path)}})
+
+
 def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None:
     """Coscheduling's Permit in the bind verb; CapacityScheduling's reservations on filter."""
-    from extender.state.permit import PermitBinder, http_timeout_for
-
-    coscheduling = next((p for p in runtime.profile.filters if p.name == "Coscheduling"), None)
-    wait = 0.0
-    if coscheduling is not None:
-        manager = coscheduling.manager  # type: ignore[union-attr]
-        wait = float(manager.args.permit_waiting_time_seconds)
-        http_timeout = args.scheduler_http_timeout
-        if http_timeout is None:
-            http_timeout = http_timeout_for(wait, args.bind_deadline)
-        runtime.binder = PermitBinder(runtime.binder, runtime.state, manager,
-                                      http_timeout=http_timeout, bind_deadline=args.bind_deadline,
-                                      on_outcome=count_bind)
-    if "CapacityScheduling" in runtime.profile.filter_names:
-        # A pod that passed the quota checks counts against its quota until its bind (held at
-        # Permit for up to `wait`) assumes it.
-        runtime.quota_reservation_ttl = max(args.assume_ttl, wait + args.bind_deadline)
+    runtime_module.configure_gang_and_quota(
+        runtime, bind_deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
+        scheduler_http_timeout=args.scheduler_http_timeout, on_outcome=count_bind)
 
 
 def count_bind(outcome: str) -> None:
@@ -307,7 +349,6 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
     runtime.startup.append(events.start)
     runtime.shutdown.append(events.stop)  # before live.stop closes the client
     runtime.shutdown.append(live.stop)
-    configure_load_metrics(runtime, client)
     return runtime
 
 
@@ -323,6 +364,10 @@ def configure_load_metrics(runtime: Runtime, client: KubeClient | None) -> None:
         raise StartupError(f"node load metrics: {exc}") from None
     if refresher is None:
         return
+    if runtime.recorder is not None:
+        from extender.state.recorder import record_refresher
+
+        record_refresher(refresher, runtime.recorder)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not one INFO line per fetch
     metrics.export_load_metrics(refresher)
     runtime.readiness = with_detail(runtime.readiness, "load-metrics", refresher.detail)

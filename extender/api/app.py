@@ -21,8 +21,12 @@ VERBS = {
 
 
 def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> FastAPI:
+    recorder = getattr(runtime, "recorder", None)  # `serve --record`
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if recorder is not None:
+            recorder.start()
         for start in runtime.startup:
             await start()
         try:
@@ -31,6 +35,8 @@ def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> FastAPI:
             for stop in runtime.shutdown:
                 await stop()
             runtime.offload.close()
+            if recorder is not None:
+                recorder.close()
 
     app = FastAPI(title="kube-scheduler extender", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None)
@@ -39,10 +45,12 @@ def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> FastAPI:
         # Raw routes: FastAPI's body parsing and response encoding cost too much at 5000 nodes.
         # bind is small and awaits the API server: it always runs on the loop.
         app.add_route(f"/{verb}", verb_route(verb, module.handle, module.error_reply,
-                                             needs_ready=verb != "bind", offload=verb != "bind"),
+                                             needs_ready=verb != "bind", offload=verb != "bind",
+                                             recorder=recorder),
                       methods=["POST"])
     # Not a scheduler verb: an operator's "why not this node" (a filter body, read-only).
-    app.add_route("/explain", verb_route("explain", explain.handle, explain.error_reply),
+    app.add_route("/explain", verb_route("explain", explain.handle, explain.error_reply,
+                                         recorder=recorder),
                   methods=["POST"])
     app.add_route("/healthz", health.healthz, methods=["GET"])
     app.add_route("/livez", health.livez, methods=["GET"])

@@ -14,6 +14,8 @@ from extender.engine.profile import Profile
 from extender.state.binder import Binder
 from extender.state.events import EventRecorder
 from extender.state.gate import StateGate, gate_for
+from extender.state.permit import PermitBinder, Wait, http_timeout_for, wait_decided
+from extender.state.recorder import Recorder
 
 if TYPE_CHECKING:
     from extender.state.informer import LiveState
@@ -59,8 +61,36 @@ class Runtime:
     #: Replies kept per candidate list for reuse (`api.rowreply`; `serve --reply-cache`):
     #: 0 turns reuse off.
     reply_reuse: int = REPLIES_PER_LIST
+    #: Where every exchange and outside state change is recorded (`serve --record`); None:
+    #: nothing is (the routes are then the plain ones).
+    recorder: Recorder | None = None
 
     @property
     def gate(self) -> StateGate:
         """The gate that keeps `state` still while a large request reads it off the loop."""
         return gate_for(self.state)
+
+
+def configure_gang_and_quota(runtime: Runtime, *, bind_deadline: float, assume_ttl: float,
+                             scheduler_http_timeout: float | None,
+                             on_outcome: Callable[[str], None] | None = None,
+                             wait: Wait = wait_decided) -> None:
+    """Coscheduling's Permit in the bind verb (`PermitBinder` around the binder);
+    CapacityScheduling's reservations on filter (`quota_reservation_ttl`). `serve` and a
+    recording's replay build the same."""
+    coscheduling = next((p for p in runtime.profile.filters if p.name == "Coscheduling"), None)
+    permit_wait = 0.0
+    if coscheduling is not None:
+        manager = coscheduling.manager  # type: ignore[union-attr]
+        permit_wait = float(manager.args.permit_waiting_time_seconds)
+        http_timeout = scheduler_http_timeout
+        if http_timeout is None:
+            http_timeout = http_timeout_for(permit_wait, bind_deadline)
+        runtime.binder = PermitBinder(runtime.binder, runtime.state, manager,
+                                      http_timeout=http_timeout, bind_deadline=bind_deadline,
+                                      clock=runtime.state.clock, wait=wait,
+                                      on_outcome=on_outcome)
+    if "CapacityScheduling" in runtime.profile.filter_names:
+        # A pod that passed the quota checks counts against its quota until its bind (held at
+        # Permit for up to `permit_wait`) assumes it.
+        runtime.quota_reservation_ttl = max(assume_ttl, permit_wait + bind_deadline)

@@ -20,6 +20,7 @@ from extender.engine.framework import EngineError
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
+from extender.state.recorder import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +118,19 @@ async def _answer(request: Request, runtime: Runtime, handler: Handler, record: 
 
 def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
                needs_ready: bool = True, offload: bool = True,
-               ) -> Callable[[Request], Awaitable[Response]]:
+               recorder: Recorder | None = None) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a handler with body limits, readiness, error replies, logging and metrics.
 
     With `offload`, a large body is decoded and worked on off the event loop (`api.offload`);
-    the handler must then only mutate the state through `runtime.offload.call_on_loop`."""
+    the handler must then only mutate the state through `runtime.offload.call_on_loop`.
+    With a `recorder` (`serve --record`), every exchange is recorded (`api.record`); without
+    one the route is exactly the plain route."""
+    if recorder is not None:
+        from extender.api.record import recorded_handler, recorded_route
+
+        plain = verb_route(verb, recorded_handler(recorder, handler), error_reply,
+                           needs_ready=needs_ready, offload=offload)
+        return recorded_route(recorder, verb, plain, needs_ready)
 
     async def route(request: Request) -> Response:
         runtime: Runtime = request.app.state.runtime

@@ -320,12 +320,13 @@ class ClusterState:
         self.reserve_topology(bound, node_name)
         self._touch()
 
-    def expire_assumptions(self) -> list[PodView]:
-        """Drop assumed pods the watch has not confirmed in time; returns them.
+    def expire_assumptions(self, now: float | None = None) -> list[PodView]:
+        """Drop assumed pods the watch has not confirmed by `now` (default: the clock's
+        time); returns them.
 
         Their resources are freed; a pod the informer knew as pending goes back to pending,
         as kube-scheduler's cache forgets an assumed pod."""
-        now = self.clock()
+        now = self.clock() if now is None else now
         expired = [a for a in self.assumed.values() if a.expires_at <= now]
         for assumption in expired:
             self._forget(assumption.pod.uid)

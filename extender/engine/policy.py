@@ -193,12 +193,17 @@ def read_policy_document(path: str | Path) -> Any:
         raw = path.read_bytes()
     except OSError as exc:
         raise PolicyError(str(path), [f"cannot read: {exc.strerror}"]) from None
+    return policy_document(raw, str(path))
+
+
+def policy_document(raw: bytes, source: str = "<policy>") -> Any:
+    """A policy file's bytes (JSON or YAML) parsed, not yet validated."""
     try:
         if raw.lstrip()[:1] == b"{":
             return msgspec.json.decode(raw)
         return yaml.safe_load(raw)
     except (msgspec.DecodeError, yaml.YAMLError) as exc:
-        raise PolicyError(str(path), [f"not valid JSON or YAML: {exc}"]) from None
+        raise PolicyError(source, [f"not valid JSON or YAML: {exc}"]) from None
 
 
 def _readable_part(document: dict[str, Any]) -> ExtenderPolicy:

@@ -49,9 +49,10 @@ class Binder(Protocol):
         ...
 
 
-def _assume(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: float) -> None:
+def assume(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: float) -> None:
     """Count the pod on the node now, or, while a large request reads the state in the worker
-    thread, as soon as it is done (`StateGate`)."""
+    thread, as soon as it is done (`StateGate`). What every binder does after a bind (a
+    recording's replay too)."""
     gate_for(state).call(_assume_now, state, view, uid, node, ttl)
 
 
@@ -112,7 +113,7 @@ class SnapshotBinder:
         if view is None:
             log.info("bind %s/%s (uid %s) to %s: pod unknown to the snapshot; accepted without "
                      "state change", namespace, name, uid, node)
-        _assume(state, view, uid, node, self.ttl)
+        assume(state, view, uid, node, self.ttl)
         return "bound"
 
 
@@ -161,6 +162,9 @@ class ApiBinder:
         self.retries = 0
         self.outcomes: Counter[str] = Counter()
         self._inflight: dict[tuple[str, str], asyncio.Future[None]] = {}
+        #: Told each pod read from the API server to assume a bound pod the state did not
+        #: hold as pending (`serve --record` keeps it: a replay has no server to read it from).
+        self.on_read: Callable[[k8s.Pod], None] | None = None
 
     @property
     def in_flight(self) -> int:
@@ -310,7 +314,7 @@ class ApiBinder:
         view = self.state.pending_pod(uid)
         current = self.state.pods.get(uid)
         if view is None and read is not None:
-            view = PodView.from_k8s(read)
+            view = self._read_view(read)
         if view is None and not (current is not None and current.node_name):
             # Not seen by the informer yet (or evicted from the pending memory): read it.
             remaining = until - asyncio.get_running_loop().time()
@@ -318,8 +322,13 @@ class ApiBinder:
                 async with asyncio.timeout(max(0.2, remaining)):
                     pod = await self.client.get_pod(namespace, name)
                 if pod.metadata.uid == uid:
-                    view = PodView.from_k8s(pod)
+                    view = self._read_view(pod)
             except (KubeError, TimeoutError) as exc:
                 # The bind itself succeeded; the watch event will place the pod.
                 log.info("bound %s/%s but could not read it to assume it: %s", namespace, name, exc)
-        _assume(self.state, view, uid, node, self.assume_ttl)
+        assume(self.state, view, uid, node, self.assume_ttl)
+
+    def _read_view(self, pod: k8s.Pod) -> PodView:
+        if self.on_read is not None:
+            self.on_read(pod)
+        return PodView.from_k8s(pod)

@@ -36,6 +36,7 @@ from extender.engine.cluster import ClusterState
 from extender.kube.client import ApiError, GoneError, KubeClient, KubeError, WatchEvent
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
+from extender.model.pod import PodView
 from extender.state.gate import gate_for
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,35 @@ _SINKS: dict[type, type[_Sink]] = {
                                            k8s.AppGroup, k8s.NetworkTopology,
                                            k8s.NodeResourceTopology)},
 }
+
+
+#: Every resource an informer may watch, by its name (`ResourceSpec.name`).
+SPECS: dict[str, ResourceSpec] = {spec.name: spec for spec in (
+    *ALL_RESOURCES, POD_GROUPS, ELASTIC_QUOTAS, APP_GROUPS, NETWORK_TOPOLOGIES,
+    NODE_RESOURCE_TOPOLOGIES)}
+
+
+def sink_for(spec: ResourceSpec, state: ClusterState) -> _Sink:
+    """How `spec`'s objects reach `state`: the sink an `Informer` of that resource applies
+    watch events and relists through (a recording's replay feeds the state the same way)."""
+    return _SINKS[spec.kind](state)
+
+
+def apply_change(sink: _Sink, change: str, payload: Any = None) -> None:
+    """One applied informer change, as `Informer` makes it: `apply`/`delete` one object (a
+    failure is logged and skipped), `relist-begin`, `relist-page` (the items), `relist-end`."""
+    if change == "apply":
+        _guarded(sink.apply, payload)
+    elif change == "delete":
+        _guarded(sink.delete, payload)
+    elif change == "relist-begin":
+        sink.begin_relist()
+    elif change == "relist-page":
+        sink.relist_page(payload)
+    elif change == "relist-end":
+        sink.end_relist()
+    else:
+        raise ValueError(f"unknown informer change {change!r}")
 
 
 def _guarded(fn: Callable[[Any], None], obj: Any) -> bool:
@@ -506,6 +536,8 @@ class LiveState:
             for spec in resources
         }
         self.expire_interval = expire_interval
+        #: Told (the time judged by, the pods) whenever assumptions expire (`serve --record`).
+        self.on_expired: Callable[[float, list[PodView]], None] | None = None
         self.freeze_gc = freeze_gc
         self.owns_client = owns_client
         self._tasks: list[asyncio.Task[None]] = []
@@ -600,10 +632,14 @@ class LiveState:
             gate_for(self.state).call(self._expire)
 
     def _expire(self) -> None:
-        for pod in self.state.expire_assumptions():
+        now = self.state.clock()
+        expired = self.state.expire_assumptions(now)
+        for pod in expired:
             self.counters.expired_assumptions += 1
             log.warning("assumed pod %s on node %s was not confirmed by the watch; dropped",
                         pod.key, pod.node_name)
+        if expired and self.on_expired is not None:
+            self.on_expired(now, expired)
 
     async def _freeze_after_sync(self) -> None:
         # The initial sync builds most long-lived objects; moving them out of the collected

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from extender.engine.cluster import ClusterState
@@ -49,6 +49,15 @@ def hold_limit(http_timeout: float, bind_deadline: float) -> float:
     return max(0.0, http_timeout - bind_deadline - MARGIN)
 
 
+async def wait_decided(decided: asyncio.Future[str], timeout: float) -> str:
+    """A held bind's wait: the group's decision (`""`: go on; else why it was rejected), or
+    `TimeoutError` after `timeout` seconds; `decided` itself is never cancelled."""
+    return await asyncio.wait_for(asyncio.shield(decided), timeout)
+
+
+Wait = Callable[["asyncio.Future[str]", float], Awaitable[str]]
+
+
 @dataclass
 class _Held:
     namespace: str
@@ -63,13 +72,15 @@ class PermitBinder:
 
     def __init__(self, inner: Binder, state: ClusterState, manager: PodGroupManager, *,
                  http_timeout: float, bind_deadline: float,
-                 clock: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] = time.monotonic, wait: Wait = wait_decided,
                  on_outcome: Callable[[str], None] | None = None) -> None:
         self.inner = inner
         self.state = state
         self.manager = manager
         self.limit = hold_limit(http_timeout, bind_deadline)
         self.clock = clock
+        #: How a held bind waits (a recording's replay waits on its recorded clock instead).
+        self.wait = wait
         self.on_outcome = on_outcome
         #: "ns/group" -> uid -> the held bind
         self.held: dict[str, dict[str, _Held]] = {}
@@ -107,7 +118,7 @@ class PermitBinder:
         entry = waiting[uid] = _Held(namespace, name, uid, node)
         self._count("held")
         try:
-            rejection = await asyncio.wait_for(asyncio.shield(entry.decided), wait)
+            rejection = await self.wait(entry.decided, wait)
         except TimeoutError:
             rejection = timeout_message(round(wait * SECOND_NS), NAME)
             # The group failed as a whole: kube-scheduler never runs Coscheduling's PostFilter

@@ -202,10 +202,7 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
         # Each object is typed and applied in turn, so at most one decoded object is alive.
         for kind, typed in _typed_objects(documents, str(path), release):
             try:
-                if kind == "Pod":
-                    state.apply_pod(typed)
-                else:
-                    state.apply(kind, typed)
+                apply_object(state, kind, typed)
             except QuantityError as exc:
                 raise SnapshotError(f"{path}: {kind} {typed.metadata.name!r}: {exc}") from None
             counts[kind] += 1
@@ -213,6 +210,21 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
         if paused:
             gc.enable()
     return counts
+
+
+def apply_object(state: ClusterState, kind: str, typed: Any) -> None:
+    """Add one object of a snapshot to the state, as `load_into` does."""
+    if kind == "Pod":
+        state.apply_pod(typed)
+    else:
+        state.apply(kind, typed)
+
+
+def typed_objects(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """(kind, typed object) of every supported object of the file, in the order `load_into`
+    applies them (`serve --record` records a snapshot's load so)."""
+    documents, _ = _mapped_documents(Path(path))
+    yield from _typed_objects(documents, str(path))
 
 
 def load_snapshot(path: str | Path, clock: Clock | None = None) -> ClusterState:

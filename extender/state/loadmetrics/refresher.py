@@ -83,6 +83,8 @@ class LoadMetricsRefresher:
         #: The plugins that read this source (named in logs and readiness).
         self.plugins = plugins
         self.gate = gate_for(state)
+        #: How a new snapshot reaches the state (through the gate); `serve --record` records it.
+        self.apply_snapshot: Callable[[WatcherMetrics | None], None] = state.set_node_metrics
         #: node -> (its metrics, the time of their data)
         self._nodes: dict[str, tuple[NodeMetrics, float]] = {}
         #: The newest successful fetch (its timestamp, window and source head the snapshot).
@@ -182,7 +184,7 @@ class LoadMetricsRefresher:
             timestamp=head.timestamp, window=head.window, source=head.source,
             data=Data(NodeMetricsMap={name: node for name, (node, _) in self._nodes.items()}))
         self.published = snapshot
-        self.gate.call(self.state.set_node_metrics, snapshot)
+        self.gate.call(self.apply_snapshot, snapshot)
 
     def seconds_to_next_expiry(self, now: float | None = None) -> float | None:
         """Seconds until the oldest node's data goes stale (None: no node has data)."""
