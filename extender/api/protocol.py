@@ -28,6 +28,9 @@ from extender.api import metrics
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_MAX_HEAD_BYTES = 64 * 1024
 DEFAULT_MAX_CONNECTIONS = 512
+#: How long a connection refused for its head is kept reading (and dropping) what the client
+#: still sends, so that its answer arrives before the connection closes.
+LINGER_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0
+        self._head_refused = False
         self._refused = len(self.connections) >= self.limits.max_connections
         if self._refused:
             metrics.CONNECTIONS_REFUSED.labels(self.listener).inc()
@@ -70,26 +74,62 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._head_refused:
+            return
         super().data_received(data)
-        if self._head_timer is not None and not self.transport.is_closing():
-            # Still in a request head after this chunk: count it against the bound.
-            self._head_bytes += len(data)
-            if self._head_bytes > self.limits.max_head_bytes:
-                self._stop_head_timer()
-                metrics.REQUEST_HEADS_REFUSED.labels("too_large").inc()
-                self.transport.write(_reply("431 Request Header Fields Too Large",
-                                            "request head too large\n"))
-                self.transport.close()
+
+    # The head is counted as the parser reads it (the request target, and each header's name
+    # and value with its separators), however it is split into chunks, and whether or not the
+    # chunk that ends it also carries the body.
+    def _count_head(self, size: int) -> bool:
+        """Add `size` bytes to the head; False (and the connection answered 431) past the
+        bound."""
+        if self._head_refused:
+            return False
+        self._head_bytes += size
+        if self._head_bytes <= self.limits.max_head_bytes:
+            return True
+        self._head_refused = True
+        self._stop_head_timer()
+        metrics.REQUEST_HEADS_REFUSED.labels("too_large").inc()
+        self.transport.write(_reply("431 Request Header Fields Too Large",
+                                    "request head too large\n"))
+        # A lingering close: end our side, then drop what the client still sends for a moment.
+        # Closing at once with its bytes unread would reset the connection, and the reset can
+        # overtake the answer.
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+            self.loop.call_later(LINGER_SECONDS, self.transport.close)
+        else:
+            self.transport.close()
+        return False
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self._head_bytes = 0
         if self._head_timer is None:  # the next request on a keep-alive connection
-            self._head_bytes = 0
             self._start_head_timer()
+
+    def on_url(self, url: bytes) -> None:
+        if self._count_head(len(url) + 16):  # method, spaces, version and CRLF, roughly
+            super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._count_head(len(name) + len(value) + 4):
+            super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         self._stop_head_timer()
-        super().on_headers_complete()
+        if not self._head_refused:
+            super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self._head_refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if not self._head_refused:
+            super().on_message_complete()
 
     def _start_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)

@@ -99,12 +99,43 @@ def test_a_trickled_request_head_is_closed(server: Server) -> None:
         assert _read_until_closed(sock).startswith(b"HTTP/1.1 408 ")
 
 
-def test_an_oversized_request_head_is_431(server: Server) -> None:
+OVERSIZED_HEADS = {
+    # 70 KB of headers in one write, the head not ended: the server answers before the end.
+    "unfinished": (b"GET /healthz HTTP/1.1\r\nHost: extender\r\n"
+                   + (b"X-Filler: " + b"f" * 1000 + b"\r\n") * 70,),
+    # The same head, complete, in the same write as its end and a body.
+    "complete in one write": (b"POST /filter HTTP/1.1\r\nHost: extender\r\nContent-Length: 2\r\n"
+                              + (b"X-Filler: " + b"f" * 1000 + b"\r\n") * 70 + b"\r\n{}",),
+    # One 70 KB header, split over two writes, the second ending the head.
+    "one header over two writes": (
+        b"GET /healthz HTTP/1.1\r\nHost: extender\r\nX-Big: " + b"b" * 40_000,
+        b"b" * 30_000 + b"\r\n\r\n"),
+    # Many small writes of small headers.
+    "many small writes": tuple(b"X-Filler-%d: " % i + b"f" * 500 + b"\r\n" for i in range(140)),
+}
+
+
+@pytest.mark.parametrize("chunks", OVERSIZED_HEADS.values(), ids=OVERSIZED_HEADS.keys())
+def test_an_oversized_request_head_is_431(server: Server, chunks: tuple[bytes, ...]) -> None:
     with _connect(server.port) as sock:
-        # 70 KB of headers in one write (no end of head), then wait for the server's answer.
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: extender\r\n"
-                     + (b"X-Filler: " + b"f" * 1000 + b"\r\n") * 70)
-        assert _read_until_closed(sock).startswith(b"HTTP/1.1 431 ")
+        if not chunks[0].startswith((b"GET", b"POST")):
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: extender\r\n")
+        try:
+            for chunk in chunks:
+                sock.sendall(chunk)
+            if chunks[-1].endswith(b"\r\n") and not chunks[-1].endswith(b"\r\n\r\n"):
+                sock.sendall(b"\r\n")
+        except OSError:
+            pass  # closed by the server before everything was sent: its answer is below
+        reply = _read_until_closed(sock)
+    assert reply.startswith(b"HTTP/1.1 431 "), reply[:80]
+
+
+def test_a_head_just_under_the_bound_is_served(server: Server) -> None:
+    with _connect(server.port) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: extender\r\nConnection: close\r\n"
+                     + (b"X-Filler: " + b"f" * 1000 + b"\r\n") * 60 + b"\r\n")
+        assert _read_until_closed(sock).startswith(b"HTTP/1.1 200 ")
 
 
 def test_a_slow_body_is_408_and_the_connection_closed(server: Server) -> None:
