@@ -300,10 +300,12 @@ def start_recording(runtime: Runtime, args: argparse.Namespace, policy_source: s
 
 
 def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None:
-    """Coscheduling's Permit in the bind verb; CapacityScheduling's reservations on filter."""
+    """Coscheduling's Permit in the bind verb; CapacityScheduling's reservations on filter.
+    A recording records which held binds time out (`Recorder.permit_wait`)."""
+    extra = {"wait": runtime.recorder.permit_wait} if runtime.recorder is not None else {}
     runtime_module.configure_gang_and_quota(
         runtime, bind_deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
-        scheduler_http_timeout=args.scheduler_http_timeout, on_outcome=count_bind)
+        scheduler_http_timeout=args.scheduler_http_timeout, on_outcome=count_bind, **extra)
 
 
 def count_bind(outcome: str) -> None:

@@ -27,8 +27,6 @@ Nothing is normalised: every reply must be byte-identical (see docs/operations.m
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -97,13 +95,13 @@ class _Quiet:
 
 class ReplayClock:
     """The recorded time: `monotonic` (the state's clock) and `wall` (Unix seconds), set by
-    the replay; `wait` is Permit's wait on it (`PermitBinder(wait=...)`)."""
+    the replay; `wait` is Permit's wait (`PermitBinder(wait=...)`), which ends in a timeout
+    only where the recording says a hold's timer fired (`recording.PermitTimeout`)."""
 
     def __init__(self, t: float, w: float, quiet: _Quiet) -> None:
         self.t, self.w = t, w
         self._quiet = quiet
-        self._timers: list[tuple[float, int, asyncio.Future[None]]] = []
-        self._seq = itertools.count()
+        self._timeouts: dict[str, asyncio.Future[None]] = {}
 
     def monotonic(self) -> float:
         return self.t
@@ -111,29 +109,30 @@ class ReplayClock:
     def wall(self) -> float:
         return self.w
 
-    async def wait(self, decided: asyncio.Future[str], timeout: float) -> str:
-        timer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._timers, (self.t + timeout, next(self._seq), timer))
+    def _timer(self, uid: str) -> asyncio.Future[None]:
+        timer = self._timeouts.get(uid)
+        if timer is None or (timer.done() and timer.cancelled()):
+            timer = self._timeouts[uid] = asyncio.get_running_loop().create_future()
+        return timer
+
+    async def wait(self, decided: asyncio.Future[str], timeout: float, uid: str) -> str:
+        timer = self._timer(uid)
         try:
             await self._quiet.wait(decided, timer)
         finally:
-            if not timer.done():
-                timer.cancel()
-        if decided.done():
-            return decided.result()
-        raise TimeoutError
+            self._timeouts.pop(uid, None)
+        # As live: a timer that fired wins over a decision that came in the same turn.
+        if timer.done():
+            raise TimeoutError
+        return decided.result()
 
-    async def advance(self, t: float, w: float) -> None:
-        """Move to (t, w), ending on the way every wait whose deadline passes, each at its
-        deadline."""
-        while self._timers and self._timers[0][0] <= t:
-            deadline, _, timer = heapq.heappop(self._timers)
-            if timer.done():
-                continue
-            self.w += max(0.0, deadline - self.t)
-            self.t = max(self.t, deadline)
+    def time_out(self, uid: str) -> None:
+        """The recording's `permit-timeout` for `uid`: its hold's timer fired."""
+        timer = self._timer(uid)
+        if not timer.done():
             timer.set_result(None)
-            await self._quiet.settle()
+
+    def advance(self, t: float, w: float) -> None:
         self.t, self.w = max(self.t, t), max(self.w, w)
 
 
@@ -270,10 +269,16 @@ class _Replay:
         try:
             async with httpx.AsyncClient(transport=transport, base_url=_BASE_URL,
                                          timeout=None) as self.client:
+                previous: recording.Entry | None = None
                 for entry in self.rec.entries:
-                    await self.clock.advance(entry.t, entry.w)
-                    await self.quiet.settle()
+                    self.clock.advance(entry.t, entry.w)
+                    # Timeouts recorded one after another fired in one turn of the loop:
+                    # every one of them before any of their holds acts.
+                    if not (isinstance(entry, recording.PermitTimeout)
+                            and isinstance(previous, recording.PermitTimeout)):
+                        await self.quiet.settle()
                     await self._entry(entry)
+                    previous = entry
                 await self.quiet.settle()
                 for id, pending in self.replies.items():
                     await self._unanswered(id, pending)
@@ -306,6 +311,8 @@ class _Replay:
             self._expire(entry)
         elif isinstance(entry, recording.Metrics):
             self.gate.call(self.state.set_node_metrics, entry.snapshot)
+        elif isinstance(entry, recording.PermitTimeout):
+            self.clock.time_out(entry.uid)
 
     def _informer(self, entry: Any) -> None:
         spec = SPECS.get(entry.resource)

@@ -397,14 +397,18 @@ class Sandbox:
         port = free_port()
         self.registry.spawn(name, [
             self._bin("kube-scheduler"), "--config", str(config_file),
-            "--bind-address", "127.0.0.1", "--secure-port", str(port), *options.args])
+            "--bind-address", "127.0.0.1", "--secure-port", str(port),
+            # So the sandbox's admin certificate may read its /metrics and /configz.
+            "--authentication-kubeconfig", str(self.kubeconfig),
+            "--authorization-kubeconfig", str(self.kubeconfig), *options.args])
         self._wait(name, lambda: self._https_ok(f"https://127.0.0.1:{port}/readyz"),
                    timeout=timeout)
         self._remember(**{name: {"config": str(config_file), "port": port}})
         return config_file
 
-    def stop(self, name: str) -> bool:
-        return self.registry.stop(name)
+    def stop(self, name: str, *, kill: bool = False) -> bool:
+        """Stop one component (`kill`: SIGKILL at once, as a crash)."""
+        return self.registry.stop(name, kill=kill)
 
     def down(self) -> list[str]:
         return self.registry.stop_all()

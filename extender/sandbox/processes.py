@@ -80,12 +80,13 @@ class Registry:
         self._save([p for p in self.load() if p.name != name] + [proc])
         return proc
 
-    def stop(self, name: str, *, timeout: float = 10.0) -> bool:
-        """Stop one process (SIGTERM to its group, SIGKILL after `timeout`); True if it ran."""
+    def stop(self, name: str, *, timeout: float = 10.0, kill: bool = False) -> bool:
+        """Stop one process (SIGTERM to its group, SIGKILL after `timeout`; with `kill`,
+        SIGKILL at once, as a crash); True if it ran."""
         proc = self.get(name)
         if proc is None:
             return False
-        ran = _terminate(proc, timeout)
+        ran = _terminate(proc, timeout, kill=kill)
         self._save([p for p in self.load() if p.name != name])
         return ran
 
@@ -100,10 +101,10 @@ class Registry:
         return stopped
 
 
-def _terminate(proc: Process, timeout: float) -> bool:
+def _terminate(proc: Process, timeout: float, *, kill: bool = False) -> bool:
     if not proc.alive():
         return False
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    for sig in (signal.SIGKILL,) if kill else (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:

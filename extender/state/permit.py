@@ -49,13 +49,13 @@ def hold_limit(http_timeout: float, bind_deadline: float) -> float:
     return max(0.0, http_timeout - bind_deadline - MARGIN)
 
 
-async def wait_decided(decided: asyncio.Future[str], timeout: float) -> str:
-    """A held bind's wait: the group's decision (`""`: go on; else why it was rejected), or
-    `TimeoutError` after `timeout` seconds; `decided` itself is never cancelled."""
+async def wait_decided(decided: asyncio.Future[str], timeout: float, uid: str) -> str:
+    """A held bind's wait (for pod `uid`): the group's decision (`""`: go on; else why it was
+    rejected), or `TimeoutError` after `timeout` seconds; `decided` itself is never cancelled."""
     return await asyncio.wait_for(asyncio.shield(decided), timeout)
 
 
-Wait = Callable[["asyncio.Future[str]", float], Awaitable[str]]
+Wait = Callable[["asyncio.Future[str]", float, str], Awaitable[str]]
 
 
 @dataclass
@@ -118,7 +118,7 @@ class PermitBinder:
         entry = waiting[uid] = _Held(namespace, name, uid, node)
         self._count("held")
         try:
-            rejection = await self.wait(entry.decided, wait)
+            rejection = await self.wait(entry.decided, wait, uid)
         except TimeoutError:
             rejection = timeout_message(round(wait * SECOND_NS), NAME)
             # The group failed as a whole: kube-scheduler never runs Coscheduling's PostFilter

@@ -15,6 +15,7 @@ not recording.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
@@ -174,6 +175,30 @@ class Recorder:
         t, w = self.now()
         uids = [pod.uid for pod in pods]
         self.write(lambda: recording.Expire(t=t, w=w, now=now, uids=uids))
+
+    async def permit_wait(self, decided: asyncio.Future[str], timeout: float, uid: str) -> str:
+        """Permit's wait (`permit.wait_decided`), with the timeout recorded when it fires
+        before the group decided: the timer's own callback writes it, so holds whose deadlines
+        fall in one turn of the loop are recorded together, before any of them acts."""
+        loop = asyncio.get_running_loop()
+        fired: asyncio.Future[None] = loop.create_future()
+
+        def on_timeout() -> None:
+            if decided.done():
+                return
+            t, w = self.now()
+            self.write(lambda: recording.PermitTimeout(t=t, w=w, uid=uid))
+            fired.set_result(None)
+
+        timer = loop.call_later(timeout, on_timeout)
+        try:
+            await asyncio.wait((asyncio.shield(decided), fired),
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+        if fired.done():
+            raise TimeoutError
+        return decided.result()
 
     def metrics(self, snapshot: WatcherMetrics | None) -> None:
         t, w = self.now()

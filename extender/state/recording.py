@@ -39,7 +39,7 @@ import msgspec
 from extender.model import k8s
 from extender.model.loadmetrics import WatcherMetrics
 
-FORMAT = 1
+FORMAT = 2
 NULL = msgspec.Raw(b"null")
 #: Recording files in a `--record` directory: `recording-<n>.jsonl`, one per serve process
 #: (a copy may be gzipped: `recording-<n>.jsonl.gz`).
@@ -175,8 +175,19 @@ class Bind(msgspec.Struct, tag="bind", tag_field="record", omit_defaults=True):
         return k8s.decoder(k8s.Pod).decode(self.pod)
 
 
+class PermitTimeout(msgspec.Struct, tag="permit-timeout", tag_field="record",
+                    omit_defaults=True):
+    """A bind held at Permit ran out of time before its group decided. Which of a group's
+    holds time out first, when their deadlines fall together, is the event loop's order: an
+    input like the API's answers, not something a replay can compute."""
+
+    t: float
+    w: float
+    uid: str
+
+
 Entry = In | Out | Load | Apply | Delete | RelistBegin | RelistPage | RelistEnd | Expire | \
-    Metrics | Bind
+    Metrics | Bind | PermitTimeout
 INFORMER_CHANGES = (Apply, Delete, RelistBegin, RelistPage, RelistEnd)
 
 _encoder = msgspec.json.Encoder()

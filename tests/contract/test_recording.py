@@ -190,11 +190,11 @@ def test_a_truncated_last_line_is_flagged_not_fatal(session, tmp_path: Path) -> 
 
 
 # ---- gang binds: held at Permit, answered concurrently, on the recorded clock ----------------
-def gang_snapshot(tmp_path: Path, members: int) -> Path:
+def gang_snapshot(tmp_path: Path, members: int, min_member: int = 2) -> Path:
     objects = [node("n1", allocatable={"cpu": "8", "memory": "8Gi", "pods": "110"}),
                {"kind": "PodGroup", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
                 "metadata": {"name": "pg", "namespace": "default", "uid": "uid-pg"},
-                "spec": {"minMember": 2}},
+                "spec": {"minMember": min_member}},
                *(pod(f"m{i}", labels={GROUP: "pg"}, requests={"cpu": "1"})
                  for i in range(members))]
     path = tmp_path / "gang.json"
@@ -267,18 +267,46 @@ def test_permit_timeout_replays_on_the_recorded_clock(tmp_path: Path) -> None:
                      b'after waiting 200ms at plugin Coscheduling"}')
     path = tmp_path / "rec" / "recording-1.jsonl"
     assert replay_file(path).ok
-    # The reply recorded before the wait's deadline: the replay's clock has not reached it,
-    # so the bind is still held there.
+    entries = recording.read(path).entries
+    assert [type(e).__name__ for e in entries if not isinstance(e, recording.Load)] == [
+        "In", "PermitTimeout", "Out"]
+    # The hold times out in the replay where, and only where, the recording says its timer
+    # fired: without that entry the bind is still held when the recording ends.
 
-    def early(entries: list[recording.Entry]) -> list[recording.Entry]:
-        start = next(e.t for e in entries if isinstance(e, recording.In))
-        return [msgspec.structs.replace(e, t=start + 0.1) if isinstance(e, recording.Out) else e
-                for e in entries]
+    def no_timeout(entries: list[recording.Entry]) -> list[recording.Entry]:
+        return [e for e in entries if not isinstance(e, recording.PermitTimeout)]
 
-    report = replay_file(rewrite(path, tmp_path / "early.jsonl", early))
+    report = replay_file(rewrite(path, tmp_path / "no-timeout.jsonl", no_timeout))
     assert [str(m) for m in report.mismatches] == [
         "exchange 1: POST /bind, pod default/m0 to n1: no reply where the recording has one "
         "(still held or waiting)"]
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_holds_timing_out_in_one_turn_replay_as_they_happened(tmp_path: Path,
+                                                               attempt: int) -> None:
+    # Two of a group of three held with the same wait, from the same turn of the loop: their
+    # timers fire together (both answer the timeout) or one after the other (the second is
+    # rejected in Unreserve by the first), as the loop has it. The replay gives what happened.
+    args = serve_args("--snapshot", str(gang_snapshot(tmp_path, 3, min_member=3)), "--policy",
+                      str(gang_policy(tmp_path, 30)), "--record", str(tmp_path / "rec"),
+                      "--scheduler-http-timeout", "1.7", "--bind-deadline", "0.5")
+
+    async def run() -> list[bytes]:
+        async with served(args) as (client, _):
+            replies = await asyncio.gather(*(client.post("/bind", content=bind_body(m))
+                                             for m in ("m0", "m1")))
+            return [r.content for r in replies]
+
+    replies = asyncio.run(run())
+    assert all(b"rejected at Permit" in r for r in replies), replies
+    path = tmp_path / "rec" / "recording-1.jsonl"
+    timeouts = [e for e in recording.read(path).entries
+                if isinstance(e, recording.PermitTimeout)]
+    assert 1 <= len(timeouts) <= 2
+    assert sum(b"rejected due to timeout" in r for r in replies) == len(timeouts)
+    report = replay_file(path)
+    assert report.ok, [str(m) for m in report.mismatches]
 
 
 # ---- recording never costs or breaks a verb -----------------------------------------------------

@@ -366,9 +366,9 @@ class Scenario:
         self.extender = self.sandbox.start_extender(**self._extender_start,
                                                     port=self.extender.port)
 
-    def stop_extender(self) -> None:
+    def stop_extender(self, *, kill: bool = False) -> None:
         if self.extender is not None:
-            self.sandbox.stop(self.extender.name)
+            self.sandbox.stop(self.extender.name, kill=kill)
 
     def cleanup(self) -> None:
         for name in reversed(self.components):

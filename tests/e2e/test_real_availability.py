@@ -63,26 +63,43 @@ def test_required_extender_down_pods_wait_with_the_error(scenario: Scenario) -> 
 
 def test_restart_mid_run_loses_no_pod_and_binds_none_twice(scenario: Scenario) -> None:
     kube = scenario.kube
-    scenario.add_nodes(*(node(f"{scenario.name}-{i}") for i in range(3)))
+    scenario.add_nodes(*(node(f"{scenario.name}-{i}", cpu="16", memory="64Gi", pods="250")
+                         for i in range(3)))
     ns = scenario.namespace()
     scenario.start(policy=FIT)
-    pods = [pod(f"p-{i:03d}", ns, scenario.scheduler) for i in range(120)]
+    count, waves = 300, 30
+    pods = [pod(f"p-{i:03d}", ns, scenario.scheduler, cpu="10m", memory="16Mi")
+            for i in range(count)]
 
-    async def create_all(api: Api) -> None:
-        await asyncio.gather(*(api.create(p) for p in pods))
-    scenario.sandbox.run(create_all)
-    wait_until(lambda: len(bound(kube.pods(ns))) >= 20, timeout=60, interval=0.05,
-               what="a first part of the pods bound")
-    scenario.stop_extender()  # SIGTERM mid-run: requests in flight fail
-    scenario.restart_extender()
-    placed = wait_until(lambda: len(b := bound(kube.pods(ns))) == 120 and b, timeout=300,
+    # Pods keep arriving (a wave every 0.1 s); a third of the way through the extender is
+    # killed (SIGKILL: requests in flight get no answer), and started again a second later.
+    async def arrive(api: Api) -> None:
+        per_wave = count // waves
+        for wave in range(waves):
+            if wave == waves // 3:
+                scenario.stop_extender(kill=True)
+            if wave == waves // 3 + 10:
+                await asyncio.to_thread(scenario.restart_extender)
+            await asyncio.gather(*(api.create(p) for p in
+                                   pods[wave * per_wave:(wave + 1) * per_wave]))
+            await asyncio.sleep(0.1)  # pacing the arrivals, not waiting for anything
+    scenario.sandbox.run(arrive)
+    placed = wait_until(lambda: len(b := bound(kube.pods(ns))) == count and b, timeout=300,
                         interval=1.0, what="every pod bound after the restart")
-    assert len(placed) == 120
-    # Every pod was bound once: one Scheduled event each from kube-scheduler, and the API's
-    # binding is the node kube-scheduler reported.
+    # The restarted extender answered its share: the run really went on across the restart.
+    assert scenario.extender_counts().get("bind", 0) >= count // 3
+    # Every pod was bound once: one Scheduled event each from kube-scheduler.
     scheduled: Counter[str] = Counter()
     for event in kube.list("Event", ns):
         if event.get("reason") == "Scheduled":
             scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
-    assert set(scheduled) == set(placed)
     assert max(scheduled.values()) == 1, scheduled.most_common(3)
+    failed = {e["involvedObject"]["name"] for e in kube.list("Event", ns)
+              if e.get("reason") == "FailedScheduling"}
+    assert failed, "no pod met the extender down"
+    # A bind the extender completed at the API but whose answer the crash lost: kube-scheduler
+    # counts the binding failed, then finds the pod bound — no second bind, and no Scheduled
+    # event for it.
+    lost_replies = set(placed) - set(scheduled)
+    assert lost_replies <= failed, lost_replies - failed
+    print(f"\n{len(failed)} of {count} pods failed a cycle while the extender was down")
