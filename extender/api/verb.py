@@ -73,9 +73,16 @@ def pod_from_raw(raw: msgspec.Raw, body: bytes) -> tuple[PodView, bytes]:
 
 def pod_signature(pod: k8s.Pod) -> bytes:
     """The pod as the plugins read it (the decoded struct holds nothing else), without what
-    names one object (name, uid, version, creation time): equal for a workload's pods."""
+    names one object (name, uid, version, creation time): equal for a workload's pods. Its
+    conditions count only when true (`PodView` reads no other): kube-scheduler sends a pod it
+    retries with a `PodScheduled: False` condition stamped with its own time."""
+    status = pod.status
+    if status.conditions and any(c.status != "True" for c in status.conditions):
+        status = msgspec.structs.replace(
+            status, conditions=[c for c in status.conditions if c.status == "True"] or None)
     return msgspec.json.encode(msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
-        pod.metadata, name="", uid="", resource_version="", creation_timestamp=None)))
+        pod.metadata, name="", uid="", resource_version="", creation_timestamp=None),
+        status=status))
 
 
 def decode(body: bytes, kind: type) -> msgspec.Struct:

@@ -132,3 +132,27 @@ def test_an_invalid_pod_is_worded_with_its_path():
     status, reply = server.post("/filter", odd_bodies()["invalid pod"])
     assert status == 400
     assert reply["Error"] == "invalid request: Expected `array | null`, got `str` - at `$.Pod.spec.containers`"
+
+
+def test_a_retried_pods_signature_ignores_its_false_conditions() -> None:
+    # kube-scheduler sends a pod it retries with a PodScheduled=False condition stamped with
+    # the time of its last failure: nothing a plugin reads, so pods of one workload keep
+    # sharing their memos and replies from their second attempt on.
+    from extender.model import k8s
+
+    def signature(status: dict) -> bytes:
+        pod = {**pending_pod(0, 1), "status": status}
+        return verb.pod_signature(k8s.decoder(k8s.Pod).decode(compact(pod)))
+
+    first = signature({"phase": "Pending", "qosClass": "Burstable"})
+    retried = [signature({"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "observedGeneration": 1,
+         "lastProbeTime": None, "lastTransitionTime": f"2026-11-28T19:35:{s:02d}Z",
+         "reason": "Unschedulable", "message": "0/3 nodes are available"}]})
+        for s in (10, 40)]
+    assert retried[0] == retried[1] == first
+    # A true condition is read (a preemption victim's DisruptionTarget): it still counts.
+    victim = signature({"phase": "Running", "conditions": [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+         "lastTransitionTime": "2026-11-28T19:35:10Z"}]})
+    assert victim != first
