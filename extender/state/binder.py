@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -28,6 +29,12 @@ _MIN_ATTEMPT = 0.05
 #: Time kept back from the retries to read the pod once more when they all failed (at most a
 #: quarter of the deadline): a binding applied by the server whose reply was lost is success.
 _READBACK = 0.5
+
+#: kube-apiserver's conflict for a pod bound already (after the UID precondition passed).
+_ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
+
+#: Failures that a read of the pod already decided: no point reading it again.
+_DEFINITE = frozenset({"bound_elsewhere", "uid_mismatch", "not_found"})
 
 #: Outcome labels for `extender_bind_total{outcome}`. `confirmed`: every attempt failed in
 #: transit, but the pod read back afterwards is bound to the node (a lost reply).
@@ -122,15 +129,17 @@ class ApiBinder:
 
     - 201 → bound; the pod is assumed on the node (confirmed later by the watch, or dropped
       after `assume_ttl`).
-    - 409 → the pod is read back: already on this node is success (our earlier attempt, or
-      kube-scheduler retrying after our reply was lost); another node, another UID (the pod
-      was recreated) or another reason is an error.
+    - 409 → kube-apiserver's message says where the pod is (`already assigned to node "N"`,
+      the UID precondition having passed): this node is success (our earlier attempt, or
+      kube-scheduler retrying after our reply was lost), another node an error; any other
+      conflict (another UID: the pod was recreated) is explained by reading the pod.
     - 404 → error. Other 4xx → error with the server's message.
     - 429, 5xx, connection errors and per-attempt timeouts → retried with exponential backoff
       and jitter until `deadline` (keep it below kube-scheduler's `httpTimeout`, default 5 s),
-      less a short reserve: when every attempt failed that way, the pod is read back within
-      the reserve, and bound to the requested node (same UID) is success (`confirmed`), since
-      the server may have applied an attempt whose reply was lost.
+      less a short reserve. Before any error the pod has not already decided (bound
+      elsewhere, recreated, gone) is answered, it is read back within the reserve (two tries),
+      and bound to the requested node with the same UID is success (`confirmed`): the server
+      may have applied an attempt whose answer went wrong.
 
     Concurrent binds are safe; a second bind of the same pod while one is in flight waits
     for the first one's result instead of racing it.
@@ -211,7 +220,9 @@ class ApiBinder:
                 until - reserve, lambda t: self._attempt(namespace, name, uid, node, t),
                 f"bind {pod_name}")
         except BindError as exc:
-            if exc.outcome == "timeout":
+            if exc.outcome not in _DEFINITE:
+                # The server may have applied an attempt whose answer went wrong (lost, a 5xx
+                # after applying, a write that landed late): look once more before saying no.
                 read = await self._read_back(namespace, name, until)
             if read is None or read.metadata.uid != uid or read.spec.node_name != node:
                 self._outcome(exc.outcome)
@@ -224,16 +235,20 @@ class ApiBinder:
         await self._assume_bound(namespace, name, uid, node, until, read)
 
     async def _read_back(self, namespace: str, name: str, until: float) -> k8s.Pod | None:
-        """The pod as the server has it now, if it answers before `until`."""
-        remaining = until - asyncio.get_running_loop().time()
-        if remaining < _MIN_ATTEMPT:
-            return None
-        try:
-            async with asyncio.timeout(remaining):
-                return await self._read_pod(namespace, name, remaining)
-        except (KubeError, TimeoutError) as exc:
-            log.info("bind %s/%s: could not read the pod back: %s", namespace, name, exc)
-            return None
+        """The pod as the server has it now, if it answers before `until`: two tries, each
+        with half the time left, so one hung or failed read does not decide."""
+        loop = asyncio.get_running_loop()
+        for attempt in range(2):
+            remaining = until - loop.time()
+            if remaining < _MIN_ATTEMPT:
+                return None
+            timeout = remaining if attempt else max(_MIN_ATTEMPT, remaining / 2)
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self._read_pod(namespace, name, timeout)
+            except (KubeError, TimeoutError) as exc:
+                log.info("bind %s/%s: could not read the pod back: %s", namespace, name, exc)
+        return None
 
     async def _retrying(
         self, until: float, attempt: Callable[[float], Awaitable[str]], what: str
@@ -282,7 +297,14 @@ class ApiBinder:
             if exc.code != 409:
                 raise
             conflict = exc
-        # 409: find out what the pod looks like now.
+        # 409. kube-apiserver checks the UID precondition first, then says where the pod is
+        # (BindingREST: `pod NAME is already assigned to node "NODE"`): no read needed.
+        if (assigned := _ASSIGNED.search(conflict.message)) is not None:
+            if assigned.group(1) == node:
+                return "already_bound"
+            raise BindError(f'pod {namespace}/{name} is already assigned to node '
+                            f'"{assigned.group(1)}"', "bound_elsewhere")
+        # Otherwise find out what the pod looks like now.
         pod = await self._read_pod(namespace, name, timeout)
         if pod is None:
             raise BindError(f"pod {namespace}/{name} not found", "not_found")

@@ -116,7 +116,11 @@ class Fault:
     action: "status" (answer `status` with a Status body), "hang" (never answer; the
     connection is closed after `hang_seconds`), "drop" (close the connection without an
     answer), "lose_response" (perform the request, then close without an answer),
-    "gone" (410: HTTP for a list, an ERROR event for a watch).
+    "gone" (410: HTTP for a list, an ERROR event for a watch); and what a server does that
+    applied a request whose answer went wrong: "apply_then_hang" (perform it, then never
+    answer), "apply_then_status" (perform it, then answer `status`), "late_apply" (answer
+    `status` at once and perform the request `delay` seconds later, as an etcd write that
+    lands after the API server gave up waiting for it).
     """
 
     action: str
@@ -127,6 +131,7 @@ class Fault:
     status: int = 500
     times: int = 1
     hang_seconds: float = 60.0
+    delay: float = 0.5
     hits: int = 0
 
     def matches(self, method: str, path: str, query: str, is_watch: bool) -> bool:
@@ -467,7 +472,10 @@ class FakeApiServer(LoopbackServer):
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(reader.read(1), fault.hang_seconds)
                 return False
-            if fault.action == "status" or (fault.action == "gone" and not is_watch):
+            if fault.action == "late_apply":
+                asyncio.get_running_loop().call_later(fault.delay, self._perform_late, req)
+            if fault.action in ("status", "late_apply") or (fault.action == "gone"
+                                                           and not is_watch):
                 code = 410 if fault.action == "gone" else fault.status
                 reason = REASONS.get(code, "InternalError")
                 entry.status = code
@@ -498,8 +506,23 @@ class FakeApiServer(LoopbackServer):
         entry.status = code
         if fault is not None and fault.action == "lose_response":
             return False  # performed, but the answer never leaves
+        if fault is not None and fault.action == "apply_then_hang":
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(reader.read(1), fault.hang_seconds)
+            return False
+        if fault is not None and fault.action == "apply_then_status":
+            code = fault.status
+            entry.status = code
+            await self._respond(writer, code, status_body(code, f"injected {code}",
+                                                          REASONS.get(code, "InternalError")))
+            return True
         await self._respond(writer, code, body)
         return True
+
+    def _perform_late(self, req: Request) -> None:
+        """A request answered with an error, performed now all the same (`late_apply`)."""
+        with contextlib.suppress(HttpError):
+            self._dispatch(route(req.path, RESOURCES.values()), req)
 
     def _dispatch(self, where: tuple[str, Resource, str, str], req: Request) -> tuple[int, dict[str, Any]]:
         what, res, ns, name = where
