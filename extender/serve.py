@@ -8,9 +8,10 @@ import logging
 import sys
 from pathlib import Path
 
-from extender.api import metrics
+from extender.api import memory, metrics
 from extender.api import runtime as runtime_module
 from extender.api.app import create_app
+from extender.api.bounded import DEFAULT_CACHE_BYTES
 from extender.api.health import CheckedReadiness, with_detail
 from extender.api.offload import DEFAULT_OFFLOAD_BYTES, Offloader
 from extender.api.protocol import (
@@ -38,6 +39,7 @@ from extender.logs import FORMATS
 from extender.state.binder import ApiBinder, SnapshotBinder
 from extender.state.events import EventRecorder
 from extender.state.informer import LiveState, resources_for
+from extender.state.permit import DEFAULT_MAX_HELD, PermitBinder
 from extender.state.snapshot import SnapshotError, load_snapshot
 
 log = logging.getLogger("extender.serve")
@@ -148,8 +150,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds a request head may take to arrive; slower connections "
                              f"are closed (default: {DEFAULT_HEADER_TIMEOUT:g})")
     limits.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
-                        help="open connections beyond this are refused at once "
+                        help="open connections beyond this are refused at once; those whose "
+                             "bind is held at Coscheduling's Permit do not count "
                              f"(default: {DEFAULT_MAX_CONNECTIONS})")
+    limits.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES, metavar="BYTES",
+                        help="what the caches that keep what requests bring (recent pods, "
+                             "candidate lists and their replies) may hold in all; an entry "
+                             "over a sixteenth of its cache's share is not kept (default: "
+                             f"{DEFAULT_CACHE_BYTES // (1 << 20)} MiB)")
+    limits.add_argument("--max-held-binds", type=int, default=DEFAULT_MAX_HELD,
+                        help="binds held at Coscheduling's Permit at once (a gang's pods wait "
+                             "there, each on its own connection); a bind past it is refused and "
+                             f"retried by kube-scheduler (default: {DEFAULT_MAX_HELD})")
     parser.add_argument("--health-port", type=int, default=None,
                         help="also serve /healthz, /livez and /readyz over plain HTTP on this port "
                              "(for probes under mutual TLS; never the scheduler verbs)")
@@ -231,9 +243,11 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
 
 
 def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
-    """Body, candidate and off-loop limits from the command line."""
+    """Body, candidate, cache and off-loop limits from the command line."""
+    from extender.api.caches import configure_cache_bytes
+
     for flag in ("max_candidates", "offload_bytes", "max_connections", "body_timeout",
-                 "header_timeout"):
+                 "header_timeout", "cache_bytes", "max_held_binds"):
         if getattr(args, flag) <= 0:
             raise StartupError(f"--{flag.replace('_', '-')} must be positive")
     default = DEFAULT_MAX_BODY_NODES_FORM if args.nodes_form else DEFAULT_MAX_BODY
@@ -242,6 +256,7 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
     if args.reply_cache < 0:
         raise StartupError("--reply-cache must be 0 or more")
     runtime.reply_reuse = args.reply_cache
+    configure_cache_bytes(args.cache_bytes)
     runtime.body_timeout = args.body_timeout
     runtime.offload = Offloader(args.offload_bytes)
     if args.health_port is not None:
@@ -304,8 +319,9 @@ def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None
     A recording records which held binds time out (`Recorder.permit_wait`)."""
     extra = {"wait": runtime.recorder.permit_wait} if runtime.recorder is not None else {}
     runtime_module.configure_gang_and_quota(
-        runtime, bind_deadline=args.bind_deadline, assume_ttl=args.assume_ttl,
-        scheduler_http_timeout=args.scheduler_http_timeout, on_outcome=count_bind, **extra)
+        runtime, bind_deadline=args.bind_deadline,
+        scheduler_http_timeout=args.scheduler_http_timeout, on_outcome=count_bind,
+        max_held=args.max_held_binds, **extra)
 
 
 def count_bind(outcome: str) -> None:
@@ -417,6 +433,24 @@ def informer_checks(live: LiveState, max_staleness: float) -> list[tuple[str, st
     return checks
 
 
+def raise_open_files_limit(wanted: int) -> None:
+    """Raise the soft limit on open files towards `wanted` (every connection is one; a gang's
+    held binds are many), as far as the hard limit allows — Go programs do the same."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError) as exc:
+            log.warning("cannot raise the open files limit", extra={"fields": {
+                "soft": soft, "wanted": target, "err": str(exc)}})
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        log.warning("open files limit below what the connection bounds need", extra={
+            "fields": {"hard": hard, "wanted": wanted}})
+
+
 def tune_gc() -> None:
     # Long-lived state is frozen out of the collector's generations, and large transient
     # request graphs no longer trigger full collections every few thousand allocations.
@@ -440,7 +474,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     app = create_app(runtime, floor_endpoint=args.floor_endpoint)
     limits = ConnectionLimits(header_timeout=args.header_timeout,
-                              max_connections=args.max_connections)
+                              max_connections=args.max_connections, parked=runtime.held_binds,
+                              max_parked=args.max_held_binds
+                              if isinstance(runtime.binder, PermitBinder) else 0)
+    raise_open_files_limit(args.max_connections + args.max_held_binds + 256)
     config = uvicorn.Config(app, host=args.host, port=args.port, loop="uvloop",
                             http=guarded_protocol(limits), access_log=False, log_config=None,
                             use_colors=False, lifespan="on", timeout_keep_alive=75)
@@ -455,5 +492,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"extender: TLS: {exc}", file=sys.stderr, flush=True)
             return 2
     tune_gc()
+    memory.limit_arenas()
     server.run()
     return 0

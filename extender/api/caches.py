@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from extender.api import verb
+from extender.api import rowreply, verb
 from extender.api.rowreply import replies_for
 from extender.model import names, quantity, resources, timeparse
 from extender.model.node import interned_sizes
@@ -26,6 +26,25 @@ _LRU: dict[str, Any] = {
     "extended_resource_names": resources.is_extended_resource,
     "scalar_resource_names": resources.is_scalar_resource,
 }
+
+
+def configure_cache_bytes(total: int) -> None:
+    """Share `serve --cache-bytes` among the caches that keep what requests bring: half for
+    the candidate lists with their replies, a sixteenth for recent pods' views."""
+    rowreply.BUDGET["bytes"] = total // 2
+    verb._recent_pods.set_budget(total // 16)
+
+
+def cache_bytes(runtime: Any) -> dict[str, int]:
+    """cache name -> bytes held now (roughly: payload bytes and arrays, not object headers),
+    for `extender_cache_bytes`."""
+    table = runtime.state.table
+    return {
+        "recent_pod_views": verb._recent_pods.nbytes,
+        **replies_for(table).byte_sizes(),
+        # each row memo: 16 bytes per row of the table's capacity (int64 values and generations).
+        "node_row_memos": table.memo_count * 16 * table.capacity,
+    }
 
 
 def _lru_size(fn: Any) -> int:

@@ -113,10 +113,16 @@ def _statuses(verdicts: RowVerdicts, table) -> dict[str, Status]:  # type: ignor
 
 
 def _reserve(runtime: Runtime, request: SchedulingRequest, passed: bool) -> None:
-    if passed and runtime.quota_reservation_ttl:
+    if not runtime.quota_reservation_ttl:
+        return
+    if passed:
         # CapacityScheduling's Reserve: kube-scheduler will place the pod on one of these, so
         # the next pod's quota check must already count it.
-        runtime.gate.call(runtime.state.reserve_quota, request.pod, runtime.quota_reservation_ttl)
+        runtime.gate.call(runtime.state.reserve_quota, request.pod,
+                          runtime.reservation_ttl(request.pod))
+    else:
+        # A new cycle of the pod supersedes the last one, and this one reserves nothing.
+        runtime.gate.call(runtime.state.release_quota, request.pod.uid)
 
 
 def _report(record: RequestRecord, passed: int, tally: Tally) -> None:

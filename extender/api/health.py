@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 
 from extender import __version__
 from extender.api import metrics, sync
-from extender.api.caches import cache_sizes
+from extender.api.caches import cache_bytes, cache_sizes
 from extender.api.runtime import Runtime
 
 #: A named check and why it fails (None: it passes).
@@ -134,8 +134,11 @@ async def metrics_route(request: Request) -> Response:
     metrics.STATE_PODS.set(len(runtime.state.pods))
     for name, size in cache_sizes(runtime).items():
         metrics.CACHE_ENTRIES.labels(name).set(size)
+    for name, size in cache_bytes(runtime).items():
+        metrics.CACHE_BYTES.labels(name).set(size)
     metrics.LARGE_REQUESTS.labels("running").set(runtime.offload.running)
     metrics.LARGE_REQUESTS.labels("waiting").set(runtime.offload.waiting)
+    metrics.BINDS_HELD.set(runtime.held_binds())
     payload, content_type = metrics.exposition()
     return Response(payload, media_type=content_type)
 

@@ -79,6 +79,11 @@ REQUEST_HEADS_REFUSED = Counter(
 OPEN_CONNECTIONS = Gauge("extender_open_connections", "Open HTTP connections, by listener.",
                          ["listener"])
 OPEN_CONNECTIONS.labels("main")  # present at 0 before the first connection
+CACHE_BYTES = Gauge("extender_cache_bytes",
+                    "Bytes held by the caches that keep what requests bring (serve --cache-bytes "
+                    "bounds them), by cache.", ["cache"])
+BINDS_HELD = Gauge("extender_binds_held",
+                   "Binds held at Coscheduling's Permit now, each on its own connection.")
 LARGE_REQUESTS = Gauge("extender_large_requests",
                        "Large requests running off the event loop or waiting for their turn.",
                        ["state"])

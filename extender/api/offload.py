@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from extender.api import memory
 from extender.state.gate import StateGate
 
 T = TypeVar("T")
@@ -144,6 +145,8 @@ class Offloader:
     def _done(self, gate: StateGate) -> None:
         self.running -= 1
         gate.leave()
+        if self._loop is not None:
+            memory.trim_soon(self._loop)  # give the request's pages back once it is gone
 
     def _drive(self, work: Coroutine[Any, Any, T]) -> T:
         local = self._local

@@ -10,6 +10,10 @@ of any size. Here:
 - a head larger than `max_head_bytes` gets `431` and the connection is closed;
 - beyond `max_connections` open connections, a new one gets `503` and is closed at once (the
   connections already open, kube-scheduler's keep-alive ones among them, are not disturbed).
+  Connections whose bind is held at Coscheduling's Permit (`parked`) do not count: kube-scheduler
+  binds each pod of a gang on its own connection, and a gang of thousands must neither be
+  refused nor crowd out the filter calls (held binds have their own bound,
+  `serve --max-held-binds`).
 
 The body's deadline is the route's (`read_body`): it starts once the route reads the body, so
 a large request waiting for its turn is not cut off. Verified against uvicorn 0.54.
@@ -18,6 +22,7 @@ a large request waiting for its turn is not cut off. Verified against uvicorn 0.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,11 +38,20 @@ DEFAULT_MAX_CONNECTIONS = 512
 LINGER_SECONDS = 2.0
 
 
+def _none_parked() -> int:
+    return 0
+
+
 @dataclass(frozen=True)
 class ConnectionLimits:
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    #: How many open connections wait on a held bind (`Runtime.held_binds`).
+    parked: Callable[[], int] = _none_parked
+    #: Connections past `max_connections` accepted on probation, for binds only
+    #: (`serve --max-held-binds`; 0: none).
+    max_parked: int = 0
 
 
 def _reply(status: str, text: str) -> bytes:
@@ -53,10 +67,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     listener = "main"
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._probation = False
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0
         self._head_refused = False
-        self._refused = len(self.connections) >= self.limits.max_connections
+        limits = self.limits
+        open_now = len(self.connections)
+        over = open_now - limits.parked() >= limits.max_connections
+        # Past the cap a connection may still carry a gang member's bind (kube-scheduler binds
+        # each pod on a connection of its own, all at once when a gang is released): it is
+        # accepted on probation and refused at its head unless that is a bind.
+        self._probation = over and open_now < limits.max_connections + limits.max_parked
+        self._refused = over and not self._probation
         if self._refused:
             metrics.CONNECTIONS_REFUSED.labels(self.listener).inc()
             transport.write(_reply("503 Service Unavailable", "too many open connections\n"))
@@ -89,11 +111,19 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes += size
         if self._head_bytes <= self.limits.max_head_bytes:
             return True
+        self._refuse_head("431 Request Header Fields Too Large", "request head too large\n",
+                          "too_large")
+        return False
+
+    def _refuse_head(self, status: str, text: str, why: str) -> None:
+        """Answer `status` instead of the request, and close."""
         self._head_refused = True
         self._stop_head_timer()
-        metrics.REQUEST_HEADS_REFUSED.labels("too_large").inc()
-        self.transport.write(_reply("431 Request Header Fields Too Large",
-                                    "request head too large\n"))
+        if why == "probation":
+            metrics.CONNECTIONS_REFUSED.labels(self.listener).inc()
+        else:
+            metrics.REQUEST_HEADS_REFUSED.labels(why).inc()
+        self.transport.write(_reply(status, text))
         # A lingering close: end our side, then drop what the client still sends for a moment.
         # Closing at once with its bytes unread would reset the connection, and the reset can
         # overtake the answer.
@@ -102,7 +132,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.loop.call_later(LINGER_SECONDS, self.transport.close)
         else:
             self.transport.close()
-        return False
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -120,6 +149,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._stop_head_timer()
+        if self._probation:
+            self._probation = False
+            if not (self.parser.get_method() == b"POST" and self.url.split(b"?")[0] == b"/bind"):
+                self._refuse_head("503 Service Unavailable", "too many open connections\n",
+                                  "probation")
+                return
         if not self._head_refused:
             super().on_headers_complete()
 

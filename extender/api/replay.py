@@ -163,7 +163,8 @@ class ReplayBinder:
         self._answer(key, self._released[key]).set_result(entry)
         self._released[key] += 1
 
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
         key = (uid, node)
         answer = self._answer(key, self._claimed[key])
         self._claimed[key] += 1
@@ -235,7 +236,6 @@ def build_runtime(header: recording.Header, clock: ReplayClock,
         runtime.offload = Offloader(flags.offload_bytes)
     runtime.reply_reuse = flags.reply_cache
     configure_gang_and_quota(runtime, bind_deadline=flags.bind_deadline,
-                             assume_ttl=flags.assume_ttl,
                              scheduler_http_timeout=flags.scheduler_http_timeout,
                              wait=clock.wait)
     return runtime, binder

@@ -28,12 +28,17 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
+from extender.api.bounded import DEFAULT_CACHE_BYTES
 from extender.engine.framework import REUSE_ROWS, REUSE_STATE, Code, Status
 from extender.engine.nodetable import NodeTable
 
 #: Name lists remembered per state (each holds its rows and up to `REPLIES_PER_LIST` replies).
 NAMES_CACHE_SIZE = 64
 REPLIES_PER_LIST = 16
+#: What the lists with their replies may hold in all (half of `serve --cache-bytes`): at 5 000
+#: candidates a list is 150 KB and a reply up to 250 KB, so counting entries alone allowed
+#: about 250 MB.
+BUDGET = {"bytes": DEFAULT_CACHE_BYTES // 2}
 _MAX_PRIORITY = 10
 
 _names_decoder = msgspec.json.Decoder(list[str])
@@ -80,6 +85,16 @@ class NameList:
     last_filter: tuple[np.ndarray, tuple[tuple[bool, str] | None, ...], bytes] | None = None
     last_scores: tuple[np.ndarray, bytes] | None = None
 
+    def nbytes(self) -> int:
+        """What this list holds, roughly: its bytes, rows, kept and last replies."""
+        total = len(self.raw) + self.rows.nbytes
+        total += sum(len(entry.reply) for entry in list(self.replies.values()))
+        if self.last_filter is not None:
+            total += self.last_filter[0].nbytes + len(self.last_filter[2])
+        if self.last_scores is not None:
+            total += self.last_scores[0].nbytes + len(self.last_scores[1])
+        return total
+
 
 class RowReplies:
     """One state table's name lists, fragments and reusable replies."""
@@ -107,9 +122,22 @@ class RowReplies:
             return None, names
         entry = NameList(raw, table.layout, rows)
         self._lists[key] = entry
-        if len(self._lists) > NAMES_CACHE_SIZE:
-            self._lists.popitem(last=False)
+        self.trim()
         return entry, None
+
+    def nbytes(self) -> int:
+        return sum(entry.nbytes() for entry in list(self._lists.values()))
+
+    def trim(self) -> None:
+        """Forget the least recently used lists past `NAMES_CACHE_SIZE` or the byte budget
+        (the newest is kept: the request at hand uses it)."""
+        lists = self._lists
+        while len(lists) > NAMES_CACHE_SIZE or (len(lists) > 1
+                                                and self.nbytes() > BUDGET["bytes"]):
+            try:
+                lists.popitem(last=False)
+            except KeyError:  # the other thread (api.offload) took it first
+                break
 
     def split(self, body: bytes, table: NodeTable) -> tuple[NameList, int] | None:
         """A remembered list that ends `body` as Go's encoder writes `ExtenderArgs` (its last
@@ -140,6 +168,9 @@ class RowReplies:
     def sizes(self) -> dict[str, int]:
         return {"candidate_lists": len(self._lists),
                 "kept_replies": sum(len(entry.replies) for entry in list(self._lists.values()))}
+
+    def byte_sizes(self) -> dict[str, int]:
+        return {"candidate_lists": self.nbytes()}
 
     # ---- fragments --------------------------------------------------------------------------
     def _encoded_names(self, table: NodeTable) -> np.ndarray:
@@ -234,7 +265,11 @@ class RowReplies:
         if not token.whole_state:
             view_gens, load_gens = table.view_gen[rows], table.load_gen[rows]
         names.replies[(verb, signature)] = ReplyEntry(reply, view_gens, load_gens, token, summary)
-        while len(names.replies) > limit:
+        # A list's replies stay within a sixteenth of the budget (the lists' own bound,
+        # `RowReplies.trim`, runs when a new list comes).
+        share = BUDGET["bytes"] // 16
+        while len(names.replies) > limit or (
+                names.replies and sum(len(e.reply) for e in names.replies.values()) > share):
             names.replies.popitem(last=False)
 
 

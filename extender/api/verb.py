@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -13,6 +12,7 @@ from starlette.responses import Response
 
 from extender import wire
 from extender.api.body import BadRequest, check_utf8, declared_length, read_body
+from extender.api.bounded import DEFAULT_CACHE_BYTES, BoundedCache
 from extender.api.observe import RequestRecord
 from extender.api.offload import Busy
 from extender.api.runtime import Runtime
@@ -30,9 +30,11 @@ ErrorReply = Callable[[str, int], Response]
 
 #: Recent filter/prioritize requests' pods, by their bytes: a pod's filter is followed by its
 #: prioritize with the same bytes, and a retried pod comes back unchanged. Views are never
-#: changed in place.
-_recent_pods: OrderedDict[bytes, tuple[PodView, bytes]] = OrderedDict()
+#: changed in place. Bounded in bytes too (a sixteenth of `--cache-bytes`): a pod too large
+#: for it is decoded for each request instead.
 RECENT_PODS = 256
+_recent_pods: BoundedCache[bytes, tuple[PodView, bytes]] = BoundedCache(
+    RECENT_PODS, DEFAULT_CACHE_BYTES // 16)
 
 
 def pod_view(pod: k8s.Pod | None) -> PodView:
@@ -62,12 +64,7 @@ def pod_from_raw(raw: msgspec.Raw, body: bytes) -> tuple[PodView, bytes]:
         decode(body, wire.SchedulingArgsDecoded)
         raise BadRequest(wire.describe_decode_error(exc)) from None
     found = pod_view(pod), pod_signature(pod)
-    _recent_pods[key] = found
-    while len(_recent_pods) > RECENT_PODS:
-        try:
-            _recent_pods.popitem(last=False)
-        except KeyError:  # the other thread (api.offload) took it first
-            break
+    _recent_pods.put(key, found, len(key) + len(found[1]))
     return found
 
 

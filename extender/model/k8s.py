@@ -26,15 +26,25 @@ class OwnerReference(_Base):
 
 
 class ObjectMeta(_Base):
+    """Metadata without annotations: no plugin reads a pod's or a node's, and they are where
+    objects get large (a legal 1.5 MB annotation would otherwise be decoded, kept and hashed
+    with every pod)."""
+
     name: str = ""
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""
     labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
     owner_references: list[OwnerReference] | None = None
+
+
+class AnnotatedMeta(ObjectMeta):
+    """Metadata of the kinds whose annotations a plugin reads (PriorityClass:
+    PreemptionToleration's policy)."""
+
+    annotations: dict[str, str] | None = None
 
 
 class ResourceRequirements(_Base):
@@ -253,7 +263,7 @@ class PodDisruptionBudget(_Base):
 
 
 class PriorityClass(_Base):
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    metadata: AnnotatedMeta = msgspec.field(default_factory=AnnotatedMeta)
     value: int = 0
     global_default: bool = False
     preemption_policy: str | None = None

@@ -33,6 +33,10 @@ _READBACK = 0.5
 #: kube-apiserver's conflict for a pod bound already (after the UID precondition passed).
 _ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
 
+#: Binding API calls in flight at once (the client's pool has 64 connections, a dozen of
+#: which the watches keep).
+DEFAULT_CONCURRENCY = 32
+
 #: Failures that a read of the pod already decided: no point reading it again.
 _DEFINITE = frozenset({"bound_elsewhere", "uid_mismatch", "not_found"})
 
@@ -51,8 +55,10 @@ class BindError(Exception):
 
 
 class Binder(Protocol):
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        """Bind the pod to the node, or raise `BindError`."""
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
+        """Bind the pod to the node, or raise `BindError`; `deadline`: seconds this bind may
+        take (None: the binder's own; Permit passes what a long hold left of the call)."""
         ...
 
 
@@ -93,7 +99,8 @@ class SnapshotBinder:
         self.on_outcome = on_outcome
         self.outcomes: Counter[str] = Counter()
 
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
         try:
             outcome = self._bind(namespace, name, uid, node)
         except BindError as exc:
@@ -157,6 +164,7 @@ class ApiBinder:
         backoff_max: float = 1.0,
         on_retry: Callable[[], None] | None = None,
         on_outcome: Callable[[str], None] | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         self.client = client
         self.state = state
@@ -171,6 +179,10 @@ class ApiBinder:
         self.retries = 0
         self.outcomes: Counter[str] = Counter()
         self._inflight: dict[tuple[str, str], asyncio.Future[None]] = {}
+        #: API calls at once: a gang of thousands released together would otherwise queue
+        #: thousands of requests in the HTTP client's pool, whose bookkeeping is quadratic in
+        #: them (the event loop stalled for seconds at 2 000); its pool holds the watches too.
+        self._slots = asyncio.Semaphore(concurrency)
         #: Told each pod read from the API server to assume a bound pod the state did not
         #: hold as pending (`serve --record` keeps it: a replay has no server to read it from).
         self.on_read: Callable[[k8s.Pod], None] | None = None
@@ -180,7 +192,8 @@ class ApiBinder:
         """Binds being performed now (bounded by the concurrent requests)."""
         return len(self._inflight)
 
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
         key = (uid, node)
         while (running := self._inflight.get(key)) is not None:
             try:
@@ -192,7 +205,7 @@ class ApiBinder:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            await self._bind(namespace, name, uid, node)
+            await self._bind(namespace, name, uid, node, deadline or self.deadline)
             future.set_result(None)
         except asyncio.CancelledError:
             future.cancel()
@@ -209,16 +222,17 @@ class ApiBinder:
         if self.on_outcome is not None:
             self.on_outcome(outcome)
 
-    async def _bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    async def _bind(self, namespace: str, name: str, uid: str, node: str,
+                    deadline: float) -> None:
         loop = asyncio.get_running_loop()
-        until = loop.time() + self.deadline
-        reserve = min(_READBACK, self.deadline / 4)
+        until = loop.time() + deadline
+        reserve = min(_READBACK, deadline / 4)
         pod_name = f"{namespace}/{name}"
         read: k8s.Pod | None = None
         try:
             outcome = await self._retrying(
                 until - reserve, lambda t: self._attempt(namespace, name, uid, node, t),
-                f"bind {pod_name}")
+                f"bind {pod_name}", deadline)
         except BindError as exc:
             if exc.outcome not in _DEFINITE:
                 # The server may have applied an attempt whose answer went wrong (lost, a 5xx
@@ -244,27 +258,30 @@ class ApiBinder:
                 return None
             timeout = remaining if attempt else max(_MIN_ATTEMPT, remaining / 2)
             try:
-                async with asyncio.timeout(timeout):
+                async with self._slots, asyncio.timeout(timeout):
                     return await self._read_pod(namespace, name, timeout)
             except (KubeError, TimeoutError) as exc:
                 log.info("bind %s/%s: could not read the pod back: %s", namespace, name, exc)
         return None
 
     async def _retrying(
-        self, until: float, attempt: Callable[[float], Awaitable[str]], what: str
+        self, until: float, attempt: Callable[[float], Awaitable[str]], what: str,
+        deadline: float,
     ) -> str:
         """Run `attempt(timeout)` until it returns, retrying transient failures until `until`."""
         loop = asyncio.get_running_loop()
         delay = self.backoff_initial
         last = "no attempt made"
         while True:
-            remaining = until - loop.time()
-            if remaining <= 0:
-                raise BindError(f"{what}: gave up after {self.deadline:g}s: {last}", "timeout")
-            timeout = min(remaining, self.attempt_timeout)
             try:
-                async with asyncio.timeout(timeout):
-                    return await attempt(timeout)
+                async with self._slots:  # its wait counts against the deadline, not the attempt
+                    remaining = until - loop.time()
+                    if remaining <= 0:
+                        raise BindError(f"{what}: gave up after {deadline:g}s: {last}",
+                                        "timeout")
+                    timeout = min(remaining, self.attempt_timeout)
+                    async with asyncio.timeout(timeout):
+                        return await attempt(timeout)
             except TimeoutError:
                 last = f"no answer within {timeout:.1f}s"
             except TransportError as exc:
@@ -277,7 +294,7 @@ class ApiBinder:
             if left < _MIN_ATTEMPT:
                 # No time for a useful retry: report the real failure, not a timeout made up
                 # by an attempt that had no time to get an answer.
-                raise BindError(f"{what}: gave up after {self.deadline:g}s: {last}", "timeout")
+                raise BindError(f"{what}: gave up after {deadline:g}s: {last}", "timeout")
             # Transient: back off (full jitter), leaving the next attempt at least _MIN_ATTEMPT.
             pause = min(random.uniform(delay / 2, delay), left - _MIN_ATTEMPT)
             delay = min(self.backoff_max, delay * 2)
@@ -341,7 +358,7 @@ class ApiBinder:
             # Not seen by the informer yet (or evicted from the pending memory): read it.
             remaining = until - asyncio.get_running_loop().time()
             try:
-                async with asyncio.timeout(max(0.2, remaining)):
+                async with self._slots, asyncio.timeout(max(0.2, remaining)):
                     pod = await self.client.get_pod(namespace, name)
                 if pod.metadata.uid == uid:
                     view = self._read_view(pod)

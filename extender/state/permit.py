@@ -29,9 +29,14 @@ from extender.engine.plugins.coscheduling import (
     PodGroupManager,
 )
 from extender.engine.waiting import SECOND_NS, timeout_message
+from extender.model.pod import PodView
 from extender.state.binder import Binder, BindError
 
 log = logging.getLogger(__name__)
+
+#: Most binds held at Permit at once by default: room for gangs of thousands of pods (a held
+#: bind is a waiting task and an open connection, a few KB), not for an unbounded flood.
+DEFAULT_MAX_HELD = 10_000
 
 #: Seconds kept between the end of a hold and kube-scheduler's `httpTimeout`: the bind itself
 #: (bounded by the bind deadline) and this margin must fit after it.
@@ -73,11 +78,16 @@ class PermitBinder:
     def __init__(self, inner: Binder, state: ClusterState, manager: PodGroupManager, *,
                  http_timeout: float, bind_deadline: float,
                  clock: Callable[[], float] = time.monotonic, wait: Wait = wait_decided,
-                 on_outcome: Callable[[str], None] | None = None) -> None:
+                 on_outcome: Callable[[str], None] | None = None,
+                 max_held: int = DEFAULT_MAX_HELD) -> None:
         self.inner = inner
         self.state = state
         self.manager = manager
+        self.http_timeout = http_timeout
+        self.bind_deadline = bind_deadline
         self.limit = hold_limit(http_timeout, bind_deadline)
+        #: Most binds held at once (`serve --max-held-binds`); a bind past it is refused.
+        self.max_held = max_held
         self.clock = clock
         #: How a held bind waits (a recording's replay waits on its recorded clock instead).
         self.wait = wait
@@ -89,14 +99,30 @@ class PermitBinder:
     def in_flight(self) -> int:
         return getattr(self.inner, "in_flight", 0)
 
+    def hold_time(self, pod: PodView) -> float:
+        """How long a bind of `pod` may be held here: its group's wait (0: no group)."""
+        if not pod.pod_group:
+            return 0.0
+        _, group = self.manager.group_of(pod, self.state)
+        return 0.0 if group is None else min(self.manager.timeout(group), self.limit)
+
     def held_count(self) -> int:
         return sum(len(group) for group in self.held.values())
 
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    def _time_left(self, started: float) -> float:
+        """What a bind released after holding since `started` may still take: the call's
+        budget (kube-scheduler's httpTimeout, less a margin) minus the hold, and never less
+        than the bind deadline (what the hold limit keeps back). A large gang released at
+        once gets the time its many API binds need."""
+        return max(self.bind_deadline, self.http_timeout - MARGIN - (self.clock() - started))
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
+        started = self.clock()
         pod = self.state.pending_pod(uid) or self.state.pods.get(uid)
         if pod is None or not pod.pod_group:
             # A pod this state has never seen has no group we could know of: bind it.
-            await self.inner.bind(namespace, name, uid, node)
+            await self.inner.bind(namespace, name, uid, node, deadline=deadline)
             return
         full_name, group = self.manager.group_of(pod, self.state)
         if group is None:
@@ -112,8 +138,14 @@ class PermitBinder:
                 if not other.decided.done():
                     other.decided.set_result("")
             self.held.pop(full_name, None)
-            await self._bind_or_unreserve(full_name, namespace, name, uid, node)
+            await self._bind_or_unreserve(full_name, namespace, name, uid, node,
+                                          self._time_left(started))
             return
+        if self.held_count() >= self.max_held:
+            self._count("held_limit")
+            raise BindError(f"pod {namespace}/{name}: {self.held_count()} binds are held at "
+                            "Permit already (serve --max-held-binds); kube-scheduler will "
+                            "retry it", "permit_rejected")
         wait = min(self.manager.timeout(group), self.limit)
         entry = waiting[uid] = _Held(namespace, name, uid, node)
         self._count("held")
@@ -135,12 +167,13 @@ class PermitBinder:
             self._count("permit_rejected")
             raise BindError(f"pod {namespace}/{name} rejected at Permit: {rejection}",
                             "permit_rejected")
-        await self._bind_or_unreserve(full_name, namespace, name, uid, node)
+        await self._bind_or_unreserve(full_name, namespace, name, uid, node,
+                                      self._time_left(started))
 
     async def _bind_or_unreserve(self, full_name: str, namespace: str, name: str, uid: str,
-                                 node: str) -> None:
+                                 node: str, deadline: float) -> None:
         try:
-            await self.inner.bind(namespace, name, uid, node)
+            await self.inner.bind(namespace, name, uid, node, deadline=deadline)
         except BindError:
             self._unreserve(full_name, uid)
             raise

@@ -252,9 +252,10 @@ class RecordingBinder:
     def _read(self, pod: k8s.Pod) -> None:
         self._reads[pod.metadata.uid] = pod
 
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
         try:
-            await self.inner.bind(namespace, name, uid, node)
+            await self.inner.bind(namespace, name, uid, node, deadline=deadline)
         except BindError as exc:
             self._reads.pop(uid, None)
             self._record(namespace, name, uid, node, exc.outcome, str(exc), None)

@@ -98,6 +98,80 @@ def test_reservation_expires_when_no_bind_follows() -> None:
         assert client.post("/filter", json=filter_args(second, ["n1"])).json()["NodeNames"] == ["n1"]
 
 
+def _clocked(objects: list[dict], filters: list[str]) -> tuple[TestClient, list[float], Runtime]:
+    """An app whose state reads `now[0]` as its clock, with serve's reservation lifetimes."""
+    from extender.api.runtime import configure_gang_and_quota
+
+    document: dict = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                      "plugins": {"filter": {"enabled": [{"name": n} for n in filters]}}}
+    now = [1000.0]
+    state = cluster_from_objects(objects)
+    state.clock = lambda: now[0]
+    runtime = Runtime(build_profile(parse_policy(document)), state, SnapshotBinder(state, 30.0))
+    configure_gang_and_quota(runtime, bind_deadline=4.0, scheduler_http_timeout=None)
+    return TestClient(create_app(runtime)), now, runtime
+
+
+def test_a_filter_flood_locks_a_quota_only_while_the_flooding_cycles_last() -> None:
+    # A pod that passes the filter counts against its quota until its bind, or until
+    # kube-scheduler's cycle for it is over: its prioritize and its bind (5 s + the bind
+    # deadline 4 s + 1 s). A stream of pods that pass and never bind (one a second) keeps the
+    # last unit taken only while those cycles could still end in a bind.
+    objects = [*NODES, quota("ns1", {"cpu": "1", "memory": "100Gi"},
+                             {"cpu": "1", "memory": "100Gi"})]
+    client, now, runtime = _clocked(objects, ["CapacityScheduling"])
+    assert runtime.quota_reservation_ttl == 10.0
+    legit = pod("legit", "ns1", requests={"cpu": "1"})
+    with client:
+        for i in range(30):
+            flood = pod(f"flood-{i}", "ns1", requests={"cpu": "1"})
+            if client.post("/filter", json=filter_args(flood, ["n1"])).json()["NodeNames"]:
+                taken_at = now[0]
+            assert client.post("/filter", json=filter_args(legit, ["n1"])).json()[
+                "NodeNames"] == []
+            now[0] += 1.0
+        # The flood stops; the last reservation ends 10 s after it was made.
+        now[0] = taken_at + 10.0
+        assert client.post("/filter", json=filter_args(legit, ["n1"])).json()[
+            "NodeNames"] == ["n1"]
+
+
+def test_a_new_cycle_that_fails_ends_the_last_reservation() -> None:
+    objects = [*NODES, quota("ns1", {"cpu": "2", "memory": "100Gi"},
+                             {"cpu": "2", "memory": "100Gi"})]
+    client, now, _ = _clocked(objects, ["NodeAffinity", "NodeResourcesFit", "CapacityScheduling"])
+    first = pod("first", "ns1", requests={"cpu": "1"})
+    other = pod("other", "ns1", requests={"cpu": "2"})
+    with client:
+        assert client.post("/filter", json=filter_args(first, ["n1"])).json()["NodeNames"]
+        assert client.post("/filter", json=filter_args(other, ["n1"])).json()["NodeNames"] == []
+        # `first` comes back with a node selector n1 does not match: its new cycle fails, and
+        # the reservation of its last one is over.
+        small = {**first, "spec": {**first["spec"], "nodeSelector": {"none": "none"}}}
+        reply = client.post("/filter", json=filter_args(small, ["n1"])).json()
+        assert reply["NodeNames"] == []
+        assert client.post("/filter", json=filter_args(other, ["n1"])).json()["NodeNames"] == [
+            "n1"]
+
+
+def test_a_gang_members_reservation_lasts_its_wait_at_permit() -> None:
+    members = [pod(f"m{i}", "ns1", labels={GROUP: "pg"}, requests={"cpu": "1"})
+               for i in range(2)]
+    group = {**pod_group("pg", 2), "metadata": {"name": "pg", "namespace": "ns1"}}
+    objects = [*NODES, quota("ns1", {"cpu": "1", "memory": "100Gi"},
+                             {"cpu": "1", "memory": "100Gi"}), group, *members]
+    client, now, runtime = _clocked(objects, ["CapacityScheduling", "Coscheduling"])
+    loner = pod("loner", "ns1", requests={"cpu": "1"})
+    with client:
+        assert client.post("/filter", json=filter_args(members[0], ["n1"])).json()["NodeNames"]
+        # Past a plain pod's cycle, but within the group's wait at Permit (60 s): still held.
+        now[0] += 30.0
+        assert client.post("/filter", json=filter_args(loner, ["n1"])).json()["NodeNames"] == []
+        now[0] += 40.0  # 70 s: the wait (60 s) and the rest of the cycle are over
+        assert client.post("/filter", json=filter_args(loner, ["n1"])).json()["NodeNames"] == [
+            "n1"]
+
+
 def test_coscheduling_prefilter_rejections_are_unresolvable() -> None:
     members = [pod(f"m{i}", labels={GROUP: "pg"}, requests={"cpu": "1"}) for i in range(2)]
     objects = [*NODES, pod_group("pg", 3), *members]

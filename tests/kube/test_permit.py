@@ -20,9 +20,12 @@ GROUP = "scheduling.x-k8s.io/pod-group"
 class Recorder:
     def __init__(self, fail: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         self.bound: list[tuple[str, str]] = []
+        self.deadlines: dict[str, float | None] = {}
         self.fail = fail
 
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
+        self.deadlines[name] = deadline
         await asyncio.sleep(0)
         if name in self.fail:
             raise BindError(f"pod {namespace}/{name} not found", "not_found")
@@ -70,6 +73,39 @@ async def test_group_binds_together_once_complete() -> None:
     await asyncio.gather(first, second)
     assert sorted(inner.bound) == [("m0", "n1"), ("m1", "n1"), ("m2", "n1")]
     assert binder.held_count() == 0
+
+
+@pytest.mark.anyio
+async def test_a_released_gang_binds_with_the_time_its_hold_left() -> None:
+    # The call's budget is kube-scheduler's httpTimeout (30 s here) less a 1 s margin: a
+    # member held 0.5 s may take ~28.5 s to bind (a gang of thousands binds through one API
+    # server), never less than the bind deadline (2 s).
+    now = [100.0]
+    inner = Recorder()
+    binder = setup([group("pg", 2), *(member(f"m{i}") for i in range(2))], inner)
+    binder.clock = lambda: now[0]
+    first = asyncio.create_task(binder.bind("default", "m0", uid("m0"), "n1"))
+    await asyncio.sleep(0.01)
+    now[0] += 0.5
+    await binder.bind("default", "m1", uid("m1"), "n1")
+    await first
+    assert inner.deadlines == {"m0": 28.5, "m1": 29.0}
+    # A pod of no group binds with the binder's own deadline.
+    await binder.bind("default", "loner", "uid-loner", "n1")
+    assert inner.deadlines["loner"] is None
+
+
+@pytest.mark.anyio
+async def test_a_bind_past_the_held_bound_is_refused_and_retried() -> None:
+    inner = Recorder()
+    binder = setup([group("pg", 3), *(member(f"m{i}") for i in range(3))], inner)
+    binder.max_held = 1
+    first = asyncio.create_task(binder.bind("default", "m0", uid("m0"), "n1"))
+    await asyncio.sleep(0.01)
+    with pytest.raises(BindError, match=r"1 binds are held at Permit already"):
+        await binder.bind("default", "m1", uid("m1"), "n1")
+    assert binder.held_count() == 1 and not first.done()
+    first.cancel()
 
 
 @pytest.mark.anyio
