@@ -1,10 +1,11 @@
-"""`serve --health-port`: `/healthz`, `/livez` and `/readyz` over plain HTTP on a second
-listener (`?verbose` lists the checks, as on the main port).
+"""`serve --health-port`: `/healthz`, `/livez`, `/readyz` and `/metrics` over plain HTTP on a
+second listener (`?verbose` lists the checks, as on the main port).
 
 Under mutual TLS the kubelet's probes and a container's HEALTHCHECK present no client
-certificate, so they cannot reach the main port. This listener answers only the health
-endpoints (never a scheduler verb, so it grants nothing), on the same event loop: a stalled
-loop fails the probe, as it should.
+certificate, so they cannot reach the main port; in the sidecar layout the main port listens
+on loopback only, and Prometheus scrapes this one. It answers only these read-only endpoints
+(never a scheduler verb, so it grants nothing), on the same event loop: a stalled loop fails
+the probe, as it should.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from extender.api.runtime import Runtime
 def health_app(runtime: Runtime) -> Starlette:
     app = Starlette(routes=[Route("/healthz", health.healthz, methods=["GET"]),
                             Route("/livez", health.livez, methods=["GET"]),
-                            Route("/readyz", health.readyz, methods=["GET"])])
+                            Route("/readyz", health.readyz, methods=["GET"]),
+                            Route("/metrics", health.metrics_route, methods=["GET"])])
     app.state.runtime = runtime
     return app
 

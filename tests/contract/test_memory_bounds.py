@@ -68,3 +68,27 @@ def test_remembered_pending_pods_stay_bounded(client, runtime) -> None:
                           k8s.Pod)
         runtime.state.remember_pending(PodView.from_k8s(pod))
     assert _exported(client)["remembered_pending_pods"] == 4_096
+
+
+def test_a_bounded_cache_evicts_by_bytes_and_keeps_nothing_too_large() -> None:
+    from extender.api.bounded import BoundedCache
+
+    cache: BoundedCache[str, str] = BoundedCache(max_entries=100, max_bytes=1600)
+    assert cache.put("a", "A", 100) and cache.put("b", "B", 100)
+    # Past a sixteenth of the budget an entry is not kept (it would evict everything).
+    assert not cache.put("huge", "H", 101) and cache.get("huge") is None
+    for i in range(20):
+        cache.put(f"k{i}", "v", 100)
+    assert cache.nbytes <= 1600 and len(cache) == 16
+    assert cache.get("a") is None and cache.get("k19") == "v"  # oldest out first
+    cache.set_budget(320)
+    assert cache.nbytes <= 320 and len(cache) == 3
+
+
+def test_metrics_export_the_bytes_of_the_caches_requests_fill(client) -> None:
+    assert client.post("/filter", content=fixture_bytes("filter-names.request.json")).status_code == 200
+    text = client.get("/metrics").text
+    held = {m[0]: float(m[1]) for m in
+            re.findall(r'^extender_cache_bytes\{cache="([^"]+)"\} (\S+)$', text, re.M)}
+    assert set(held) == {"recent_pod_views", "candidate_lists", "node_row_memos"}
+    assert held["recent_pod_views"] > 1000 and held["candidate_lists"] > 0

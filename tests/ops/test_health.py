@@ -41,7 +41,13 @@ def test_snapshot_health_on_the_health_port(runtime):
         assert health.get("/livez?verbose").text.endswith("livez check passed\n")
         assert health.get("/healthz").text == "ok"
         assert health.get("/readyz?verbose").text.endswith("readyz check passed\n")
-        assert health.post("/filter", content=b"{}").status_code in (404, 405)
+        # /metrics too (the sidecar's verbs are on loopback: Prometheus scrapes this port),
+        # never a verb.
+        metrics = health.get("/metrics")
+        assert metrics.status_code == 200 and "extender_state_nodes 6.0" in metrics.text
+        assert 'extender_cache_bytes{cache="recent_pod_views"}' in metrics.text
+        for verb in ("filter", "prioritize", "preempt", "bind"):
+            assert health.post(f"/{verb}", content=b"{}").status_code in (404, 405)
 
 
 @pytest.fixture

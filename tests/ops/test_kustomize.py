@@ -160,14 +160,34 @@ def test_an_images_entry_changes_the_rendered_image() -> None:
     assert _container(docs, "kube-scheduler")["image"] == "kube-scheduler"  # unset: placeholder
 
 
+def _without_listening(container: dict) -> dict:
+    """The container but where it listens: its address and port flags, and its ports."""
+    argv, kept = container["args"], []
+    listening = {"--host", "--port", "--bind-address", "--secure-port", "--health-host",
+                 "--health-port"}
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in listening:
+            skip = True
+        else:
+            kept.append(arg)
+    return {**container, "args": kept, "ports": None}
+
+
 def test_the_sidecar_runs_the_base_extender_container() -> None:
-    """components/sidecar repeats base/deployment.yaml's container; they must not drift."""
+    """components/sidecar repeats base/deployment.yaml's container; they must not drift, but
+    in where they listen: the sidecar's verbs on loopback, its health port on the pod IP."""
     (base,) = yaml.safe_load_all((MANIFESTS / "base" / "deployment.yaml").read_text())
     (container,) = base["spec"]["template"]["spec"]["containers"]
     patch = yaml.safe_load((MANIFESTS / "components" / "sidecar" /
                             "extender-container.yaml").read_text())
     (added,) = [op["value"] for op in patch if op["path"].endswith("/containers/-")]
-    assert added == container
+    assert _without_listening(added) == _without_listening(container)
+    args = added["args"]
+    assert args[args.index("--bind-address") + 1] == "127.0.0.1"
+    assert [p["name"] for p in added["ports"]] == ["health"]
     volumes = [op["value"] for op in patch if op["path"].endswith("/volumes/-")]
     assert volumes == base["spec"]["template"]["spec"]["volumes"]
 

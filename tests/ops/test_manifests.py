@@ -327,9 +327,11 @@ def test_sidecar_scheduler_calls_the_extender_over_loopback(sidecar: list[dict[s
     assert match, "the sidecar is reached over the pod's loopback"
     argv = _argv(_container(sidecar, "extender"))
     assert argv[:2] == ["extender", "serve"]
-    assert int(_flag(argv, "--port")) == int(match.group(2))
-    # 0.0.0.0 covers loopback (the scheduler) and the pod IP (the kubelet's probes)
-    assert _flag(argv, "--host") == "0.0.0.0"
+    assert int(_flag(argv, "--secure-port")) == int(match.group(2))
+    # The verbs on loopback only (kube-scheduler shares the pod's network namespace); probes
+    # and /metrics on the health port, on the pod IP.
+    assert _flag(argv, "--bind-address") == "127.0.0.1"
+    assert _flag(argv, "--health-host") == "0.0.0.0"
     assert "--in-cluster" in argv
 
 
@@ -411,6 +413,7 @@ def test_the_extender_app_serves_the_probed_paths(docs: list[dict[str, Any]]) ->
                                                         "startupProbe")}
     assert probed <= served
     assert "/metrics" in {r.path for r in create_app(runtime).routes}  # type: ignore[arg-type]
+    assert "/metrics" in {r.path for r in health_app(runtime).routes}  # type: ignore[arg-type]
 
 
 def test_kube_scheduler_probes_its_secure_port(scheduled: list[dict[str, Any]]) -> None:
@@ -430,13 +433,20 @@ def test_images(docs: list[dict[str, Any]]) -> None:
     assert ":" in image and not image.endswith(":latest")
 
 
+def _verbs_on_loopback(docs: list[dict[str, Any]]) -> bool:
+    argv = _argv(_container(docs, "extender"))
+    return "--bind-address" in argv and _flag(argv, "--bind-address") == "127.0.0.1"
+
+
 def test_service_reaches_the_extender_port(docs: list[dict[str, Any]]) -> None:
     service = _one(docs, "Service")
     labels = _pod_of(docs, "extender")["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     (port,) = service["spec"]["ports"]
-    assert port["port"] == 8888
-    assert _port(_container(docs, "extender"), port["targetPort"]) == 8888
+    # The sidecar's Service offers the health port's /metrics (its verbs are on loopback).
+    expected = 8081 if _verbs_on_loopback(docs) else 8888
+    assert port["port"] == expected
+    assert _port(_container(docs, "extender"), port["targetPort"]) == expected
 
 
 def test_network_policy_admits_only_chosen_clients_to_the_extender(
@@ -451,9 +461,15 @@ def test_network_policy_admits_only_chosen_clients_to_the_extender(
         assert rule.get("ports"), "a rule without ports opens every port"
         for port in rule["ports"]:
             rules.setdefault(port["port"], []).append(rule)
-    assert 8888 in rules and all(r.get("from") for r in rules[8888]), (
-        "port 8888 must not be open to every pod")
-    assert 8081 not in rules, "the plain health port is for the kubelet (the node) only"
+    if _verbs_on_loopback(docs):
+        # Nothing but kube-scheduler reaches the verbs; the health port (and /metrics) is
+        # open to the labelled clients (Prometheus), never to every pod.
+        assert 8888 not in rules
+        assert 8081 in rules and all(r.get("from") for r in rules[8081])
+    else:
+        assert 8888 in rules and all(r.get("from") for r in rules[8888]), (
+            "port 8888 must not be open to every pod")
+        assert 8081 not in rules, "the plain health port is for the kubelet (the node) only"
     for deployment in _deployments(docs):
         labels = deployment["spec"]["template"]["metadata"]["labels"]
         assert any(d["kind"] == "NetworkPolicy"
