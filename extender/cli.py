@@ -22,7 +22,8 @@ from extender import __version__
 
 # Sub-command providers: each module has `add_commands(subparsers)`.
 _COMMAND_MODULES = ("extender.serve", "extender.ops.commands", "extender.simulator.cli",
-                    "extender.ops.explain", "extender.sandbox.cli", "extender.ops.replay")
+                    "extender.ops.explain", "extender.ops.certs", "extender.sandbox.cli",
+                    "extender.ops.replay")
 
 #: (command name, its help, its aliases) as declared in a module's source.
 Declared = tuple[str, str | None, tuple[str, ...]]

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import yaml
 
-from extender.sandbox import pki
+from extender.ops import pki
 from extender.sandbox.api import Api, ApiError, path, wait_for
 from extender.sandbox.build import Binaries
 from extender.sandbox.processes import Registry, free_port

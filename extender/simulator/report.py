@@ -123,7 +123,10 @@ def build_report(result: SimulationResult, profile: Profile | None = None) -> di
         "kind": KIND,
         "inputs": _inputs(result.config, profile),
         "totals": {
-            "pods": len(arrivals),
+            # Every pod the table lists: the workload's, and the cluster's own that the run
+            # touched (a preemption victim); `arrived`: the workload's alone.
+            "pods": len(records),
+            "arrived": len(arrivals),
             "scheduled": statuses[SCHEDULED],
             "pending": statuses[PENDING],
             "preempted": statuses[PREEMPTED],

@@ -1,10 +1,10 @@
-"""Certificates and kubeconfigs for a loopback control plane.
+"""Certificates: a CA, serving and client certificates, kubeconfigs.
 
-One CA signs everything: the API server's serving certificate, a client certificate per
-component (the API server authenticates them by it: `CN` is the user, `O` the groups, as
-kubeadm does), the extender's serving certificate and kube-scheduler's client certificate for
-mutual TLS. A separate key pair signs service-account tokens. Needs `cryptography` (the
-`sandbox` extra).
+`extender certs` makes the extender's mutual-TLS certificates with it; the sandbox makes its
+control plane's: the API server's serving certificate, a client certificate per component (the
+API server authenticates them by it: `CN` is the user, `O` the groups, as kubeadm does), the
+extender's serving certificate and kube-scheduler's client certificate, and a key pair for
+service-account tokens. Needs `cryptography` (the `certs` extra).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ class PkiUnavailable(RuntimeError):
 
 def _require() -> None:
     if x509 is None:
-        raise PkiUnavailable("the sandbox needs the 'cryptography' package: "
-                             "pip install -e '.[sandbox]'")
+        raise PkiUnavailable("certificates need the 'cryptography' package: "
+                             "pip install -e '.[certs]'")
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,8 @@ class Authority:
         return self._cert.public_bytes(serialization.Encoding.PEM)
 
     def issue(self, stem: str, common_name: str, *, organizations: tuple[str, ...] = (),
-              server_names: tuple[str, ...] = (), client: bool = False) -> Pair:
+              server_names: tuple[str, ...] = (), client: bool = False,
+              days: int = VALID_DAYS) -> Pair:
         """Sign a new key pair; `server_names` (DNS names or IPs) make it a serving
         certificate, `client` a client one. Written as `<stem>.crt` and `<stem>.key`."""
         key = ec.generate_private_key(ec.SECP256R1())
@@ -115,7 +116,7 @@ class Authority:
             .issuer_name(self._cert.subject).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=VALID_DAYS))
+            .not_valid_after(now + datetime.timedelta(days=days))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False))
         if server_names:
