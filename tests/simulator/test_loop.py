@@ -55,7 +55,7 @@ def test_hand_computed_placements(tmp_path):
         "available: 2 No preemption victims found for incoming pod, 2 Preemption is not "
         "helpful for scheduling..")
     assert report["totals"] == {
-        "pods": 5, "scheduled": 4, "pending": 1, "preempted": 0, "deleted": 0,
+        "pods": 5, "arrived": 5, "scheduled": 4, "pending": 1, "preempted": 0, "deleted": 0,
         "succeeded": 0, "failed": 0, "rejected": 0,
         "preemptions": 0, "attempts": 5, "cycles": 5, "virtualTimeSeconds": 4.001,
         "lastBindSeconds": 3.001, "truncated": False, "endReason": "settled"}

@@ -60,3 +60,14 @@ def test_quota_borrowed_then_reclaimed(tmp_path, capsys) -> None:
     assert {k: pods[k]["finishedAtSeconds"] for k in pods if k.startswith("team-a/")} == {
         "team-a/analytics-0": 92.001, "team-a/analytics-1": 91.001,
         "team-a/analytics-2": 91.001, "team-a/analytics-3": 90.001}
+
+
+def test_the_counts_agree_with_the_table(tmp_path, capsys) -> None:
+    # The README's first simulation: five workload pods, and batch-2 of the cluster preempted.
+    summary, report = _simulate(tmp_path, capsys, "workload.yaml", "../policy.yaml")
+    assert summary.startswith("5 scheduled, 0 pending, 1 preempted, 0 deleted")
+    totals = report["totals"]
+    assert totals["pods"] == len(report["pods"]) == 6  # what the table lists
+    assert totals["arrived"] == 5                      # the workload's pods
+    assert totals["pods"] == sum(totals[k] for k in (
+        "scheduled", "pending", "preempted", "deleted", "succeeded", "failed", "rejected"))
