@@ -12,7 +12,7 @@ from extender.api import memory, metrics
 from extender.api import runtime as runtime_module
 from extender.api.app import create_app
 from extender.api.bounded import DEFAULT_CACHE_BYTES
-from extender.api.health import CheckedReadiness, with_detail
+from extender.api.health import CheckedReadiness, with_check, with_detail
 from extender.api.offload import DEFAULT_OFFLOAD_BYTES, Offloader
 from extender.api.protocol import (
     DEFAULT_HEADER_TIMEOUT,
@@ -73,6 +73,20 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
                     "remain as aliases.")
     add_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def _duration(text: str) -> float:
+    """Seconds from a Go duration ("15s", "1m30s") or a number, as kube-scheduler's flags."""
+    from extender.ops.fields import parse_go_duration
+
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return parse_go_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _verbosity(text: str) -> int:
@@ -162,6 +176,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="binds held at Coscheduling's Permit at once (a gang's pods wait "
                              "there, each on its own connection); a bind past it is refused and "
                              f"retried by kube-scheduler (default: {DEFAULT_MAX_HELD})")
+    election = parser.add_argument_group(
+        "leader election (several replicas: only the lease holder is Ready and answers)")
+    election.add_argument("--leader-elect", action="store_true",
+                          help="elect a leader among replicas with a coordination.k8s.io Lease "
+                               "(needs --kubeconfig or --in-cluster)")
+    election.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0,
+                          metavar="DURATION",
+                          help="how long a standby waits after the leader's last renewal "
+                               "before taking over (default: 15s)")
+    election.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0,
+                          metavar="DURATION",
+                          help="how long the leader keeps trying to renew before it stops "
+                               "leading (default: 10s)")
+    election.add_argument("--leader-elect-retry-period", type=_duration, default=2.0,
+                          metavar="DURATION",
+                          help="between attempts to acquire or renew (default: 2s)")
+    election.add_argument("--leader-elect-resource-name", default="scheduler-extender",
+                          help="the Lease's name (default: scheduler-extender)")
+    election.add_argument("--leader-elect-resource-namespace", default=None,
+                          help="the Lease's namespace (default: the pod's own, else default)")
     parser.add_argument("--health-port", type=int, default=None,
                         help="also serve /healthz, /livez and /readyz over plain HTTP on this port "
                              "(for probes under mutual TLS; never the scheduler verbs)")
@@ -235,6 +269,7 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
         start_recording(runtime, args, policy_source, snapshot)
     configure_load_metrics(runtime, runtime.live.client if runtime.live is not None else None)
     configure_gang_and_quota(runtime, args)
+    configure_leader_election(runtime, args)
     log.info("extender configured", extra={
         "policy": policy_source, "source": runtime.source, "nodes": len(runtime.state.nodes),
         "pods": len(runtime.state.pods), "filters": list(profile.filter_names),
@@ -322,6 +357,62 @@ def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None
         runtime, bind_deadline=args.bind_deadline,
         scheduler_http_timeout=args.scheduler_http_timeout, on_outcome=count_bind,
         max_held=args.max_held_binds, **extra)
+
+
+def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> None:
+    """`--leader-elect`: only the Lease holder is Ready and answers; a replica that stops
+    leading rejects its held binds (kube-scheduler retries them against the new leader) and
+    forgets its quota reservations. The informers run on every replica, so a new leader starts
+    from the API server's truth, already synced."""
+    if not args.leader_elect:
+        return
+    if runtime.live is None:
+        raise StartupError("--leader-elect needs a cluster (--kubeconfig or --in-cluster): "
+                           "the lease lives in its API server")
+    from extender.state.leader import ElectionConfig, LeaderElector
+
+    config = ElectionConfig(
+        namespace=args.leader_elect_resource_namespace or _own_namespace(),
+        name=args.leader_elect_resource_name, lease_duration=args.leader_elect_lease_duration,
+        renew_deadline=args.leader_elect_renew_deadline,
+        retry_period=args.leader_elect_retry_period)
+    problems = config.problems()
+    if problems:
+        raise StartupError("; ".join(problems))
+    binder, state = runtime.binder, runtime.state
+
+    def stopped_leading() -> None:
+        rejected = binder.reject_all("this extender replica stopped leading") \
+            if isinstance(binder, PermitBinder) else 0
+        reservations = len(state.quota_reservations)
+        state.quota_reservations.clear()
+        metrics.LEADER.set(0)
+        log.warning("no longer the leader", extra={"fields": {
+            "held_binds_rejected": rejected, "quota_reservations_dropped": reservations}})
+
+    def started_leading() -> None:
+        metrics.LEADER.set(1)
+
+    elector = LeaderElector(runtime.live.client, config, on_started_leading=started_leading,
+                            on_stopped_leading=stopped_leading)
+    metrics.LEADER.set(0)
+    runtime.not_leading = elector.not_leader_reason
+    runtime.readiness = with_check(runtime.readiness, "leader-election",
+                                   elector.not_leader_reason)
+
+    async def start() -> None:
+        elector.start()
+
+    runtime.startup.append(start)
+    runtime.shutdown.insert(0, elector.stop)  # release the lease before the client closes
+
+
+def _own_namespace() -> str:
+    """The pod's namespace in a cluster (its service account's), else `default`."""
+    try:
+        return Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace").read_text().strip()
+    except OSError:
+        return "default"
 
 
 def count_bind(outcome: str) -> None:

@@ -64,6 +64,32 @@ def with_detail(readiness: Callable[[], tuple[bool, str]], name: str,
     return DetailedReadiness(readiness, [(name, detail)])
 
 
+def with_check(readiness: Callable[[], tuple[bool, str]], name: str,
+               check: Callable[[], str | None]) -> Callable[[], tuple[bool, str]]:
+    """`readiness` with one more check `name` that fails it (`check()`: why not, or None)."""
+    if isinstance(readiness, DetailedReadiness):
+        return DetailedReadiness(with_check(readiness.inner, name, check), readiness._details)
+    inner = readiness
+    if isinstance(inner, CheckedReadiness):
+        checked = inner
+
+        def reason() -> str | None:
+            return checked.reason() or check()
+
+        def checks() -> list[CheckResult]:
+            return [*checked.checks(), (name, check())]
+        return CheckedReadiness(reason, checks, checked.ok)
+
+    def plain_reason() -> str | None:
+        ready, why = inner()
+        return check() if ready else why
+
+    def plain_checks() -> list[CheckResult]:
+        ready, why = inner()
+        return [("cluster-state", None if ready else why), (name, check())]
+    return CheckedReadiness(plain_reason, plain_checks)
+
+
 def readiness_checks(runtime: Runtime) -> list[CheckResult]:
     readiness = runtime.readiness
     if isinstance(readiness, DetailedReadiness):

@@ -82,6 +82,8 @@ OPEN_CONNECTIONS.labels("main")  # present at 0 before the first connection
 CACHE_BYTES = Gauge("extender_cache_bytes",
                     "Bytes held by the caches that keep what requests bring (serve --cache-bytes "
                     "bounds them), by cache.", ["cache"])
+LEADER = Gauge("extender_leader",
+               "1 while this replica holds the leader election's Lease (serve --leader-elect).")
 BINDS_HELD = Gauge("extender_binds_held",
                    "Binds held at Coscheduling's Permit now, each on its own connection.")
 LARGE_REQUESTS = Gauge("extender_large_requests",

@@ -76,6 +76,9 @@ class Runtime:
     #: Where every exchange and outside state change is recorded (`serve --record`); None:
     #: nothing is (the routes are then the plain ones).
     recorder: Recorder | None = None
+    #: With leader election (`serve --leader-elect`): None while this replica leads, else why
+    #: not; every verb then answers an error (holds and reservations live in the leader).
+    not_leading: Callable[[], str | None] | None = None
 
     def reservation_ttl(self, pod: PodView) -> float:
         """How long `pod`'s quota reservation may last: what kube-scheduler can take between

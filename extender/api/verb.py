@@ -141,6 +141,12 @@ def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
         record = RequestRecord(verb)
         response: Response | None = None
         try:
+            if runtime.not_leading is not None and (why := runtime.not_leading()) is not None:
+                # Holds, reservations and assumptions live in the leader alone: another
+                # replica answers nothing, binds included (kube-scheduler retries).
+                record.outcome = "not_ready"
+                response = error_reply(f"extender is not ready: {why}", 503)
+                return response
             if needs_ready:
                 ready, why = runtime.readiness()
                 if not ready:

@@ -351,6 +351,27 @@ class KubeClient:
     async def get_pod(self, namespace: str, name: str, *, timeout: float | None = None) -> k8s.Pod:
         return await self.get(pod_path(namespace, name), k8s.Pod, timeout=timeout)
 
+    # ---- untyped objects (the leader election's Lease) ------------------------------------
+    async def get_object(self, path: str) -> dict[str, Any]:
+        """An object as JSON; `ApiError` (404 included) on failure."""
+        resp = await self._request("GET", path)
+        if resp.status_code != 200:
+            raise _status_error(resp.status_code, resp.content)
+        return msgspec.json.decode(resp.content)
+
+    async def create_object(self, collection: str, obj: dict[str, Any]) -> dict[str, Any]:
+        resp = await self._request("POST", collection, body=msgspec.json.encode(obj))
+        if resp.status_code not in (200, 201):
+            raise _status_error(resp.status_code, resp.content)
+        return msgspec.json.decode(resp.content)
+
+    async def replace_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """PUT: the object's `metadata.resourceVersion` makes it conditional (409 if it moved)."""
+        resp = await self._request("PUT", path, body=msgspec.json.encode(obj))
+        if resp.status_code != 200:
+            raise _status_error(resp.status_code, resp.content)
+        return msgspec.json.decode(resp.content)
+
     # ---- watch ---------------------------------------------------------------------------
     async def watch(
         self, path: str, kind: type, *, resource_version: str, timeout_seconds: int = 300,

@@ -55,6 +55,8 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "PriorityClass": ("/apis/scheduling.k8s.io/v1", "priorityclasses", False),
     "Lease": ("/apis/coordination.k8s.io/v1", "leases", True),
     "ClusterRole": ("/apis/rbac.authorization.k8s.io/v1", "clusterroles", False),
+    "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles", True),
+    "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
     "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
     "CustomResourceDefinition": ("/apis/apiextensions.k8s.io/v1", "customresourcedefinitions",
                                  False),

@@ -46,6 +46,8 @@ CONTROLLERS = (
 #: name the manifests give the extender's second scheduler, so pods of either go through it.
 SCHEDULER_NAMES = ("default-scheduler", "extender-scheduler")
 EXTENDER_USER = "scheduler-extender"
+#: Where the extender's leader election keeps its Lease (the manifests' namespace).
+LEASE_NAMESPACE = "scheduler-extender"
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 #: The CRDs the extender's plugins read, by component of manifests/.
 CRD_COMPONENTS = ("gang-quota", "numa", "network-aware")
@@ -251,15 +253,24 @@ class Sandbox:
                                "and CRDs from the repository's manifests/; run it from a "
                                "checkout (pip install -e .)")
         role, crds = extender_role_and_crds(MANIFESTS)
+        user = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": EXTENDER_USER}]
         binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                    "metadata": {"name": EXTENDER_USER},
                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                "name": role["metadata"]["name"]},
-                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                                 "name": EXTENDER_USER}]}
+                   "subjects": user}
+        # Its leader election's Lease (components/ha), in the manifests' namespace.
+        election = [d for d in yaml.safe_load_all(
+            (MANIFESTS / "components" / "ha" / "extender-leader-election.yaml").read_text())
+            if d and d["kind"] in ("Role", "RoleBinding")]
+        for doc in election:
+            if doc["kind"] == "RoleBinding":
+                doc["subjects"] = user
+        namespace = {"apiVersion": "v1", "kind": "Namespace",
+                     "metadata": {"name": LEASE_NAMESPACE}}
 
         async def install(api: Api) -> None:
-            for obj in (role, binding, *crds):
+            for obj in (role, binding, namespace, *election, *crds):
                 await api.apply(obj)
             for crd in crds:
                 name = crd["metadata"]["name"]
@@ -319,10 +330,11 @@ class Sandbox:
     # ---- the extender --------------------------------------------------------------------
     def start_extender(self, *, policy: Path | None = None, args: Sequence[str] = (),
                        name: str = "extender", tls: bool = False, port: int | None = None,
-                       timeout: float = 120.0) -> ExtenderEndpoint:
+                       timeout: float = 120.0, wait_ready: bool = True) -> ExtenderEndpoint:
         """`extender serve --kubeconfig` as the extender's own user; with `tls`, mutual TLS
         (a serving certificate from the sandbox's CA, kube-scheduler's client certificate
-        required)."""
+        required). Waits until it is ready (`wait_ready`), else only until it answers (a
+        standby of a leader election is never ready)."""
         port = port or free_port()
         health = free_port()
         argv = [sys.executable, "-m", "extender", "serve",
@@ -341,7 +353,8 @@ class Sandbox:
         scheme = "https" if tls else "http"
         endpoint = ExtenderEndpoint(f"{scheme}://127.0.0.1:{port}",
                                     f"http://127.0.0.1:{health}", name, tls, port)
-        self._wait(name, lambda: httpx.get(f"{endpoint.health_url}/readyz", timeout=2.0,
+        check = "/readyz" if wait_ready else "/healthz"
+        self._wait(name, lambda: httpx.get(f"{endpoint.health_url}{check}", timeout=2.0,
                                            trust_env=False).status_code == 200, timeout=timeout)
         self._remember(**{name: asdict(endpoint)})
         return endpoint

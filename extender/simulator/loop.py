@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from extender.engine.args import parse_version
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import ClusterContext, Code
 from extender.engine.plugins.coscheduling.core import NAME as COSCHEDULING
@@ -144,6 +145,8 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         self.events = events
         self.state = state
         self.profile = profile
+        #: The kube-scheduler release whose wording the run follows (`kubernetesVersion`).
+        self.version_of_profile = parse_version(profile.policy.kubernetes_version)
         self.workload = workload
         self.clock = VirtualClock()
         # The state stamps its changes; keep it off the wall clock.
@@ -498,7 +501,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         else:
             info.unschedulable_plugins = set(placement.diagnosis.unschedulable_plugins)
             rec.failure = (num_nodes, placement.diagnosis.statuses, post.message if post else "",
-                           placement.diagnosis.pre_filter_msg)
+                           placement.diagnosis.pre_filter_msg, self.version_of_profile)
         if self.events is not None:
             self._log_attempt(info, "error" if placement.error else "unschedulable",
                               statuses=placement.diagnosis.statuses)

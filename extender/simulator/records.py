@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from extender.engine.args import NEWEST_VERSION
 from extender.engine.cluster import ClusterState
 from extender.engine.preemption.evaluator import ABSENT
 from extender.engine.preemption.evaluator import fit_error_message as _histogram_message
@@ -42,11 +43,19 @@ ProgressFn = Callable[[int, int, int], None]  # (settled pods, pods to schedule,
 FastPaths = Literal["on", "off", "verify"]
 
 
+#: Releases whose DynamicResources PostFilter speaks for every pod, claims or not (seen on the
+#: real kube-scheduler 1.34.4, 1.35.4 and 1.36.3; not on 1.37.2).
+DRA_POST_FILTER = ((1, 34), (1, 37))
+DRA_NO_CLAIMS = "no new claims to deallocate"
+
+
 def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: str = "",
-              pre_filter_msg: str = "") -> str:
-    """FitError.Error(): the PreFilter rejection's message or else the reasons histogram, then
-    `" <PostFilterMsg>."` (Go's separator, so a nested preemption FitError ends in ".." as in
-    real FailedScheduling events)."""
+              pre_filter_msg: str = "", version: tuple[int, int] = NEWEST_VERSION) -> str:
+    """FitError.Error() of kube-scheduler `version`: the PreFilter rejection's message or else
+    the reasons histogram, then `" <PostFilterMsg>"`. From 1.34 on (checked against the real
+    kube-scheduler 1.34 to 1.37) the preemption message ends the sentence with its own period;
+    older releases wrote another after it (`..`, as in their FailedScheduling events), and
+    1.34 to 1.36 put DynamicResources' word before preemption's."""
     if pre_filter_msg:
         # A PreFilter rejection gives every node the same status: upstream shows its message
         # once instead of the histogram.
@@ -54,7 +63,12 @@ def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: 
     else:
         message = _histogram_message(num_all_nodes, statuses, ABSENT)
     if post_filter_msg:
-        message += f" {post_filter_msg}."
+        if version < DRA_POST_FILTER[0]:
+            message += f" {post_filter_msg}."
+        elif version < DRA_POST_FILTER[1]:
+            message += f" {DRA_NO_CLAIMS}, {post_filter_msg}"
+        else:
+            message += f" {post_filter_msg}"
     return message
 
 
@@ -103,7 +117,8 @@ class PodRecord:
     #: The last failure: a message, or the FitError's (nodes, statuses, post-filter message,
     #: pre-filter message), formatted only when asked for (most are superseded by a later
     #: attempt).
-    failure: str | tuple[int, Mapping[str, Any], str, str] = ""
+    failure: str | tuple[int, Mapping[str, Any], str, str] | \
+        tuple[int, Mapping[str, Any], str, str, tuple[int, int]] = ""
     attempts: int = 0
     arrived_at: int | None = None
     scheduled_at: int | None = None

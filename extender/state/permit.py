@@ -106,6 +106,17 @@ class PermitBinder:
         _, group = self.manager.group_of(pod, self.state)
         return 0.0 if group is None else min(self.manager.timeout(group), self.limit)
 
+    def reject_all(self, reason: str) -> int:
+        """Answer every held bind with `reason` (leadership lost: kube-scheduler retries them
+        against the new leader); how many there were."""
+        count = 0
+        for waiting in list(self.held.values()):
+            for held in list(waiting.values()):
+                if not held.decided.done():
+                    held.decided.set_result(reason)
+                    count += 1
+        return count
+
     def held_count(self) -> int:
         return sum(len(group) for group in self.held.values())
 

@@ -260,8 +260,22 @@ def test_ha_gives_replicas_budgets_and_anti_affinity(overlay: str) -> None:
     if overlay != "extender-service":
         argv = _argv(_container(docs, "kube-scheduler"))
         assert "--leader-elect=true" in argv
-        # Only kube-scheduler takes the flag (the sidecar's extender container comes after it).
-        assert all("--leader-elect" not in a for a in _argv(_container(docs, "extender")))
+    extender = _argv(_container(docs, "extender"))
+    leases = [d for d in docs if d["kind"] in ("Role", "RoleBinding")
+              and d["metadata"]["name"] == "scheduler-extender-leader-election"]
+    if overlay == "sidecar":
+        # Each kube-scheduler replica calls its own sidecar; kube-scheduler's election decides.
+        assert all("--leader-elect" not in a for a in extender) and not leases
+    else:
+        # The extender's own replicas elect a leader: only it is Ready behind the Service, and
+        # a gang's holds live in it alone. Its ServiceAccount may get and update its Lease.
+        assert "--leader-elect" in extender
+        (role,) = [d for d in leases if d["kind"] == "Role"]
+        (binding,) = [d for d in leases if d["kind"] == "RoleBinding"]
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "scheduler-extender",
+                                        "namespace": "scheduler-extender"}]
+        rules = {(tuple(r["verbs"]), tuple(r.get("resourceNames", ()))) for r in role["rules"]}
+        assert rules == {(("create",), ()), (("get", "update"), ("scheduler-extender",))}
 
 
 def test_without_ha_one_replica_and_no_budget() -> None:

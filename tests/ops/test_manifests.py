@@ -216,7 +216,9 @@ EXTENDER_OBJECTS = [
     ("ClusterRoleBinding", "scheduler-extender"), ("Service", "scheduler-extender"),
     ("NetworkPolicy", "scheduler-extender")]
 EXTENDER_OWN = [("ServiceAccount", EXTENDER_SA), ("Deployment", "scheduler-extender"),
-                ("PodDisruptionBudget", "scheduler-extender")]
+                ("PodDisruptionBudget", "scheduler-extender"),
+                ("Role", "scheduler-extender-leader-election"),
+                ("RoleBinding", "scheduler-extender-leader-election")]
 SCHEDULER_OBJECTS = [
     ("ServiceAccount", SCHEDULER_SA),
     ("ClusterRoleBinding", "extender-scheduler-as-kube-scheduler"),
@@ -668,7 +670,11 @@ def test_the_extender_runs_with_only_its_own_rights(separate: list[dict[str, Any
     for docs in (separate, service_only):
         account = _service_account(docs, "extender")
         granted = [(b["roleRef"]["kind"], b["roleRef"]["name"]) for b in _bindings(docs, account)]
-        assert granted == [("ClusterRole", "scheduler-extender")]
+        assert sorted(granted) == [("ClusterRole", "scheduler-extender"),
+                                   ("Role", "scheduler-extender-leader-election")]
+        # Its own Lease, not kube-scheduler's.
+        assert _allowed(docs, account, "coordination.k8s.io", "leases", "update",
+                        namespace=NAMESPACE, name="scheduler-extender")
         assert not _allowed(docs, account, "coordination.k8s.io", "leases", "update",
                             namespace=NAMESPACE, name="extender-scheduler")
     # And kube-scheduler does not get the extender's role either.

@@ -11,7 +11,7 @@ BATCH_4_MESSAGE = (
     "0/6 nodes are available: 1 Insufficient memory, 1 Too many pods, 1 node(s) had untolerated "
     "taint(s), 1 node(s) were unschedulable, 3 Insufficient cpu. preemption: 0/6 nodes are "
     "available: 3 No preemption victims found for incoming pod, 3 Preemption is not helpful for "
-    "scheduling..")
+    "scheduling.")
 CRITICAL_MESSAGE = (
     "0/6 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) "
     "were unschedulable, 3 node(s) didn't match Pod's node affinity/selector.")

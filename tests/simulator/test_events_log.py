@@ -45,7 +45,7 @@ EXPECTED = """\
 {"t":0.5,"action":"arrive","pod":"default/small","priority":0}
 {"t":0.5,"action":"move","pod":"default/small","from":"new","to":"active","event":"UnscheduledPodAdd"}
 {"t":0.5,"action":"queues","active":0,"backoff":1,"unschedulable":0,"pending":2,"cpuAllocated":0.0,"memoryAllocated":0.0}
-{"t":0.501,"action":"attempt","pod":"default/small","cycle":2,"result":"unschedulable","message":"0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..","plugins":{"NodeResourcesFit":1},"reasons":{"Insufficient cpu":1}}
+{"t":0.501,"action":"attempt","pod":"default/small","cycle":2,"result":"unschedulable","message":"0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.","plugins":{"NodeResourcesFit":1},"reasons":{"Insufficient cpu":1}}
 {"t":0.501,"action":"move","pod":"default/small","from":"active","to":"unschedulable","event":"ScheduleAttemptFailure"}
 {"t":0.501,"action":"queues","active":0,"backoff":1,"unschedulable":1,"pending":2,"cpuAllocated":0.0,"memoryAllocated":0.0}
 {"t":2.0,"action":"move","pod":"default/urgent","from":"backoff","to":"active","event":"BackoffComplete"}

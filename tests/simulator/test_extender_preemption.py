@@ -172,4 +172,4 @@ def test_the_loop_reports_an_extenders_preemption_error(tmp_path):
     assert urgent["status"] == "Pending"
     assert urgent["message"] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: extender claims to preempt "
-        "pod (UID: uid-nobody) on node: n1, but the pod is not found on that node.")
+        "pod (UID: uid-nobody) on node: n1, but the pod is not found on that node")

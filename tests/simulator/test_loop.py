@@ -53,7 +53,7 @@ def test_hand_computed_placements(tmp_path):
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are "
         "available: 2 No preemption victims found for incoming pod, 2 Preemption is not "
-        "helpful for scheduling..")
+        "helpful for scheduling.")
     assert report["totals"] == {
         "pods": 5, "arrived": 5, "scheduled": 4, "pending": 1, "preempted": 0, "deleted": 0,
         "succeeded": 0, "failed": 0, "rejected": 0,
@@ -67,8 +67,8 @@ def test_hand_computed_placements(tmp_path):
 
 
 def test_real_world_failed_scheduling_message(tmp_path):
-    # The FailedScheduling text seen on clusters: Go's " %v." separator after a nested
-    # preemption FitError gives the double period.
+    # The FailedScheduling text of kube-scheduler 1.37 (the preemption part ends the
+    # sentence); checked against the real one in tests/e2e.
     cp_taint = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
     cluster = [node("cp", "4", "8Gi", taints=cp_taint), node("w1", "2", "4Gi"),
                node("w2", "2", "4Gi"),
@@ -77,13 +77,23 @@ def test_real_world_failed_scheduling_message(tmp_path):
     assert by_name(report)["new"]["message"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
         "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-        "2 No preemption victims found for incoming pod..")
-    # Clusters before 1.34 name the taint.
+        "2 No preemption victims found for incoming pod.")
+    # 1.34 to 1.36: DynamicResources' PostFilter speaks first, for any pod (the real
+    # kube-scheduler 1.34.4, 1.35.4, 1.36.3).
+    _, report = simulate(tmp_path, cluster, [pod("new", "1")],
+                         {**LEAST_ALLOCATED_ONLY, "kubernetesVersion": "1.35"})
+    assert by_name(report)["new"]["message"] == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is "
+        "not helpful for scheduling, 2 No preemption victims found for incoming pod.")
+    # Clusters before 1.34 name the taint, and end with two periods (as their events did).
     _, report = simulate(tmp_path, cluster, [pod("new", "1")],
                          {**LEAST_ALLOCATED_ONLY, "kubernetesVersion": "1.33"})
-    assert by_name(report)["new"]["message"].startswith(
+    message = by_name(report)["new"]["message"]
+    assert message.startswith(
         "0/3 nodes are available: 1 node(s) had untolerated taint "
         "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu.")
+    assert message.endswith("incoming pod..")
 
 
 def test_preemption_end_to_end(tmp_path):
@@ -138,7 +148,7 @@ def test_victims_keep_their_room_during_the_grace_period(tmp_path):
     assert (high["status"], high["attempts"], high["nominatedNode"]) == ("Pending", 2, "node-b")
     assert high["message"] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to a "
-        "terminating pod on the nominated node..")
+        "terminating pod on the nominated node.")
     assert report["totals"]["truncated"] is True
     assert report["totals"]["virtualTimeSeconds"] == 20.0
 
@@ -238,4 +248,4 @@ def test_zone_spread_and_anti_affinity_place_pods_as_kube_scheduler_would(tmp_pa
     # The seventh has no node left without a web pod.
     assert by_name(report)["web-6"]["message"] == (
         "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules. preemption: "
-        "0/6 nodes are available: 6 No preemption victims found for incoming pod..")
+        "0/6 nodes are available: 6 No preemption victims found for incoming pod.")

@@ -114,7 +114,7 @@ def test_preemption_policy_comes_from_the_class(tmp_path):
     assert (pods["polite-pod"]["priority"], pods["polite-pod"]["status"]) == (1000, "Pending")
     assert pods["polite-pod"]["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
-        "preemptionPolicy=Never..")
+        "preemptionPolicy=Never.")
     assert pods["clash"]["status"] == "Rejected"
     assert pods["clash"]["message"] == (
         'pods "clash" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) '

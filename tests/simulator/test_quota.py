@@ -60,7 +60,7 @@ def test_team_a_borrows_up_to_its_max(tmp_path):
     assert pods["a6"]["message"] == (
         "0/2 nodes are available: Pod team-a/a6 is rejected in PreFilter because ElasticQuota "
         "team-a is more than Max. 0/2 nodes are available: 1 No victims found on node n1 for "
-        "preemptor pod a6, 1 No victims found on node n2 for preemptor pod a6..")
+        "preemptor pod a6, 1 No victims found on node n2 for preemptor pod a6.")
 
 
 def test_team_b_reclaims_its_min_by_preempting_borrowed_pods(tmp_path):
@@ -91,7 +91,7 @@ def test_team_b_reclaims_its_min_by_preempting_borrowed_pods(tmp_path):
     assert pods["a7"]["message"] == (
         "0/2 nodes are available: Pod team-a/a7 is rejected in PreFilter because total "
         "ElasticQuota used is more than min. 0/2 nodes are available: 1 No victims found on "
-        "node n1 for preemptor pod a7, 1 No victims found on node n2 for preemptor pod a7..")
+        "node n1 for preemptor pod a7, 1 No victims found on node n2 for preemptor pod a7.")
     assert report["totals"]["preempted"] == 4
     assert not report["totals"]["truncated"]
 
@@ -264,7 +264,7 @@ def test_terminating_victim_blocks_a_second_preemption(tmp_path):
     assert b0["message"] == (
         "0/2 nodes are available: Pod team-b/b0 is rejected in PreFilter because total "
         "ElasticQuota used is more than min. not eligible due to a terminating pod on the "
-        "nominated node..")  # Go's " %v." after the reason's own period
+        "nominated node.")
     _, report = simulate(tmp_path, cluster, workload, quota_policy(),
                          victim_grace_period=30 * SECOND)
     b0 = by_name(report)["b0"]
