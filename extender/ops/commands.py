@@ -14,7 +14,7 @@ from extender.ops.schedconfig import (
     DEFAULT_URL,
     VERBS,
     ExtenderTLS,
-    check_config,
+    check_files,
     render_config,
     summary,
 )
@@ -156,14 +156,15 @@ def run_check_config(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"check-config: --kubernetes-version: {exc}", file=sys.stderr)
         return 2
+    problems = check_files(args.files, version)
     failed = False
     for name in args.files:
-        problems = check_config(name, version)
-        for problem in problems:
+        mine = [p for p in problems if p.file == name]
+        for problem in mine:
             print(problem)
-        errors = [p for p in problems if p.severity == "error" or args.strict]
+        errors = [p for p in mine if p.severity == "error" or args.strict]
         failed = failed or bool(errors)
         if not errors:
-            warnings = f"; {len(problems)} warning(s)" if problems else ""
+            warnings = f"; {len(mine)} warning(s)" if mine else ""
             print(f"ok: {name} ({summary(name, version)}{warnings})")
     return 1 if failed else 0

@@ -16,6 +16,7 @@ passes `check_config`. Both are pure: the only I/O is reading the file named.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,10 +67,9 @@ def check_config(path: str | Path, version: Version = NEWEST_VERSION, *,
     A KubeSchedulerConfiguration is judged as kube-scheduler `version` (1, N) reads it;
     `scheduler_plugins`: as a kube-scheduler built with scheduler-plugins' plugins (the
     simulator's), which knows the extender registry's out-of-tree plugins too."""
-    path = Path(path)
     out = Collector(str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         out.error("", f"cannot read: {exc}")
         return out.problems
@@ -84,6 +84,13 @@ def check_config(path: str | Path, version: Version = NEWEST_VERSION, *,
     if not documents:
         out.error("", "empty file")
         return out.problems
+    if _are_manifests(documents):
+        from extender.ops.crosscheck import check_manifests
+
+        items = [i for d in documents for i in (d.get("items") or [] if d.get("kind") == "List"
+                                                 else [d])]
+        check_manifests(items, out)
+        return out.problems
     doc = documents[0]
     if len(documents) > 1:
         out.warning("", f"{len(documents)} YAML documents: only the first is read")
@@ -96,7 +103,7 @@ def check_config(path: str | Path, version: Version = NEWEST_VERSION, *,
         out.error("", "expected a mapping with apiVersion and kind")
         return out.problems
     if doc.get("kind") == "ExtenderPolicy":
-        out.problems.extend(_check_extender_policy(path))
+        out.problems.extend(_check_extender_policy(doc, str(path)))
     else:
         check_document(doc, out, version, scheduler_plugins=scheduler_plugins)
     return out.problems
@@ -140,10 +147,15 @@ def check_document(doc: dict[str, Any], out: Collector,
 
 def summary(path: str | Path, version: Version = NEWEST_VERSION) -> str:
     """What `check-config` says of a file without errors: its kind and what it holds."""
+    if str(path) == "-":
+        return "standard input"
     try:
         documents, _ = load_documents(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return "unreadable"
+    documents = [d for d in documents if d is not None]
+    if documents and _are_manifests(documents):
+        return f"manifests: {len(documents)} object(s)"
     doc = next((d for d in documents if d is not None), None)
     if not isinstance(doc, dict):
         return "empty"
@@ -224,20 +236,67 @@ def _check_plugin_names(doc: dict[str, Any], out: Collector, version: Version,
                 out.error(where, message)
 
 
-def _check_extender_policy(path: Path) -> list[Problem]:
-    from extender.engine.policy import PolicyError, load_policy
+CONFIG_KINDS = (kubesched.KIND, legacypolicy.KIND, "ExtenderPolicy")
+
+
+def _are_manifests(documents: list[Any]) -> bool:
+    """Kubernetes objects (`kubectl kustomize` output, or a List) rather than one file to check."""
+    first = documents[0]
+    return isinstance(first, dict) and first.get("kind") not in CONFIG_KINDS and (
+        first.get("kind") == "List" or any(
+            isinstance(d, dict) and d.get("kind") in ("ConfigMap", "Deployment")
+            for d in documents))
+
+
+def _check_extender_policy(doc: Any, file: str) -> list[Problem]:
+    from extender.engine.policy import PolicyError, parse_policy
 
     try:
-        load_policy(path)
+        parse_policy(doc, file)
     except PolicyError as exc:
-        problems = []
-        for line in exc.problems:  # "<path>: <message>", as the loader formats them
-            where, sep, message = line.partition(": ")
-            if not sep or " " in where:
-                where, message = "", line
-            problems.append(Problem(str(path), where, message))
-        return problems
+        return policy_problems(file, exc)
     return []
+
+
+def policy_problems(file: str, exc: Any, prefix: str = "") -> list[Problem]:
+    """A `PolicyError`'s lines ("<path>: <message>", as the loader formats them) as problems."""
+    problems = []
+    for line in exc.problems:
+        where, sep, message = line.partition(": ")
+        if not sep or " " in where:
+            where, message = "", line
+        problems.append(Problem(file, f"{prefix}{where}", message))
+    return problems
+
+
+def check_files(paths: list[str], version: Version = NEWEST_VERSION) -> list[Problem]:
+    """Each file's problems, then what a KubeSchedulerConfiguration and an ExtenderPolicy given
+    together say of each other (`crosscheck`)."""
+    problems = [p for path in paths for p in check_config(path, version)]
+    configs, policies = [], []
+    for path in paths:
+        if path == "-" or any(p.file == path and p.severity == "error" for p in problems):
+            continue
+        try:
+            documents, _ = load_documents(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        doc = next((d for d in documents if d is not None), None)
+        if isinstance(doc, dict) and doc.get("kind") == kubesched.KIND:
+            configs.append((path, doc))
+        elif isinstance(doc, dict) and doc.get("kind") == "ExtenderPolicy":
+            from extender.engine.policy import parse_policy
+
+            policies.append(parse_policy(doc, path))
+    if configs and policies:
+        from extender.ops.crosscheck import check_pair
+
+        for path, config in configs:
+            out = Collector(path)
+            for policy in policies:
+                check_pair(config, policy, out)
+            problems.extend(out.problems)
+    return problems
 
 
 # --- rendering -------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ def _secret_volumes(docs: list[dict[str, Any]], deployment: str) -> dict[str, st
 
 def test_the_layout_is_one_base_components_and_overlays() -> None:
     assert (MANIFESTS / "base" / "kustomization.yaml").is_file()
-    assert OVERLAYS == ["extender-service", "second-scheduler", "sidecar"]
+    assert OVERLAYS == ["extender-service", "gang-quota", "second-scheduler", "sidecar"]
     assert COMPONENTS == ["gang-quota", "ha", "kube-scheduler", "network-aware", "numa",
                           "servicemonitor", "sidecar", "tls"]
     for overlay in OVERLAYS:

@@ -31,8 +31,9 @@ VARIANTS = {
     "second-scheduler": MANIFESTS,
     "sidecar": SIDECAR,
     "extender-service": MANIFESTS / "overlays" / "extender-service",
+    "gang-quota": MANIFESTS / "overlays" / "gang-quota",
 }
-WITH_KUBE_SCHEDULER = ("second-scheduler", "sidecar")
+WITH_KUBE_SCHEDULER = ("second-scheduler", "sidecar", "gang-quota")
 NAMESPACE = "scheduler-extender"
 # The scheduler image's version, plus the oldest and newest schemas the installed
 # kubernetes-validate bundles (1.25 ... 1.37 for 1.37.0).
@@ -61,6 +62,11 @@ COMPOSITIONS = {
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def docs(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
     return render(VARIANTS[request.param])
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def variant_docs_text(request: pytest.FixtureRequest) -> str:
+    return yaml.safe_dump_all(render(VARIANTS[request.param]))
 
 
 @pytest.fixture(scope="module", params=WITH_KUBE_SCHEDULER)
@@ -260,10 +266,60 @@ def test_namespaces_are_explicit(docs: list[dict[str, Any]]) -> None:
 @pytest.mark.parametrize(("copy", "original"), [
     ("manifests/base/policy.yaml", "extender/data/policy.yaml"),
     ("manifests/components/sidecar/scheduler-config.yaml", "config/scheduler-config.yaml"),
+    ("manifests/overlays/gang-quota/policy.yaml", "config/examples/gang-quota-policy.yaml"),
 ])
 def test_kustomize_copies_equal_their_originals(copy: str, original: str) -> None:
     assert (ROOT / copy).read_bytes() == (ROOT / original).read_bytes(), (
         f"{copy} drifted from {original}: cp {original} {copy}")
+
+
+def test_the_gang_quota_scheduler_config_is_the_shipped_one() -> None:
+    """overlays/gang-quota carries config/scheduler-config-gang-quota.yaml inline, in a patch;
+    that file is scheduler-config-service.yaml but for the httpTimeout render-config computes
+    for the gang-quota policy."""
+    from extender.ops.commands import policy_http_timeout
+    from extender.ops.fields import format_go_duration
+
+    (patch,) = yaml.safe_load_all(
+        (MANIFESTS / "overlays" / "gang-quota" / "scheduler-config.yaml").read_text())
+    original = (ROOT / "config" / "scheduler-config-gang-quota.yaml").read_text()
+    assert patch["data"]["scheduler-config.yaml"] == original
+    service = yaml.safe_load((ROOT / "config" / "scheduler-config-service.yaml").read_text())
+    gang = yaml.safe_load(original)
+    needed = policy_http_timeout(ROOT / "config" / "examples" / "gang-quota-policy.yaml")
+    assert gang["extenders"][0].pop("httpTimeout") == format_go_duration(needed) == "1m6s"
+    service["extenders"][0].pop("httpTimeout")
+    assert gang == service
+
+
+def test_every_overlay_passes_check_config_as_rendered(variant_docs_text: str) -> None:
+    """`kubectl kustomize <overlay> | extender check-config -`: each file inside, and the
+    extender's policy against kube-scheduler's httpTimeout and the extender's replicas."""
+    from extender.ops.crosscheck import check_manifests
+    from extender.ops.problems import Collector
+
+    out = Collector("-")
+    check_manifests(yaml.safe_load_all(variant_docs_text), out)
+    assert [str(p) for p in out.problems] == []
+
+
+def test_check_config_refuses_a_gang_overlay_missing_a_piece() -> None:
+    from extender.ops.crosscheck import check_manifests
+    from extender.ops.problems import Collector
+
+    docs = render(VARIANTS["gang-quota"])
+    for doc in docs:  # the httpTimeout of the service config, and no leader election
+        if doc["kind"] == "ConfigMap" and "scheduler-config.yaml" in doc.get("data", {}):
+            doc["data"]["scheduler-config.yaml"] = doc["data"]["scheduler-config.yaml"].replace(
+                "httpTimeout: 1m6s", "httpTimeout: 5s")
+        if doc["kind"] == "Deployment" and doc["metadata"]["name"] == "scheduler-extender":
+            container = doc["spec"]["template"]["spec"]["containers"][0]
+            container["args"].remove("--leader-elect")
+    out = Collector("-")
+    check_manifests(docs, out)
+    paths = sorted(p.path.split(": ")[-1] for p in out.problems)
+    assert paths == ["Deployment/scheduler-extender.spec.replicas",
+                     "extenders[0].httpTimeout"], [str(p) for p in out.problems]
 
 
 def test_the_tls_scheduler_config_is_the_shipped_service_config() -> None:
@@ -279,7 +335,10 @@ def test_every_variant_gives_the_extender_the_base_cluster_role(
         docs: list[dict[str, Any]]) -> None:
     (base,) = [d for d in yaml.safe_load_all((MANIFESTS / "base" / "rbac.yaml").read_text())
                if d["kind"] == "ClusterRole"]
-    assert _one(docs, "ClusterRole", "scheduler-extender")["rules"] == base["rules"]
+    rules = _one(docs, "ClusterRole", "scheduler-extender")["rules"]
+    # Every variant's role is the base's; the CRD components add read access to their kinds.
+    assert rules[:len(base["rules"])] == base["rules"]
+    assert all(r["verbs"] == ["get", "list", "watch"] for r in rules[len(base["rules"]):])
 
 
 def test_config_maps_get_content_hashed_names(docs: list[dict[str, Any]]) -> None:
