@@ -352,6 +352,19 @@ def start_recording(runtime: Runtime, args: argparse.Namespace, policy_source: s
 def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None:
     """Coscheduling's Permit in the bind verb; CapacityScheduling's reservations on filter.
     A recording records which held binds time out (`Recorder.permit_wait`)."""
+    if args.scheduler_http_timeout is not None:
+        from extender.ops.crosscheck import permit_wait
+        from extender.state.permit import MARGIN, http_timeout_for
+
+        wait = permit_wait(runtime.profile.policy)
+        if wait is not None and args.scheduler_http_timeout < http_timeout_for(
+                wait, args.bind_deadline):
+            raise StartupError(
+                f"--scheduler-http-timeout {args.scheduler_http_timeout:g}s is shorter than a "
+                f"bind held at Coscheduling's Permit can take: at least "
+                f"{http_timeout_for(wait, args.bind_deadline):g}s (permitWaitingTimeSeconds "
+                f"{wait:g} + --bind-deadline {args.bind_deadline:g}s + {2 * MARGIN:g}s); raise "
+                "httpTimeout in kube-scheduler's configuration and this flag together")
     extra = {"wait": runtime.recorder.permit_wait} if runtime.recorder is not None else {}
     runtime_module.configure_gang_and_quota(
         runtime, bind_deadline=args.bind_deadline,

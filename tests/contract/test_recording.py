@@ -253,10 +253,10 @@ def test_held_gang_binds_replay_concurrently(tmp_path: Path) -> None:
 
 
 def test_permit_timeout_replays_on_the_recorded_clock(tmp_path: Path) -> None:
-    # Held at most 1.7 - 0.5 - 1 s: what answers before kube-scheduler's httpTimeout.
+    # Held for the group's wait (1 s); kube-scheduler's httpTimeout outlasts it (1 + 0.5 + 2).
     args = serve_args("--snapshot", str(gang_snapshot(tmp_path, 2)), "--policy",
-                      str(gang_policy(tmp_path, 30)), "--record", str(tmp_path / "rec"),
-                      "--scheduler-http-timeout", "1.7", "--bind-deadline", "0.5")
+                      str(gang_policy(tmp_path, 1)), "--record", str(tmp_path / "rec"),
+                      "--scheduler-http-timeout", "3.5", "--bind-deadline", "0.5")
 
     async def run() -> bytes:
         async with served(args) as (client, _):
@@ -264,7 +264,7 @@ def test_permit_timeout_replays_on_the_recorded_clock(tmp_path: Path) -> None:
 
     reply = asyncio.run(run())
     assert reply == (b'{"Error":"pod default/m0 rejected at Permit: rejected due to timeout '
-                     b'after waiting 200ms at plugin Coscheduling"}')
+                     b'after waiting 1s at plugin Coscheduling"}')
     path = tmp_path / "rec" / "recording-1.jsonl"
     assert replay_file(path).ok
     entries = recording.read(path).entries
@@ -289,8 +289,8 @@ def test_holds_timing_out_in_one_turn_replay_as_they_happened(tmp_path: Path,
     # timers fire together (both answer the timeout) or one after the other (the second is
     # rejected in Unreserve by the first), as the loop has it. The replay gives what happened.
     args = serve_args("--snapshot", str(gang_snapshot(tmp_path, 3, min_member=3)), "--policy",
-                      str(gang_policy(tmp_path, 30)), "--record", str(tmp_path / "rec"),
-                      "--scheduler-http-timeout", "1.7", "--bind-deadline", "0.5")
+                      str(gang_policy(tmp_path, 1)), "--record", str(tmp_path / "rec"),
+                      "--scheduler-http-timeout", "3.5", "--bind-deadline", "0.5")
 
     async def run() -> list[bytes]:
         async with served(args) as (client, _):

@@ -25,13 +25,15 @@ GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
 
-
-
-def _policy(tmp_path: Path, filters: list[str], post_filter: str | None = None) -> Path:
+def _policy(tmp_path: Path, filters: list[str], post_filter: str | None = None,
+            permit_wait: int | None = None) -> Path:
     policy: dict = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
                     "plugins": {"filter": {"enabled": [{"name": n} for n in filters]}}}
     if post_filter:
         policy["plugins"]["postFilter"] = {"enabled": [{"name": post_filter}]}
+    if permit_wait is not None:  # serve refuses a --scheduler-http-timeout shorter than this
+        policy["pluginConfig"] = [{"name": "Coscheduling",
+                                   "args": {"permitWaitingTimeSeconds": permit_wait}}]
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(policy))
     return path
@@ -65,6 +67,14 @@ class Extender:
                     return False
 
             until(ready, "the extender to be ready", 30)
+
+    def binds_held(self) -> int:
+        """`extender_binds_held`: binds waiting at Coscheduling's Permit now."""
+        with self.client() as client:
+            for line in client.get("/metrics").text.splitlines():
+                if line.startswith("extender_binds_held "):
+                    return int(float(line.split()[1]))
+        raise AssertionError("extender_binds_held is not exported")
 
     def stop(self) -> None:
         stop_process(self.proc)
@@ -100,8 +110,9 @@ def test_gang_binds_all_or_nothing(apiserver: FakeApiServer, tmp_path: Path) -> 
                               labels={GROUP_LABEL: group, "job": group}))
             for i in range(size)]
     loner = server.put(ko.pod("loner", cpu="1", memory="1Gi"))
-    extender = Extender(server, tmp_path, _policy(tmp_path, ["NodeResourcesFit", "Coscheduling"]),
-                        "--scheduler-http-timeout", "15")
+    # Each group's own timeout (4 s) applies; the policy's bounds it for --scheduler-http-timeout.
+    policy = _policy(tmp_path, ["NodeResourcesFit", "Coscheduling"], permit_wait=10)
+    extender = Extender(server, tmp_path, policy, "--scheduler-http-timeout", "15")
     try:
         extender.wait_ready()
         rng = random.Random(7)
@@ -120,7 +131,7 @@ def test_gang_binds_all_or_nothing(apiserver: FakeApiServer, tmp_path: Path) -> 
 
         with ThreadPoolExecutor(len(work) + 1) as pool:
             futures = [pool.submit(bind, item) for item in work]
-            time.sleep(1.0)  # binds of the gangs are being held now
+            until(lambda: extender.binds_held() >= 2, "binds of the gangs to be held", 10)
             with extender.client() as client:
                 started = time.monotonic()
                 lone = client.post("/bind", json=_bind_body(loner, "node-0")).json()
@@ -247,7 +258,7 @@ def test_a_restart_with_binds_held_loses_no_pod(apiserver: FakeApiServer, tmp_pa
     server.put(_pod_group("job", 3, timeout=30))
     pods = [server.put(ko.pod(f"job-{i}", cpu="1", memory="1Gi", labels={GROUP_LABEL: "job"}))
             for i in range(3)]
-    policy = _policy(tmp_path, ["NodeResourcesFit", "Coscheduling"])
+    policy = _policy(tmp_path, ["NodeResourcesFit", "Coscheduling"], permit_wait=30)
     extender = Extender(server, tmp_path, policy, "--scheduler-http-timeout", "40")
     extender.wait_ready()
 
@@ -260,7 +271,7 @@ def test_a_restart_with_binds_held_loses_no_pod(apiserver: FakeApiServer, tmp_pa
 
     with ThreadPoolExecutor(2) as pool:
         held = [pool.submit(bind, extender, pod) for pod in pods[:2]]
-        time.sleep(1.0)  # both are held now: the group needs a third
+        until(lambda: extender.binds_held() == 2, "both binds to be held (the group needs a third)")
         extender.stop()
         outcomes = [f.result(timeout=20) for f in held]
     # kube-scheduler's calls fail; it forgets the assumed pods and will retry them.
@@ -277,3 +288,19 @@ def test_a_restart_with_binds_held_loses_no_pod(apiserver: FakeApiServer, tmp_pa
         restarted.stop()
     assert results == ["", "", ""]
     assert sorted(name for _, name, _, _ in server.bindings) == ["job-0", "job-1", "job-2"]
+
+
+def test_serve_refuses_an_http_timeout_shorter_than_the_permit_wait(
+        apiserver: FakeApiServer, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, ["NodeResourcesFit", "Coscheduling"], permit_wait=30)
+    kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig")
+    done = subprocess.run(
+        [sys.executable, "-m", "extender", "serve", "--kubeconfig", str(kubeconfig),
+         "--port", str(free_port()), "--policy", str(policy), "--bind-deadline", "3",
+         "--scheduler-http-timeout", "30"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert ("--scheduler-http-timeout 30s is shorter than a bind held at Coscheduling's Permit "
+            "can take: at least 35s (permitWaitingTimeSeconds 30 + --bind-deadline 3s + 2s)"
+            in done.stderr), done.stderr
+    assert "Traceback" not in done.stderr
