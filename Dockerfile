@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# The extender image: `docker build -t ghcr.io/example/scheduler-extender:0.1.0 .`
+# The extender image: `docker build -t scheduler-extender:0.1.0 .` (the name
+# manifests/components/images maps the manifests' placeholder to; docs/operations.md, Images)
 # Stage 1 builds the wheel and installs it with its base dependencies (no extras: the `plot`
 # extra's matplotlib is for the simulator's chart, never the server) into a virtualenv;
 # stage 2 copies only that virtualenv onto a fresh slim Python, so no source tree, build

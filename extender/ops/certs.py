@@ -22,6 +22,13 @@ SERVICE = "scheduler-extender"
 SERVER_SECRET = "scheduler-extender-tls"
 CLIENT_SECRET = "extender-scheduler-client-tls"
 METRICS_SECRET = "scheduler-extender-metrics-client-tls"
+#: manifests/base/namespace.yaml, as `extender certs` prints it first so one `kubectl apply`
+#: works on a fresh cluster (the same labels: re-applying either never removes the other's).
+MANIFESTS_NAMESPACE = {
+    "apiVersion": "v1", "kind": "Namespace",
+    "metadata": {"name": NAMESPACE, "labels": {
+        "pod-security.kubernetes.io/enforce": "restricted",
+        "pod-security.kubernetes.io/warn": "restricted"}}}
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,10 +38,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
                     "certificate, and print them as the two Secrets of manifests/components/tls "
                     f"({SERVER_SECRET}: tls.crt, tls.key, client-ca.crt; {CLIENT_SECRET}: "
                     "ca.crt, tls.crt, tls.key). Apply them with `extender certs | kubectl "
-                    "apply -f -`. Needs the certs extra (pip install -e '.[certs]').")
+                    "apply -f -` (the manifests' Namespace comes first, so this works before "
+                    "`kubectl apply -k`). Needs the certs extra (pip install -e '.[certs]').")
     parser.add_argument("--namespace", default=NAMESPACE,
                         help=f"where the Secrets and the extender's Service are (default: "
-                             f"{NAMESPACE})")
+                             f"{NAMESPACE}, printed too, as the manifests make it; another "
+                             "namespace must exist)")
     parser.add_argument("--service", default=SERVICE,
                         help=f"the extender's Service, whose DNS names the serving certificate "
                              f"carries (default: {SERVICE})")
@@ -61,7 +70,8 @@ def _secret(name: str, namespace: str, files: dict[str, Path]) -> dict[str, obje
 
 def make_secrets(directory: Path, namespace: str = NAMESPACE, service: str = SERVICE,
                  days: int = 365, metrics_client: bool = False) -> list[dict[str, object]]:
-    """The Secrets, with every file written to `directory` (its CA reused if present)."""
+    """The Secrets (after the manifests' Namespace, when it is theirs), with every file
+    written to `directory` (its CA reused if present)."""
     from extender.ops.pki import Authority
 
     if days <= 0:
@@ -71,7 +81,8 @@ def make_secrets(directory: Path, namespace: str = NAMESPACE, service: str = SER
              f"{service}.{namespace}", service)
     server = ca.issue("server", service, server_names=names, days=days)
     client = ca.issue("kube-scheduler", "kube-scheduler", client=True, days=days)
-    secrets = [
+    secrets: list[dict[str, object]] = [MANIFESTS_NAMESPACE] if namespace == NAMESPACE else []
+    secrets += [
         _secret(SERVER_SECRET, namespace, {"tls.crt": server.cert, "tls.key": server.key,
                                            "client-ca.crt": ca.cert_path}),
         _secret(CLIENT_SECRET, namespace, {"ca.crt": ca.cert_path, "tls.crt": client.cert,
@@ -102,7 +113,8 @@ def run_certs(args: argparse.Namespace) -> int:
     if args.output is not None:
         args.output.write_text(text)
         args.output.chmod(0o600)
-        print(f"wrote {len(secrets)} Secrets to {args.output}", file=sys.stderr)
+        count = sum(doc["kind"] == "Secret" for doc in secrets)
+        print(f"wrote {count} Secrets to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

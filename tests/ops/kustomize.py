@@ -26,8 +26,8 @@ KUBECTL = shutil.which("kubectl")
 SKIP_REASON = ("kubectl is not installed (Debian package `kubectl`): `kubectl kustomize` "
                "renders manifests/")
 
-#: The images the overlays' `images:` entries set (tests/ops check every overlay agrees).
-EXTENDER_IMAGE = "ghcr.io/example/scheduler-extender:0.1.0"
+#: The images components/images sets for every overlay (tests/ops check each agrees).
+EXTENDER_IMAGE = "scheduler-extender:0.1.0"
 KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler:v1.34.2"
 
 

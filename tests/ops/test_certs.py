@@ -25,7 +25,23 @@ def _certs(capsys: pytest.CaptureFixture, *argv: str) -> dict[str, dict[str, byt
     assert main(["certs", *argv]) == 0
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
     return {d["metadata"]["name"]: {k: base64.b64decode(v) for k, v in d["data"].items()}
-            for d in docs}
+            for d in docs if d["kind"] == "Secret"}
+
+
+def test_the_manifests_namespace_comes_first(capsys) -> None:
+    """One `kubectl apply -f -` works on a fresh cluster, and re-applying it (renewal) keeps
+    the labels manifests/base gives the Namespace: the two documents are the same."""
+    assert main(["certs"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [d["kind"] for d in docs] == ["Namespace", "Secret", "Secret"]
+    manifests = yaml.safe_load((ROOT / "manifests" / "base" / "namespace.yaml").read_text())
+    assert docs[0] == manifests
+    assert all(d["metadata"]["namespace"] == "scheduler-extender" for d in docs[1:])
+    # Another namespace is the user's: it is not created (nor relabelled).
+    assert main(["certs", "--namespace", "kube-system"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [d["kind"] for d in docs] == ["Secret", "Secret"]
+    assert all(d["metadata"]["namespace"] == "kube-system" for d in docs)
 
 
 def test_the_secrets_are_the_ones_the_tls_component_mounts(capsys, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ compose in the documented order. test_manifests.py checks every shipped variant 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ def _secret_volumes(docs: list[dict[str, Any]], deployment: str) -> dict[str, st
 def test_the_layout_is_one_base_components_and_overlays() -> None:
     assert (MANIFESTS / "base" / "kustomization.yaml").is_file()
     assert OVERLAYS == ["extender-service", "gang-quota", "second-scheduler", "sidecar"]
-    assert COMPONENTS == ["gang-quota", "ha", "kube-scheduler", "network-aware", "numa",
+    assert COMPONENTS == ["gang-quota", "ha", "images", "kube-scheduler", "network-aware", "numa",
                           "servicemonitor", "sidecar", "tls"]
     for overlay in OVERLAYS:
         kustomization = yaml.safe_load(
@@ -119,7 +120,7 @@ def _resource_files() -> list[Path]:
 
 
 def test_resources_name_only_placeholder_images() -> None:
-    """Images are set by the overlays' `images:` entries, never in a resource file."""
+    """Images are set by components/images, never in a resource file."""
     placeholders = set()
     for path in _resource_files():
         for doc in yaml.safe_load_all(path.read_text()):
@@ -139,18 +140,44 @@ def _walk(node: Any) -> Any:
             yield from _walk(value)
 
 
-@pytest.mark.parametrize("overlay", ["extender-service", "second-scheduler", "sidecar"])
-def test_images_come_from_the_overlays_images_entries(overlay: str) -> None:
-    kustomization = yaml.safe_load(
-        (MANIFESTS / "overlays" / overlay / "kustomization.yaml").read_text())
-    entries = {e["name"]: f"{e['newName']}:{e['newTag']}" for e in kustomization["images"]}
-    docs = render(MANIFESTS / "overlays" / overlay)
-    images = {c["name"]: c["image"] for d in docs if d["kind"] == "Deployment"
-              for c in d["spec"]["template"]["spec"]["containers"]}
-    assert images["extender"] == entries["scheduler-extender"] == EXTENDER_IMAGE
+def _images(docs: list[dict]) -> dict[str, str]:
+    return {c["name"]: c["image"] for d in docs if d["kind"] == "Deployment"
+            for c in d["spec"]["template"]["spec"]["containers"]}
+
+
+def test_images_are_set_in_one_place() -> None:
+    """Only components/images names the images; every overlay includes it."""
+    setting = sorted(str(p.relative_to(MANIFESTS)) for p in MANIFESTS.rglob("kustomization.yaml")
+                     if "images" in (yaml.safe_load(p.read_text()) or {}))
+    assert setting == ["components/images/kustomization.yaml"]
+    for overlay in OVERLAYS:
+        kustomization = yaml.safe_load(
+            (MANIFESTS / "overlays" / overlay / "kustomization.yaml").read_text())
+        assert "../../components/images" in kustomization["components"], overlay
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_overlay_renders_the_images_component_sets(overlay: str) -> None:
+    images = _images(render(MANIFESTS / "overlays" / overlay))
+    assert images["extender"] == EXTENDER_IMAGE
     if "kube-scheduler" in images:
-        assert images["kube-scheduler"] == entries["kube-scheduler"] == KUBE_SCHEDULER_IMAGE
-    assert set(entries) == {"scheduler-extender", *(["kube-scheduler"] * ("kube-scheduler" in images))}
+        assert images["kube-scheduler"] == KUBE_SCHEDULER_IMAGE
+
+
+def test_editing_the_images_component_changes_every_overlay(tmp_path: Path) -> None:
+    """What `kustomize edit set image` in components/images does, seen in every variant."""
+    copy = tmp_path / "manifests"
+    shutil.copytree(MANIFESTS, copy)
+    component = copy / "components" / "images" / "kustomization.yaml"
+    doc = yaml.safe_load(component.read_text())
+    for entry in doc["images"]:
+        if entry["name"] == "scheduler-extender":
+            entry.update(newName="registry.example.com/team/scheduler-extender", newTag="0.2.0")
+    component.write_text(yaml.safe_dump(doc))
+    for directory in [copy, copy / "sidecar", *(copy / "overlays" / o for o in OVERLAYS)]:
+        images = _images(render(directory))
+        assert images["extender"] == "registry.example.com/team/scheduler-extender:0.2.0", directory
+        assert images.get("kube-scheduler", KUBE_SCHEDULER_IMAGE) == KUBE_SCHEDULER_IMAGE
 
 
 def test_an_images_entry_changes_the_rendered_image() -> None:
