@@ -42,6 +42,11 @@ def V(verbosity: int) -> int:  # noqa: N802 - klog's name
 
 #: Request lines (one per scheduler call) are written from `-v 4` up.
 REQUEST_LEVEL = V(4)
+#: Other libraries' information (matplotlib's font cache, httpx's requests) from `-v 6` up;
+#: their warnings and errors always.
+THIRD_PARTY_INFO = V(6)
+#: Loggers whose information is ours to give at default verbosity.
+OWN_LOGGERS = ("extender", "uvicorn", "__main__")
 for _v in range(1, 10):
     logging.addLevelName(V(_v), f"V{_v}")
 
@@ -195,15 +200,22 @@ def threshold(verbosity: int | None = None, log_level: str | None = None) -> int
     return V(verbosity)
 
 
+def _quiet_third_party(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING or record.name.startswith(OWN_LOGGERS)
+
+
 def configure_logging(verbosity: int | None = None, fmt: str = "text", *,
                       log_level: str | None = None, stream: TextIO | None = None) -> None:
     """Route every log record (the extender's, uvicorn's, httpx's) through one handler on
     standard error in format `fmt`, written from verbosity `verbosity` (or `log_level`)."""
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(formatter(fmt))
+    level = threshold(verbosity, log_level)
+    if level > THIRD_PARTY_INFO:
+        handler.addFilter(_quiet_third_party)
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(threshold(verbosity, log_level))
+    root.setLevel(level)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.handlers[:] = []

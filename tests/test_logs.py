@@ -122,3 +122,23 @@ def test_request_lines_only_from_v4(verbosity, fmt, written):
     assert "Started server process" in out and "\x1b" not in out
     if fmt == "json":
         assert all(json.loads(line)["v"] in (0, 4) for line in out.splitlines())
+
+
+@pytest.mark.parametrize(("verbosity", "shown"), [(None, False), (4, False), (6, True)])
+def test_other_libraries_information_only_from_v6(verbosity, shown):
+    """matplotlib's "generated new fontManager" is not the user's business at default
+    verbosity; another library's warning always is."""
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    stream = io.StringIO()
+    try:
+        configure_logging(verbosity, "text", stream=stream)
+        logging.getLogger("matplotlib.font_manager").info("generated new fontManager")
+        logging.getLogger("matplotlib.font_manager").warning("findfont: Font family not found")
+        logging.getLogger("extender.serve").info("serving")
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    out = stream.getvalue()
+    assert ("generated new fontManager" in out) is shown
+    assert "findfont: Font family not found" in out and "serving" in out
