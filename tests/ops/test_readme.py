@@ -9,6 +9,7 @@ clock's figures (the simulator's wall time, seconds since a failed fetch) are no
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -197,8 +198,8 @@ def test_the_readme_console_blocks_run_verbatim(tmp_path: Path) -> None:
             assert rc == 0, f"{where}\nexit {rc}\n" + (tmp_path / "stderr.log").read_text()
             if command.text.endswith("&"):
                 servers.add(int(shell.run("echo $!")[1][0]))
-                port = _port_of(command.text)
-                until(lambda: _ready(port), f"the server of {where}", 60)
+                until(functools.partial(_ready, _port_of(command.text)),
+                      f"the server of {where}", 60)
                 continue
             expected = _normal(command.expected)
             assert matches(expected, _normal(out)), (
