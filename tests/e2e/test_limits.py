@@ -177,7 +177,8 @@ def _until(check, timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def test_health_port_serves_health_only(server: Server) -> None:
+def test_health_port_serves_health_and_metrics_only(server: Server) -> None:
+    """Probes and Prometheus reach the pod IP's health port; the verbs are not there."""
     health = f"http://127.0.0.1:{server.health_port}"
     assert httpx.get(f"{health}/healthz", timeout=5).text == "ok"
     assert httpx.get(f"{health}/livez", timeout=5).text == "ok"
@@ -186,7 +187,8 @@ def test_health_port_serves_health_only(server: Server) -> None:
         "[+]ping ok\n[+]cluster-state ok\nreadyz check passed\n")
     assert httpx.post(f"{health}/filter", content=fixture_bytes("filter-names.request.json"),
                       timeout=5).status_code == 404
-    assert httpx.get(f"{health}/metrics", timeout=5).status_code == 404
+    metrics = httpx.get(f"{health}/metrics", timeout=5)
+    assert metrics.status_code == 200 and "extender_build_info" in metrics.text
 
 
 def _big_nodes_form_request(count: int) -> bytes:

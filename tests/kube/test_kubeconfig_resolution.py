@@ -106,7 +106,7 @@ def _jwt(claims: dict[str, Any]) -> str:
      "az"),
     ({"name": "oidc", "config": {"id-token": _jwt({"exp": int(time.time()) + 3600})}},
      _jwt({"exp": int(time.time()) + 3600})),
-])
+], ids=["gcp", "azure", "oidc"])  # ids without the clock: every xdist worker collects the same
 def test_a_valid_cached_auth_provider_token_is_used(tmp_path: Path, provider: dict,
                                                    token: str) -> None:
     cfg = load_kubeconfig(_write(tmp_path / "kc", _provider_doc(provider)))
@@ -120,7 +120,7 @@ def test_a_valid_cached_auth_provider_token_is_used(tmp_path: Path, provider: di
     ({"name": "azure", "config": {}}, "no cached token.*kubelogin"),
     ({"name": "oidc", "config": {"id-token": _jwt({"exp": time.time() - 60}),
                                  "refresh-token": "r"}}, "expired at .*exec plugin"),
-])
+], ids=["gcp", "azure", "oidc"])
 def test_an_unusable_auth_provider_says_what_to_use_instead(tmp_path: Path, provider: dict,
                                                             message: str) -> None:
     with pytest.raises(ConfigError, match=message):
