@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import itertools
 import json
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from extender.sandbox.api import Api, ApiError, path
 from extender.simulator.arrivals import RUN_FOR_ANNOTATION, parse_duration
@@ -28,6 +32,9 @@ from extender.simulator.arrivals import RUN_FOR_ANNOTATION, parse_duration
 log = logging.getLogger("extender.sandbox.agent")
 
 LEASE_NAMESPACE = "kube-node-lease"
+#: A write that fails in transport (a timeout, a dropped connection: a loaded API server) is
+#: tried again after a pause, as a kubelet's status manager does; then given up, and logged.
+ATTEMPTS, PAUSE = 5, 1.0
 
 
 def now() -> datetime.datetime:
@@ -67,6 +74,22 @@ class NodeAgent:
         self._handled: dict[str, str] = {}  # pod uid -> what was done ("running", ...)
         self._ips = (f"10.244.{i // 250}.{i % 250 + 1}" for i in itertools.count())
 
+    async def _send(self, what: str, call: Callable[[], Awaitable[Any]]) -> bool:
+        """One write, under the agent's concurrency limit: True once done, False when every
+        attempt failed in transport (logged). An `ApiError` (the server's answer) propagates."""
+        error: httpx.TransportError | None = None
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                await asyncio.sleep(PAUSE)
+            async with self._limit:
+                try:
+                    await call()
+                    return True
+                except httpx.TransportError as exc:
+                    error = exc
+        log.warning("%s: %s after %d attempts", what, type(error).__name__, ATTEMPTS)
+        return False
+
     # ---- nodes ---------------------------------------------------------------------------
     async def create_nodes(self) -> None:
         async def one(index: int, node: dict[str, Any]) -> None:
@@ -76,9 +99,9 @@ class NodeAgent:
             status.setdefault("addresses", [
                 {"type": "InternalIP", "address": f"192.168.{index // 250}.{index % 250 + 1}"},
                 {"type": "Hostname", "address": node["metadata"]["name"]}])
-            async with self._limit:
-                await self.api.create(node, exist_ok=True)
-                self._node_names.add(node["metadata"]["name"])
+            await self._send(f"create node {node['metadata']['name']}",
+                             lambda: self.api.create(node, exist_ok=True))
+            self._node_names.add(node["metadata"]["name"])
         await asyncio.gather(*(one(i, n) for i, n in enumerate(self.nodes)))
 
     async def _renew(self, name: str, beat: int) -> None:
@@ -88,16 +111,19 @@ class NodeAgent:
                  "spec": {"holderIdentity": name,
                           "leaseDurationSeconds": max(40, int(self.heartbeat * 4)),
                           "renewTime": micro(t)}}
-        async with self._limit:
-            try:
+        try:
+            # One attempt: the next heartbeat is the retry.
+            async with self._limit:
                 await self.api.apply(lease)
                 if beat % 5 == 0:
                     await self.api.patch(path("Node", name=name, sub="status"),
                                          {"status": {"conditions": [ready_condition(t)]}},
                                          kind="strategic")
-            except ApiError as exc:
-                if exc.code != 404:
-                    log.warning("heartbeat of node %s: %s", name, exc)
+        except ApiError as exc:
+            if exc.code != 404:
+                log.warning("heartbeat of node %s: %s", name, exc)
+        except httpx.TransportError as exc:
+            log.warning("heartbeat of node %s: %s", name, type(exc).__name__)
 
     async def heartbeats(self) -> None:
         for beat in itertools.count():
@@ -125,10 +151,9 @@ class NodeAgent:
                 self._node_ips[name] = address.get("address", "")
         conditions = (node.get("status") or {}).get("conditions") or []
         if not any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
-            async with self._limit:
-                await self.api.patch(path("Node", name=name, sub="status"),
-                                     {"status": {"conditions": [ready_condition(now())]}},
-                                     kind="strategic")
+            await self._send(f"node {name} Ready", lambda: self.api.patch(
+                path("Node", name=name, sub="status"),
+                {"status": {"conditions": [ready_condition(now())]}}, kind="strategic"))
 
     # ---- pods ----------------------------------------------------------------------------
     async def watch_pods(self) -> None:
@@ -178,15 +203,17 @@ class NodeAgent:
                 for c in spec.get("containers") or []],
         }
         url = path("Pod", meta["namespace"], meta["name"], "status")
-        async with self._limit:
-            try:
-                await self.api.patch(url, {"metadata": {"uid": meta["uid"]}, "status": status},
-                                     kind="strategic")
-            except ApiError as exc:
-                if exc.code not in (404, 409):
-                    log.warning("could not mark pod %s/%s running: %s",
-                                meta["namespace"], meta["name"], exc)
+        try:
+            if not await self._send(f"pod {meta['namespace']}/{meta['name']} Running",
+                                    lambda: self.api.patch(
+                                        url, {"metadata": {"uid": meta["uid"]}, "status": status},
+                                        kind="strategic")):
                 return
+        except ApiError as exc:
+            if exc.code not in (404, 409):
+                log.warning("could not mark pod %s/%s running: %s",
+                            meta["namespace"], meta["name"], exc)
+            return
         run_for = (meta.get("annotations") or {}).get(RUN_FOR_ANNOTATION)
         if run_for:
             try:
@@ -197,8 +224,16 @@ class NodeAgent:
                 return
             self._replace_timer(meta["uid"], self._succeed(pod, seconds))
 
+    def _timer_fired(self, uid: str) -> None:
+        """A timer's wait is over and its request begins: it is no longer cancelled (a
+        request cancelled in flight can keep its connection from the pool for good)."""
+        task = self._pending.get(uid)
+        if task is asyncio.current_task():
+            del self._pending[uid]
+
     async def _succeed(self, pod: dict[str, Any], seconds: float) -> None:
         await asyncio.sleep(seconds)
+        self._timer_fired(pod["metadata"]["uid"])
         meta, spec = pod["metadata"], pod["spec"]
         t = rfc3339(now())
         done = {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": t}}
@@ -212,28 +247,30 @@ class NodeAgent:
                  "started": False, "restartCount": 0, "state": done}
                 for c in spec.get("containers") or []],
         }
-        async with self._limit:
-            try:
-                await self.api.patch(path("Pod", meta["namespace"], meta["name"], "status"),
-                                     {"metadata": {"uid": meta["uid"]}, "status": status},
-                                     kind="strategic")
-            except ApiError as exc:
-                if exc.code not in (404, 409):
-                    log.warning("could not complete pod %s/%s: %s",
-                                meta["namespace"], meta["name"], exc)
+        try:
+            await self._send(f"pod {meta['namespace']}/{meta['name']} Succeeded",
+                             lambda: self.api.patch(
+                                 path("Pod", meta["namespace"], meta["name"], "status"),
+                                 {"metadata": {"uid": meta["uid"]}, "status": status},
+                                 kind="strategic"))
+        except ApiError as exc:
+            if exc.code not in (404, 409):
+                log.warning("could not complete pod %s/%s: %s",
+                            meta["namespace"], meta["name"], exc)
 
     async def _finish_deletion(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
         wait = (parse_time(meta["deletionTimestamp"]) - now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)
-        async with self._limit:
-            try:
-                await self.api.delete(path("Pod", meta["namespace"], meta["name"]), grace=0,
-                                      uid=meta["uid"])
-            except ApiError as exc:
-                log.warning("could not finish deleting pod %s/%s: %s",
-                            meta["namespace"], meta["name"], exc)
+        self._timer_fired(meta["uid"])
+        try:
+            await self._send(f"delete pod {meta['namespace']}/{meta['name']}",
+                             lambda: self.api.delete(path("Pod", meta["namespace"], meta["name"]),
+                                                     grace=0, uid=meta["uid"]))
+        except ApiError as exc:
+            log.warning("could not finish deleting pod %s/%s: %s",
+                        meta["namespace"], meta["name"], exc)
 
     # ---- list + watch --------------------------------------------------------------------
     async def _follow(self, url: str, handle: Any, params: dict[str, str]) -> None:
@@ -245,15 +282,19 @@ class NodeAgent:
                     await handle("ADDED", item)
                 version = page["metadata"]["resourceVersion"]
                 while True:
-                    async for kind, obj in self.api.watch(url, version, **params):
-                        if kind == "BOOKMARK":
+                    # Closed on any way out, so a failed handler never keeps the stream's
+                    # connection from the pool.
+                    events = self.api.watch(url, version, **params)
+                    async with contextlib.aclosing(events):
+                        async for kind, obj in events:
+                            if kind == "BOOKMARK":
+                                version = obj["metadata"]["resourceVersion"]
+                                continue
                             version = obj["metadata"]["resourceVersion"]
-                            continue
-                        version = obj["metadata"]["resourceVersion"]
-                        try:
-                            await handle(kind, obj)
-                        except ApiError as exc:
-                            log.warning("%s: %s", url, exc)
+                            try:
+                                await handle(kind, obj)
+                            except ApiError as exc:
+                                log.warning("%s: %s", url, exc)
             except ApiError as exc:
                 if exc.code != 410:
                     log.warning("watch %s: %s; relisting", url, exc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -197,7 +197,7 @@ class Api:
             raise
 
     async def watch(self, url: str, resource_version: str, **params: str,
-                    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+                    ) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
         """(type, object) events until the server ends the stream; ERROR events raise."""
         query = {"watch": "1", "resourceVersion": resource_version,
                  "allowWatchBookmarks": "true", "timeoutSeconds": "300", **params}

@@ -38,8 +38,19 @@ class ReadyProxy:
         asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(10)
 
     def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
+
+    async def _shutdown(self) -> None:
+        # Cancelled and awaited here, on a running loop, so no coroutine is left to be
+        # finalised (and closed over a stopped loop) by the garbage collector.
+        self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _serve(self) -> None:
         self._server = await asyncio.start_server(self._connection, "127.0.0.1", self.port)

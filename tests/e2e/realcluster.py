@@ -374,8 +374,10 @@ class Scenario:
         for name in reversed(self.components):
             self.sandbox.stop(name)
         for ns in self.namespaces:
-            for p in self.kube.pods(ns):
-                self.kube.delete("Pod", p["metadata"]["name"], ns, grace=0)
+            # One call for all the namespace's pods (a gang's 2000 took 11 s one by one).
+            self.kube.request("DELETE", path("Pod", ns), {
+                "kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0},
+                ok=(200, 404))
             self.kube.delete("Namespace", ns, grace=None)
         for n in self.nodes:
             self.kube.delete("Node", n, grace=None)
