@@ -17,6 +17,8 @@ from extender.engine.profile import Profile, build_profile
 from extender.state.binder import SnapshotBinder
 from extender.state.snapshot import load_snapshot
 
+pytest_plugins = ["tests.parallel"]
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 DEMO_CLUSTER = ROOT / "config" / "examples" / "cluster.json"

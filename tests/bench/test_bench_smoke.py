@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+# One bench run serves the module: on one worker, it runs once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bench-smoke")]
+
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = (5, 20)
 FORMS = ("names", "nodes")

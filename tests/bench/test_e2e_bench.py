@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+# One bench run serves the module: on one worker, it runs once.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e-bench")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ("alone", "extender", "extender-bind", "go", "extender-default")

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_soak_runs_briefly_and_reports(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "bench.soak", "--duration", "5", "--warmup", "2",
            "--sample-interval", "1", "--nodes", "30", "--pods-per-node", "2", "--candidates", "20",

@@ -55,6 +55,7 @@ def _check_reply(verb: str, body: bytes, status: int, content: bytes) -> None:
         assert isinstance(reply, dict) and isinstance(reply["Error"], str) and reply["Error"], context
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", list(SEEDS))
 def test_mutated_payloads_never_get_a_5xx(client, runtime, verb: str) -> None:
     runtime.max_body = 4 * 1024 * 1024

@@ -12,6 +12,7 @@ import pytest
 from extender.api.offload import Busy, Offloader
 from extender.state.gate import StateGate
 from tests.conftest import fixture_bytes
+from tests.kube.kube_helpers import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -54,25 +55,25 @@ async def test_work_runs_in_the_worker_and_its_changes_come_back_to_the_loop() -
 async def test_the_gate_is_held_until_the_worker_returns_even_if_the_caller_gives_up() -> None:
     offload = Offloader()
     gate = StateGate()
+    started = threading.Event()
     release = threading.Event()
 
     async def work() -> None:
+        started.set()
         assert release.wait(5)
 
     task = asyncio.ensure_future(offload.run(gate, work()))
-    await asyncio.sleep(0.05)
+    await eventually(started.is_set, what="the worker to start")
     task.cancel()
-    await asyncio.sleep(0.05)
+    with pytest.raises(asyncio.CancelledError):
+        await task
     assert gate.busy  # the worker still reads: changes must still wait
     applied: list[int] = []
     gate.call(applied.append, 1)
     assert applied == []
     release.set()
-    for _ in range(100):
-        if not gate.busy:
-            break
-        await asyncio.sleep(0.01)
-    assert applied == [1] and not gate.busy
+    await eventually(lambda: not gate.busy, what="the gate to open")
+    assert applied == [1]
     offload.close()
 
 

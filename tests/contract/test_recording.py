@@ -282,6 +282,7 @@ def test_permit_timeout_replays_on_the_recorded_clock(tmp_path: Path) -> None:
         "(still held or waiting)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attempt", range(3))
 def test_holds_timing_out_in_one_turn_replay_as_they_happened(tmp_path: Path,
                                                                attempt: int) -> None:

@@ -112,6 +112,7 @@ def mutate(runtime: Runtime, rng: random.Random, serial: int) -> None:
     # else: nothing changes, so the next identical request may be reused
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(["default", "rows-only"]))
 def test_row_path_and_reused_replies_equal_the_per_node_path(seed, policy, monkeypatch):

@@ -88,6 +88,7 @@ async def _probe(port: int, nodes: list[str], stop: asyncio.Event,
     return latencies
 
 
+@pytest.mark.alone  # the filter probes' latency is bounded
 @pytest.mark.parametrize("members", [600, pytest.param(2000, marks=pytest.mark.slow)])
 def test_a_gang_bigger_than_the_connection_cap_binds_whole(tmp_path: Path, members: int) -> None:
     nodes = _snapshot(tmp_path / "cluster.json", members)

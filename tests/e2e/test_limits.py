@@ -235,6 +235,8 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.alone  # latencies bounded at 0.1 s
+@pytest.mark.slow
 def test_health_and_small_requests_answer_within_100ms_while_a_large_one_runs(
         server: Server, tmp_path) -> None:
     count = 16_000

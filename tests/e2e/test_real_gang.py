@@ -92,6 +92,8 @@ def test_gang_binds_whole_or_not_at_all(scenario: Scenario) -> None:
           f"were held")
 
 
+@pytest.mark.slow
+@pytest.mark.alone  # 2000 pods inside the default permit wait: no other load
 def test_a_gang_of_two_thousand_binds_whole_at_default_settings(scenario: Scenario) -> None:
     # kube-scheduler binds each member in its own goroutine, on its own connection to the
     # extender: 2 000 binds held at once, past the default --max-connections of 512.

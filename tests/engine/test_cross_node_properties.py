@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,8 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from tests.engine import cross_node_reference as ref
 from tests.engine.upstream import builders as b
+
+pytestmark = pytest.mark.slow  # property tests over generated clusters: about 20 s
 
 Obj = dict[str, Any]
 

@@ -111,6 +111,7 @@ def change(state: ClusterState, objects: list[dict[str, Any]], data: st.DataObje
             state.apply_pod(k8s.convert(waiting, k8s.Pod))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(scenarios(), st.sampled_from(["fixture", "default", "default", "toleration"]), st.data())
@@ -169,6 +170,7 @@ def crowded(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict
     return objects, me, proposals
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(crowded(), st.data())

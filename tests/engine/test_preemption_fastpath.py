@@ -153,6 +153,7 @@ def assert_same(profile_name: str, state: ClusterState, me: dict[str, Any],
     assert summary(fast) == summary(slow)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.sampled_from(["fixture", "default", "default", "toleration"]), st.data())
 def test_fast_path_gives_the_straightforward_answer(scenario, profile_name, data):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -100,6 +101,7 @@ def test_filter_rows_follows_pod_and_node_changes(workload, data):
     assert table.rows([info.node.name]) is None
 
 
+@pytest.mark.slow
 @_settings
 @given(plugin=plugins(), cluster=clusters(), order_seed=st.randoms(use_true_random=False))
 def test_score_rows_equals_score(plugin, cluster, order_seed):
@@ -123,6 +125,7 @@ def test_score_rows_equals_score(plugin, cluster, order_seed):
             assert got is not None and got.tolist() == expected
 
 
+@pytest.mark.slow
 @_settings
 @given(scorers=st.lists(st.tuples(plugins(), st.integers(1, 5)), max_size=4),
        cluster=clusters())

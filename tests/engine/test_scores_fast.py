@@ -90,6 +90,7 @@ def column_path(plugin: Any) -> Any:
 
 # ---- memoised scorers ------------------------------------------------------------------
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(clusters(), st.lists(pods("other"), max_size=3), st.data())
 def test_memoised_scorers_match_the_reference_cold_and_warm(cluster, others, data):
@@ -119,6 +120,7 @@ def test_image_locality_follows_the_cluster_wide_counts_with_a_warm_memo(cluster
 cpu_memory_weights = st.tuples(st.integers(0, 100), st.integers(0, 100))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(clusters(), cpu_memory_weights,
        st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,6 +173,7 @@ def plugins(draw: st.DrawFn) -> Any:
     return factory("score", choice)(spec.args_model.model_validate({}), NEWEST_VERSION)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(plugins(), clusters())
 def test_every_scorer_returns_ints_in_0_100_per_node(plugin, cluster):

@@ -178,6 +178,7 @@ class FakeApiServer(LoopbackServer):
         self.history: deque[WatchEvent] = deque()
         self.faults: list[Fault] = []
         self.bindings: list[tuple[str, str, str, str]] = []  # (namespace, name, uid, node) performed
+        self.late_pending = 0  # `late_apply` requests answered but not yet performed
         self.requests: list[RequestLog] = []
         #: events.k8s.io/v1 Events created, by (namespace, name), as stored (patches applied).
         self.events: dict[tuple[str, str], dict[str, Any]] = {}
@@ -473,6 +474,7 @@ class FakeApiServer(LoopbackServer):
                     await asyncio.wait_for(reader.read(1), fault.hang_seconds)
                 return False
             if fault.action == "late_apply":
+                self.late_pending += 1
                 asyncio.get_running_loop().call_later(fault.delay, self._perform_late, req)
             if fault.action in ("status", "late_apply") or (fault.action == "gone"
                                                            and not is_watch):
@@ -521,8 +523,11 @@ class FakeApiServer(LoopbackServer):
 
     def _perform_late(self, req: Request) -> None:
         """A request answered with an error, performed now all the same (`late_apply`)."""
-        with contextlib.suppress(HttpError):
-            self._dispatch(route(req.path, RESOURCES.values()), req)
+        try:
+            with contextlib.suppress(HttpError):
+                self._dispatch(route(req.path, RESOURCES.values()), req)
+        finally:
+            self.late_pending -= 1
 
     def _dispatch(self, where: tuple[str, Resource, str, str], req: Request) -> tuple[int, dict[str, Any]]:
         what, res, ns, name = where

@@ -98,6 +98,7 @@ def _bind_body(pod: dict, node: str) -> dict:
             "Node": node}
 
 
+@pytest.mark.slow
 def test_gang_binds_all_or_nothing(apiserver: FakeApiServer, tmp_path: Path) -> None:
     server = apiserver
     server.load([ko.node(f"node-{i}", cpu="16", memory="64Gi") for i in range(4)])
@@ -176,6 +177,7 @@ def _elastic_quota(namespace: str, min_cpu: str, max_cpu: str) -> dict:
                      "max": {"cpu": max_cpu, "memory": "100Gi"}}}
 
 
+@pytest.mark.slow
 def test_quota_never_exceeded_by_concurrent_filter_and_bind(apiserver: FakeApiServer,
                                                              tmp_path: Path) -> None:
     server = apiserver
@@ -252,6 +254,7 @@ def test_missing_crd_is_a_readiness_message(tmp_path: Path) -> None:
             extender.stop()
 
 
+@pytest.mark.slow
 def test_a_restart_with_binds_held_loses_no_pod(apiserver: FakeApiServer, tmp_path: Path) -> None:
     server = apiserver
     server.load([ko.node("node-0", cpu="16", memory="64Gi")])

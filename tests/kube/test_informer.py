@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+from collections import Counter
 from collections.abc import AsyncIterator
 
 import pytest
@@ -136,7 +137,7 @@ async def test_410_relists_and_converges_including_deletions(apiserver: FakeApiS
     async with live_state(kube_config) as live:
         assert await live.wait_synced(5)
         # Keep the watches down while the cluster changes and etcd compacts past our version.
-        apiserver.inject(Fault("status", status=500, watch=True, times=10_000))
+        refused = apiserver.inject(Fault("status", status=500, watch=True, times=10_000))
         apiserver.drop_watches()
         apiserver.delete("Node", "", "n3")
         apiserver.delete("Pod", "default", "web-2")
@@ -146,7 +147,7 @@ async def test_410_relists_and_converges_including_deletions(apiserver: FakeApiS
         apiserver.put(ko.pod("new", node_name="n5", cpu="2"))
         apiserver.update("Pod", "default", "pending-1", lambda p: p["spec"].update(nodeName="n2"))
         apiserver.compact()
-        await asyncio.sleep(0.3)
+        await eventually(lambda: refused.hits > 0, what="a watch refused")
         apiserver.clear_faults()
         await eventually(lambda: converged(live.state, apiserver), what="convergence after 410")
         # `converged` compares nodes, pods, PDBs and PriorityClasses; the other informers
@@ -199,7 +200,11 @@ async def test_clean_stream_ends_rewatch_without_relisting(apiserver: FakeApiSer
     seed(apiserver)
     async with live_state(kube_config, watch_timeout=1) as live:
         assert await live.wait_synced(5)
-        await asyncio.sleep(2.5)  # each watch lasts 1-2 s: at least one clean end each
+        def rewatched() -> bool:  # each watch lasts 1-2 s: a second one after a clean end
+            per_path = Counter(r.path for r in apiserver.requests if r.query.get("watch") == "1")
+            return len(per_path) == len(live.informers) and min(per_path.values()) >= 2
+
+        await eventually(rewatched, what="every informer to watch again", timeout=10)
         apiserver.put(ko.pod("later", node_name="n3"))
         await eventually(lambda: converged(live.state, apiserver), what="convergence")
         watches = [r for r in apiserver.requests if r.query.get("watch") == "1"]

@@ -64,6 +64,7 @@ def extender(cluster: tuple[FakeApiServer, Path], tmp_path: Path) -> Iterator[ht
         log.close()
 
 
+@pytest.mark.slow
 def test_serve_live_filters_and_binds(cluster: tuple[FakeApiServer, Path], extender: httpx.Client) -> None:
     server, _ = cluster
     filter_body = (FIXTURES / "filter-names.request.json").read_bytes()

@@ -53,6 +53,7 @@ def scores(client: TestClient) -> dict[str, int]:
     return {entry["Host"]: entry["Score"] for entry in reply.json()}
 
 
+@pytest.mark.slow
 def test_scores_from_metrics_server_and_fallback(live) -> None:
     server, client = live
     until(lambda: metric(client.get("/metrics").text, "extender_load_metrics_nodes") == 3,

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.loadmetrics.cluster import (
     NODES,
@@ -106,6 +107,7 @@ def test_prioritize_follows_the_backfilled_load(prometheus: PrometheusServer,
         assert ready.text.endswith("readyz check passed\n")
 
 
+@pytest.mark.slow
 def test_prometheus_stopped_mid_run(tmp_path: Path) -> None:
     prometheus = PrometheusServer(tmp_path / "prometheus").start()
     stale_after = 5.0

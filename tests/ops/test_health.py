@@ -65,6 +65,7 @@ def live(tmp_path: Path) -> Iterator[tuple[FakeApiServer, TestClient, TestClient
             yield server, main, health
 
 
+@pytest.mark.slow
 def test_live_readyz_verbose_names_each_informer(live):
     _, main, health = live
 

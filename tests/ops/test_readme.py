@@ -171,6 +171,7 @@ def _ready(port: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_the_readme_console_blocks_run_verbatim(tmp_path: Path) -> None:
     for tool, package in (("curl", "curl"), ("jq", "jq")):
         if shutil.which(tool) is None:

@@ -29,6 +29,7 @@ from extender.ops.tls import (
     uvicorn_ssl_options,
 )
 from tests.conftest import FIXTURE_CASES, fixture_bytes, scheduler_verb_paths
+from tests.polling import until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -339,8 +340,10 @@ def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
             _get(port, _client_context(pki["ca"]))
         renewed = pki["ca"].issue_cert("127.0.0.1")
         secret.write(_server_files(renewed, pki["client_ca"]))
-        time.sleep(1.1)  # serve checks the files at most once a second per handshake
-        assert _get(port, _client_context(pki["ca"], client)) == (200, _der(renewed))
+        # serve checks the files at most once a second per handshake: a new handshake soon
+        # presents the renewed certificate.
+        until(lambda: _get(port, _client_context(pki["ca"], client)) == (200, _der(renewed)),
+              what="the renewed certificate", timeout=10, interval=0.1)
     finally:
         process.terminate()
         process.wait(10)

@@ -187,6 +187,7 @@ def test_with_whole_nodes_an_unsynced_extender_fails_binds_for_ever(inputs, tmp_
 
 # ---- fixed: the extender watches the simulated cluster --------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["node-names", "whole-nodes-and-bind"])
 def test_an_extender_in_sync_gives_the_in_process_result(inputs, tmp_path, extenders, mode):
     expected = in_process(inputs, tmp_path)

@@ -151,6 +151,7 @@ SCENARIOS: dict[str, Scenario] = {
 ROWS_ALWAYS = {"node events", "budgets and host ports", "adaptive search"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_fast_paths_keep_every_outcome(tmp_path: Path, name: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:

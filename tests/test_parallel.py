@@ -1,0 +1,77 @@
+"""The suite's parallel plan holds (tests/parallel.py): under `-n 2`, the tests on the shared
+control plane (the `sandbox` fixture) share one worker, and an `alone` test runs while no
+other test runs. Checked on a small suite of its own, run by the same pytest and xdist."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CONFTEST = """
+pytest_plugins = ["tests.parallel"]
+"""
+
+SUITE = """
+import os, time
+from pathlib import Path
+
+import pytest
+
+LOG = Path(__file__).with_name("log")
+
+def note(what):
+    with LOG.open("a") as log:
+        log.write(f"{time.monotonic():.6f} {os.environ['PYTEST_XDIST_WORKER']} {what}\\n")
+
+@pytest.fixture(scope="session")
+def sandbox():
+    return "one control plane"
+
+@pytest.mark.parametrize("i", range(6))
+def test_e2e(i, sandbox):
+    note(f"e2e-{i}")
+    time.sleep(0.05)  # only to give the other worker a chance to take one
+
+@pytest.mark.parametrize("i", range(20))
+def test_other(i):
+    note(f"start-{i}")
+    time.sleep(0.05)
+    note(f"end-{i}")
+
+@pytest.mark.alone
+def test_alone():
+    note("alone-start")
+    time.sleep(0.3)
+    note("alone-end")
+"""
+
+
+@pytest.mark.slow
+def test_control_plane_tests_share_a_worker_and_alone_tests_run_alone(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_plan.py").write_text(SUITE)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
+         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    entries = [line.split() for line in (tmp_path / "log").read_text().splitlines()]
+    assert len({worker for _, worker, what in entries if what.startswith("e2e")}) == 1, entries
+    assert len({worker for _, worker, _ in entries}) == 2, "the other tests used both workers"
+    (alone_start,), (alone_end,) = ([float(t) for t, _, w in entries if w == what]
+                                    for what in ("alone-start", "alone-end"))
+    running: dict[str, float] = {}
+    spans = []
+    for at, worker, what in entries:
+        if what.startswith("start-"):
+            running[worker] = float(at)
+        elif what.startswith("end-"):
+            spans.append((running.pop(worker), float(at)))
+    overlapping = [(s, e) for s, e in spans if s < alone_end and e > alone_start]
+    assert not overlapping, (alone_start, alone_end, overlapping)
