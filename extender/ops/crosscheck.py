@@ -10,15 +10,13 @@ and the extender's Deployment against both.
   they split a gang's binds and a quota's reservations between processes.
 
 `check-config` runs these on a pair of files given together, and on rendered manifests
-(`kubectl kustomize DIR | extender check-config -`: the ConfigMaps' files and the Deployments).
+(`kubectl kustomize DIR | extender check-config -`: `schedconfig.check_manifests` finds the
+ConfigMaps' files and the Deployments, and hands them here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
-
-import yaml
 
 from extender.ops.fields import format_go_duration, parse_go_duration
 from extender.ops.problems import Collector
@@ -83,61 +81,10 @@ def check_replicas(name: str, replicas: int, args: list[str], policy: Any,
                   "one replica")
 
 
-def _flag(args: list[str], name: str) -> str | None:
+def flag_value(args: list[str], name: str) -> str | None:
     for i, arg in enumerate(args):
         if arg == name and i + 1 < len(args):
             return args[i + 1]
         if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
     return None
-
-
-def check_manifests(documents: Iterable[Any], out: Collector) -> None:
-    """Rendered manifests: every KubeSchedulerConfiguration and ExtenderPolicy a ConfigMap
-    carries, checked alone and against each other, and the extender's Deployment against them."""
-    from extender.engine.policy import PolicyError, parse_policy
-    from extender.ops.schedconfig import check_document, policy_problems
-
-    configs: list[tuple[str, dict[str, Any]]] = []
-    policies: list[Any] = []
-    extenders: list[tuple[str, int, list[str]]] = []
-    for doc in documents:
-        if not isinstance(doc, dict):
-            continue
-        kind, name = doc.get("kind"), (doc.get("metadata") or {}).get("name", "")
-        if kind == "ConfigMap":
-            for key, text in (doc.get("data") or {}).items():
-                try:
-                    inner = yaml.safe_load(text)
-                except yaml.YAMLError as exc:
-                    out.error(f"ConfigMap/{name}[{key}]", f"not valid YAML: {exc}")
-                    continue
-                if not isinstance(inner, dict):
-                    continue
-                where = f"ConfigMap/{name}[{key}]"
-                if inner.get("kind") == "KubeSchedulerConfiguration":
-                    inner_out = Collector(out.file)
-                    check_document(inner, inner_out)
-                    out.problems.extend(p.__class__(p.file, f"{where}: {p.path}", p.message,
-                                                    p.severity) for p in inner_out.problems)
-                    configs.append((f"{where}: ", inner))
-                elif inner.get("kind") == "ExtenderPolicy":
-                    try:
-                        policies.append(parse_policy(inner, where))
-                    except PolicyError as exc:
-                        out.problems.extend(policy_problems(out.file, exc, prefix=f"{where}: "))
-        elif kind == "Deployment":
-            spec = doc.get("spec") or {}
-            for container in ((spec.get("template") or {}).get("spec") or {}).get(
-                    "containers") or []:
-                argv = [*(container.get("command") or []), *(container.get("args") or [])]
-                if "serve" in argv and any("extender" in str(a) for a in argv[:2]):
-                    extenders.append((name, int(spec.get("replicas") or 1), argv))
-    for policy in policies:
-        deadlines = [float(d) for _, _, args in extenders
-                     if (d := _flag(args, "--bind-deadline")) is not None]
-        for where, config in configs:
-            check_pair(config, policy, out, where,
-                       deadlines[0] if deadlines else DEFAULT_BIND_DEADLINE)
-        for name, replicas, args in extenders:
-            check_replicas(name, replicas, args, policy, out)

@@ -17,7 +17,7 @@ passes `check_config`. Both are pure: the only I/O is reading the file named.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ import yaml
 
 from extender.engine.args import NEWEST_VERSION, Version
 from extender.ops import kubesched, kubeversions, legacypolicy
+from extender.ops.crosscheck import DEFAULT_BIND_DEADLINE, check_pair, check_replicas, flag_value
 from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
 from extender.ops.problems import Collector, Problem
 
@@ -85,8 +86,6 @@ def check_config(path: str | Path, version: Version = NEWEST_VERSION, *,
         out.error("", "empty file")
         return out.problems
     if _are_manifests(documents):
-        from extender.ops.crosscheck import check_manifests
-
         items = [i for d in documents for i in (d.get("items") or [] if d.get("kind") == "List"
                                                  else [d])]
         check_manifests(items, out)
@@ -248,6 +247,56 @@ def _are_manifests(documents: list[Any]) -> bool:
             for d in documents))
 
 
+def check_manifests(documents: Iterable[Any], out: Collector) -> None:
+    """Rendered manifests: every KubeSchedulerConfiguration and ExtenderPolicy a ConfigMap
+    carries, checked alone and against each other, and the extender's Deployment against them."""
+    from extender.engine.policy import PolicyError, parse_policy
+
+    configs: list[tuple[str, dict[str, Any]]] = []
+    policies: list[Any] = []
+    extenders: list[tuple[str, int, list[str]]] = []
+    for doc in documents:
+        if not isinstance(doc, dict):
+            continue
+        kind, name = doc.get("kind"), (doc.get("metadata") or {}).get("name", "")
+        if kind == "ConfigMap":
+            for key, text in (doc.get("data") or {}).items():
+                try:
+                    inner = yaml.safe_load(text)
+                except yaml.YAMLError as exc:
+                    out.error(f"ConfigMap/{name}[{key}]", f"not valid YAML: {exc}")
+                    continue
+                if not isinstance(inner, dict):
+                    continue
+                where = f"ConfigMap/{name}[{key}]"
+                if inner.get("kind") == "KubeSchedulerConfiguration":
+                    inner_out = Collector(out.file)
+                    check_document(inner, inner_out)
+                    out.problems.extend(p.__class__(p.file, f"{where}: {p.path}", p.message,
+                                                    p.severity) for p in inner_out.problems)
+                    configs.append((f"{where}: ", inner))
+                elif inner.get("kind") == "ExtenderPolicy":
+                    try:
+                        policies.append(parse_policy(inner, where))
+                    except PolicyError as exc:
+                        out.problems.extend(policy_problems(out.file, exc, prefix=f"{where}: "))
+        elif kind == "Deployment":
+            spec = doc.get("spec") or {}
+            for container in ((spec.get("template") or {}).get("spec") or {}).get(
+                    "containers") or []:
+                argv = [*(container.get("command") or []), *(container.get("args") or [])]
+                if "serve" in argv and any("extender" in str(a) for a in argv[:2]):
+                    extenders.append((name, int(spec.get("replicas") or 1), argv))
+    for policy in policies:
+        deadlines = [float(d) for _, _, args in extenders
+                     if (d := flag_value(args, "--bind-deadline")) is not None]
+        for where, config in configs:
+            check_pair(config, policy, out, where,
+                       deadlines[0] if deadlines else DEFAULT_BIND_DEADLINE)
+        for name, replicas, args in extenders:
+            check_replicas(name, replicas, args, policy, out)
+
+
 def _check_extender_policy(doc: Any, file: str) -> list[Problem]:
     from extender.engine.policy import PolicyError, parse_policy
 
@@ -289,8 +338,6 @@ def check_files(paths: list[str], version: Version = NEWEST_VERSION) -> list[Pro
 
             policies.append(parse_policy(doc, path))
     if configs and policies:
-        from extender.ops.crosscheck import check_pair
-
         for path, config in configs:
             out = Collector(path)
             for policy in policies:

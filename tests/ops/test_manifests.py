@@ -295,8 +295,8 @@ def test_the_gang_quota_scheduler_config_is_the_shipped_one() -> None:
 def test_every_overlay_passes_check_config_as_rendered(variant_docs_text: str) -> None:
     """`kubectl kustomize <overlay> | extender check-config -`: each file inside, and the
     extender's policy against kube-scheduler's httpTimeout and the extender's replicas."""
-    from extender.ops.crosscheck import check_manifests
     from extender.ops.problems import Collector
+    from extender.ops.schedconfig import check_manifests
 
     out = Collector("-")
     check_manifests(yaml.safe_load_all(variant_docs_text), out)
@@ -304,8 +304,8 @@ def test_every_overlay_passes_check_config_as_rendered(variant_docs_text: str) -
 
 
 def test_check_config_refuses_a_gang_overlay_missing_a_piece() -> None:
-    from extender.ops.crosscheck import check_manifests
     from extender.ops.problems import Collector
+    from extender.ops.schedconfig import check_manifests
 
     docs = render(VARIANTS["gang-quota"])
     for doc in docs:  # the httpTimeout of the service config, and no leader election
