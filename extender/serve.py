@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import logging
+import os
+import socket
 import sys
 from pathlib import Path
 
@@ -33,7 +36,7 @@ from extender.engine import policy as policy_module
 from extender.engine.cluster import ClusterState
 from extender.engine.policy import ExtenderPolicy, PolicyError
 from extender.engine.profile import Profile, build_profile
-from extender.kube.client import KubeClient
+from extender.kube.client import KubeClient, KubeError
 from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
 from extender.logs import FORMATS
 from extender.state.binder import ApiBinder, SnapshotBinder
@@ -42,6 +45,7 @@ from extender.state.informer import LiveState, resources_for
 from extender.state.permit import DEFAULT_MAX_HELD, PermitBinder
 from extender.state.snapshot import SnapshotError, load_snapshot
 
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 log = logging.getLogger("extender.serve")
 
 # Shipped as package data (extender/data/), so found from any working directory.
@@ -378,6 +382,7 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
     forgets its quota reservations. The informers run on every replica, so a new leader starts
     from the API server's truth, already synced."""
     if not args.leader_elect:
+        refuse_replicas_without_election(runtime)
         return
     if runtime.live is None:
         raise StartupError("--leader-elect needs a cluster (--kubeconfig or --in-cluster): "
@@ -420,10 +425,48 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
     runtime.shutdown.insert(0, elector.stop)  # release the lease before the client closes
 
 
+def refuse_replicas_without_election(runtime: Runtime) -> None:
+    """Without `--leader-elect`, a policy with Coscheduling or CapacityScheduling must run as
+    one replica: several would split a gang's held binds and a quota's reservations between
+    processes. Checked in a cluster, where the pod can find itself (`POD_NAME`, else its
+    hostname) and its controller; an API error is logged, not fatal."""
+    from extender.ops.crosscheck import STATEFUL
+    from extender.state.replicas import replica_count
+
+    live = runtime.live
+    stateful = [n for n in runtime.profile.filter_names if n in STATEFUL]
+    pod = os.environ.get("POD_NAME") or (socket.gethostname() if _in_a_pod() else "")
+    if live is None or not stateful or not pod:
+        return
+    namespace = os.environ.get("POD_NAMESPACE") or _own_namespace()
+
+    async def count() -> tuple[str, int] | None:
+        async with KubeClient(live.client.config) as client:
+            return await replica_count(client, namespace, pod)
+
+    try:
+        found = asyncio.run(count())
+    except KubeError as exc:
+        log.warning("could not count this extender's replicas", extra={"fields": {
+            "pod": f"{namespace}/{pod}", "error": str(exc)}})
+        return
+    if found is not None and found[1] > 1:
+        controller, replicas = found
+        raise StartupError(
+            f"{controller} runs {replicas} replicas of this extender (pod {namespace}/{pod}) "
+            f"and its policy enables {' and '.join(stateful)}: without --leader-elect they "
+            "would split held binds and quota reservations between processes that cannot see "
+            "each other's; add --leader-elect (manifests/components/ha does) or run one replica")
+
+
+def _in_a_pod() -> bool:
+    return Path(SERVICE_ACCOUNT_NAMESPACE).is_file()
+
+
 def _own_namespace() -> str:
     """The pod's namespace in a cluster (its service account's), else `default`."""
     try:
-        return Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace").read_text().strip()
+        return Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip()
     except OSError:
         return "default"
 
