@@ -120,7 +120,7 @@ RECORDS = (
                  events=(ClusterEvent(POD, _A.ALL), _NODE_ADD_OR_LABEL)),
     # Score-only plugins never reject a pod, so they register no event.
     PluginRecord("NodeResourcesBalancedAllocation", args.NodeResourcesBalancedAllocationArgs,
-                 score=lambda a, v: balanced_allocation.NodeResourcesBalancedAllocation(a)),
+                 score=lambda a, v: balanced_allocation.NodeResourcesBalancedAllocation(a, v)),
     PluginRecord("ImageLocality", score=lambda a, v: image_locality.ImageLocality()),
     PluginRecord("PodState", score=lambda a, v: pod_state.PodState()),
     PluginRecord("DefaultPreemption", args.DefaultPreemptionArgs,

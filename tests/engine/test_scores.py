@@ -26,6 +26,7 @@ from extender.engine.runner import extender_scores, run_scores, score_totals
 from extender.engine.scores.balanced_allocation import (
     NodeResourcesBalancedAllocation,
     balanced_score,
+    effect_score,
 )
 from extender.engine.scores.image_locality import ImageLocality
 from extender.engine.scores.node_affinity import NodeAffinity
@@ -127,10 +128,12 @@ def fit(kind: str, resources: Sequence[tuple[str, int]] = (("cpu", 1), ("memory"
     return NodeResourcesFit(NodeResourcesFitArgs.model_validate({"scoringStrategy": strategy}))
 
 
-def balanced(*names: str) -> NodeResourcesBalancedAllocation:
+def balanced(*names: str, version: tuple[int, int] = (1, 35)) -> NodeResourcesBalancedAllocation:
+    """The plugin as of `version`: up to v1.35 it scores the balance with the pod, which the
+    vectors below compute; from v1.36 the pod's effect on it (`test_balanced_effect_*`)."""
     args = NodeResourcesBalancedAllocationArgs.model_validate(
         {"resources": [{"name": n} for n in names]} if names else {})
-    return NodeResourcesBalancedAllocation(args)
+    return NodeResourcesBalancedAllocation(args, version)
 
 
 def scores(plugin: Any, pod: PodView, nodes: Sequence[NodeInfo], ctx: Ctx | None = None) -> Any:
@@ -314,6 +317,30 @@ def test_balanced_skips_pods_requesting_none_of_the_resources():
     assert scores(balanced(), make_pod(requests=[None]), [make_node()]) is None
     assert scores(balanced(GPU), B9_POD, [make_node()]) is None
     assert scores(balanced(), make_pod(requests=[{"cpu": "1"}]), [make_node()]) == [int((1 - 0.125) * 100)]
+
+
+@pytest.mark.parametrize(("with_pod", "without_pod", "expected"), [
+    (100, 100, 75),  # no change: the middle of 50..100
+    (100, 50, 100),  # the pod evens the node out completely
+    (50, 100, 50),  # the pod tilts a balanced node all the way
+    (87, 100, 68),  # 50 + (50 + 87 - 100) / 2 = 50 + 37 / 2, truncated
+    (88, 75, 81),
+])
+def test_balanced_effect_vectors(with_pod, without_pod, expected):
+    assert effect_score(with_pod, without_pod) == expected
+
+
+def test_balanced_effect_through_the_plugin_from_v1_36():
+    node = make_node(memory="4Gi", extra={GPU: "10"})
+    two = make_pod(requests=[{"cpu": "2", "memory": "1Gi"}])  # .5 / .25 after, 0 / 0 before
+    for version in ((1, 36), (1, 37)):
+        assert scores(balanced("cpu", "memory", GPU, version=version), two, [node]) == [68]
+        assert scores(balanced(version=version), two, [node]) == [68]
+    assert scores(balanced("cpu", "memory", GPU), two, [node]) == [87]  # v1.35
+    # A node already tilted towards cpu: a memory-heavy pod evens it out.
+    tilted = make_node(cpu="4", memory="4Gi", pods=[make_pod("cpu-heavy", [{"cpu": "2"}])])
+    memory_heavy = make_pod(requests=[{"memory": "2Gi"}])  # .5 / 0 before, .5 / .5 after
+    assert scores(balanced(version=(1, 37)), memory_heavy, [tilted]) == [50 + (50 + 100 - 75) // 2]
 
 
 # ---- ImageLocality (B.4) ------------------------------------------------------------------

@@ -187,11 +187,12 @@ def test_fused_fit_matches_the_column_path_on_nodes_with_cpu_and_memory(cluster,
 @given(cpu_memory_clusters())
 def test_fused_balanced_allocation_matches_the_column_path_on_nodes_with_cpu_and_memory(cluster):
     pod, infos, ctx = cluster
-    fused = NodeResourcesBalancedAllocation()
-    assert fused.cpu_memory
-    reference = column_path(NodeResourcesBalancedAllocation())
-    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)
-    assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)  # warm memos
+    for version in ((1, 35), (1, 37)):  # the balance with the pod, then the pod's effect on it
+        fused = NodeResourcesBalancedAllocation(None, version)
+        assert fused.cpu_memory
+        reference = column_path(NodeResourcesBalancedAllocation(None, version))
+        assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)
+        assert fused.score(CycleState(), pod, infos, ctx) == reference.score(CycleState(), pod, infos, ctx)  # warm memos
 
 
 @settings(max_examples=150, deadline=None)
@@ -232,7 +233,9 @@ def test_fused_passes_keep_pods_with_other_requests_apart(cluster, others, data)
     fit_args = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"type": "MostAllocated"}})
     plugins = [(NodeResourcesFit(), column_path(NodeResourcesFit())),
                (NodeResourcesFit(fit_args), column_path(NodeResourcesFit(fit_args))),
-               (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation()))]
+               (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation())),
+               (NodeResourcesBalancedAllocation(None, (1, 35)),
+                column_path(NodeResourcesBalancedAllocation(None, (1, 35))))]
     for p in [*incoming, *order]:
         for plugin, reference in plugins:
             assert plugin.score(CycleState(), p, infos, ctx) == reference.score(CycleState(), p, infos, ctx)
@@ -245,9 +248,13 @@ def test_a_memoised_resource_score_counts_only_at_the_same_load(extra):
                                                                        "memory": "512Mi"}])])
     ctx = Ctx([node], 0, {})
     most = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"type": "MostAllocated"}})
+    # Up to v1.35 BalancedAllocation scores the balance with the pod; from v1.36 the pod's
+    # effect on it, which an even pod like this one leaves at 75 whatever the load.
+    old = (1, 35)
     plugins = [(NodeResourcesFit(), column_path(NodeResourcesFit())),
                (NodeResourcesFit(most), column_path(NodeResourcesFit(most))),
-               (NodeResourcesBalancedAllocation(), column_path(NodeResourcesBalancedAllocation()))]
+               (NodeResourcesBalancedAllocation(None, old),
+                column_path(NodeResourcesBalancedAllocation(None, old)))]
     for plugin, _ in plugins:
         plugin.score(CycleState(), pod, [node], ctx)  # warm the memos
     loaded = node.clone()

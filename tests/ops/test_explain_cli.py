@@ -86,7 +86,7 @@ def test_table_on_the_default_snapshot_and_policy(capsys, tmp_path):
         "NodeAffinity", "50", "100", "2", "200"]
     totals = [[cell.strip() for cell in line.split("│")[1:8]] for line in lines
               if "│ total" in line]
-    assert totals == [["", "total", "", "", "", "612", "8"], ["", "total", "", "", "", "461", "6"]]
+    assert totals == [["", "total", "", "", "", "603", "8"], ["", "total", "", "", "", "443", "6"]]
 
 
 def test_json_with_node_filter_is_what_the_http_verb_answers(capsys):

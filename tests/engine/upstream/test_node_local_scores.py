@@ -311,7 +311,8 @@ def incoming_of(p: Obj) -> Obj:
 
 
 #: The release of the stored table. v1.36 (PR #135573) scores the change of balance instead,
-#: `50 + (50 + scoreWithPod - scoreWithoutPod) / 2`, so these expectations hold up to v1.35.
+#: `50 + (50 + scoreWithPod - scoreWithoutPod) / 2`, so these expectations hold up to v1.35;
+#: BALANCED_ROWS_V137 below is the same test at v1.37.2.
 BALANCED_VERSION = "1.35"
 
 DEFAULT_SET = {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
@@ -347,6 +348,74 @@ BALANCED_ROWS = [
      incoming_of(cpu_and_memory()), [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
      [cpu_only(), cpu_and_memory()], DEFAULT_SET, {"node1": 82, "node2": 95}),
 ]
+
+
+def cm(cpu: str, memory: str, gpu: str | None = None) -> dict[str, str]:
+    """cpuAndMemory / cpuAndMemoryAndGpu of the v1.37 table."""
+    return {"cpu": cpu, "memory": memory, **({GPU: gpu} if gpu is not None else {})}
+
+
+#: The same test at v1.37.2, which scores the pod's effect on the balance (see BALANCED_VERSION).
+BALANCED_ROWS_V137 = [
+    ("nothing scheduled, nothing requested, skip in PreScore",
+     bare_pod(), [make_node("node1", 4000, 10000), make_node("node2", 4000, 10000)], [],
+     DEFAULT_SET, None),
+    ("nothing scheduled, resources requested, differently sized nodes",
+     spec_pod("", cm("1000m", "2000"), cm("2000m", "3000")),
+     [make_node("node1", 4000, 10000), make_node("node2", 6000, 10000)], [], DEFAULT_SET,
+     {"node1": 68, "node2": 75}),
+    ("resources requested, pods scheduled with resources",
+     spec_pod("", cm("1000m", "2000"), cm("2000m", "3000")),
+     [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
+     [spec_pod("node1", {"cpu": "1000m"}, {"cpu": "2000m"}),
+      spec_pod("node2", cm("1000m", "2000"), cm("2000m", "3000"))], DEFAULT_SET,
+     {"node1": 73, "node2": 74}),
+    ("resources requested, pods scheduled with resources, differently sized nodes",
+     spec_pod("", cm("1000m", "2000"), cm("2000m", "3000")),
+     [make_node("node1", 10000, 20000), make_node("node2", 10000, 50000)],
+     [spec_pod("node1", {"cpu": "1000m"}, {"cpu": "2000m"}),
+      spec_pod("node2", cm("1000m", "2000"), cm("2000m", "3000"))], DEFAULT_SET,
+     {"node1": 73, "node2": 70}),
+    ("resources requested, pods scheduled with resources, nodes to reach min/max score",
+     spec_pod("", {"memory": "2000"}, {"memory": "3000"}),
+     [make_node("node1", 3000, 5000), make_node("node2", 3000, 5000)],
+     [spec_pod("node1", {"cpu": "1000m"}, {"cpu": "2000m"})], DEFAULT_SET,
+     {"node1": 100, "node2": 50}),
+    ("requested resources at node capacity",
+     spec_pod("", {"cpu": "1000m"}, {"cpu": "2000m"}),
+     [make_node("node1", 6000, 10000), make_node("node2", 6000, 10000)],
+     [spec_pod("node1", {"cpu": "1000m"}, {"cpu": "2000m"}),
+      spec_pod("node2", cm("1000m", "2000"), cm("2000m", "3000"))], DEFAULT_SET,
+     {"node1": 62, "node2": 62}),
+    ("scalar resource is included in the score computation if pod requests the scalar resource",
+     spec_pod("", cm("0", "0", "1")),
+     [make_node("node1", 3500, 40000, {GPU: 8}), make_node("node2", 3500, 40000, {GPU: 8})],
+     [spec_pod("node1", cm("1000m", "2000"), cm("2000m", "3000", "3")),
+      spec_pod("node2", cm("1000m", "2000"), cm("2000m", "3000"))], GPU_SET,
+     {"node1": 75, "node2": 76}),
+    ("scalar resource is not included in the score computation if pod doesn't request the "
+     "scalar resource",
+     spec_pod("", cm("1000m", "2000"), cm("2000m", "3000")),
+     [make_node("node1", 3500, 40000, {GPU: 8}), make_node("node2", 3500, 40000)], [], GPU_SET,
+     {"node1": 56, "node2": 56}),
+    ("resources requested, pods scheduled with resources if PreScore not called",
+     spec_pod("", cm("1000m", "2000"), cm("2000m", "3000")),
+     [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
+     [spec_pod("node1", {"cpu": "1000m"}, {"cpu": "2000m"}),
+      spec_pod("node2", cm("1000m", "2000"), cm("2000m", "3000"))], DEFAULT_SET,
+     {"node1": 73, "node2": 74}),
+]
+
+
+@pytest.mark.parametrize(("incoming", "nodes", "existing", "args", "want"),
+                         [pytest.param(*r[1:], id=r[0]) for r in BALANCED_ROWS_V137])
+def test_node_resources_balanced_allocation_v1_37(incoming: Obj, nodes: list[Obj],
+                                                  existing: list[Obj], args: Obj,
+                                                  want: dict[str, int] | None):
+    # v1.37.2 balanced_allocation_test.go TestNodeResourcesBalancedAllocation, case `name` = the
+    # test id (the DRA rows are out of scope, as above); the engine at kubernetesVersion 1.37.
+    assert run_scores(BALANCED, nodes, incoming, named(existing), args=args,
+                      version="1.37") == want
 
 
 @pytest.mark.parametrize(("incoming", "nodes", "existing", "args", "want"),
