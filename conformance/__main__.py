@@ -1,0 +1,88 @@
+"""`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--out DIR]`:
+the engine and kube-scheduler's own plugins on the same generated cases.
+
+Prints how many cases agree per kind of answer, writes each disagreeing case (objects, pod,
+both answers) to `--out` as JSON that `--replay FILE` runs again, and exits 1 on any
+disagreement. Its last line: `conformance: A/N cases agree`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from conformance.build import BuildError, build_oracle
+from conformance.compare import Oracle, differences, engine_answer
+from conformance.generate import case
+from extender.sandbox.build import resolve_version
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--max-nodes", type=int, default=8)
+    parser.add_argument("--kubernetes-version", default=None,
+                        help="the release whose plugins answer (default: the sandbox's)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where disagreeing cases are written (default: a new temporary "
+                             "directory)")
+    parser.add_argument("--replay", type=Path, action="append", default=[],
+                        help="run a written case again instead of generating")
+    args = parser.parse_args(argv)
+    try:
+        version = resolve_version(args.kubernetes_version)
+        oracle = Oracle(build_oracle(version, progress=lambda line: print(line, file=sys.stderr)))
+    except BuildError as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return 2
+    if args.replay:
+        written = [json.loads(p.read_text()) for p in args.replay]
+        cases: Iterable[tuple[list[Any], Any]] = [(w["objects"], w["pod"]) for w in written]
+        total = len(written)
+    else:
+        rng = random.Random(args.seed)
+        # Drawn one at a time: a large run holds one case, not all of them.
+        cases = (case(rng, args.max_nodes) for _ in range(args.cases))
+        total = args.cases
+    out = args.out
+    kinds: Counter[str] = Counter()
+    agree = 0
+    started = time.monotonic()
+    try:
+        for index, (objects, pod) in enumerate(cases):
+            engine, theirs = engine_answer(objects, pod, version), oracle.ask(objects, pod)
+            found = list(differences(engine, theirs))
+            if not found:
+                agree += 1
+                continue
+            kinds.update({kind for kind, _ in found})
+            if out is None:
+                out = Path(tempfile.mkdtemp(prefix="conformance-"))
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"case-{args.seed}-{index}.json").write_text(json.dumps({
+                "seed": args.seed, "index": index, "objects": objects, "pod": pod,
+                "differences": [{"kind": k, **d} for k, d in found]}, indent=1) + "\n")
+    finally:
+        oracle.close()
+    seconds = time.monotonic() - started
+    print(f"kube-scheduler {version}: {total} cases in {seconds:.1f}s "
+          f"({total / seconds:.0f}/s)")
+    for kind, count in sorted(kinds.items()):
+        print(f"  {kind}: {count} case(s) disagree")
+    if kinds:
+        print(f"disagreements written to {out}")
+    print(f"conformance: {agree}/{total} cases agree")
+    return 0 if agree == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
