@@ -1,9 +1,9 @@
 """`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--out DIR]`:
 the engine and kube-scheduler's own plugins on the same generated cases.
 
-Prints how many cases agree per kind of answer, writes each disagreeing case (objects, pod,
-both answers) to `--out` as JSON that `--replay FILE` runs again, and exits 1 on any
-disagreement. Its last line: `conformance: A/N cases agree`.
+Prints how many cases agree per kind of answer, writes each disagreeing case (shrunk to the
+objects and pod fields the disagreement needs, with both answers) to `--out` as JSON that
+`--replay FILE` runs again, and exits 1 on any disagreement. Its last line: `conformance: A/N cases agree`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 from conformance.build import BuildError, build_oracle
 from conformance.compare import Oracle, differences, engine_answer
 from conformance.generate import case
+from conformance.minimise import minimise
 from extender.sandbox.build import resolve_version
 
 
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="where disagreeing cases are written (default: a new temporary "
                              "directory)")
+    parser.add_argument("--no-minimise", dest="minimise", action="store_false",
+                        help="write disagreeing cases as generated (default: shrunk to the "
+                             "objects and pod fields the disagreement needs)")
     parser.add_argument("--replay", type=Path, action="append", default=[],
                         help="run a written case again instead of generating")
     args = parser.parse_args(argv)
@@ -65,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
                 agree += 1
                 continue
             kinds.update({kind for kind, _ in found})
+            if args.minimise:
+                def disagreement(objs: list[Any], p: Any) -> frozenset[str]:
+                    return frozenset(k for k, _ in differences(
+                        engine_answer(objs, p, version), oracle.ask(objs, p)))
+                objects, pod = minimise(objects, pod, disagreement)
+                found = list(differences(engine_answer(objects, pod, version),
+                                         oracle.ask(objects, pod)))
             if out is None:
                 out = Path(tempfile.mkdtemp(prefix="conformance-"))
             out.mkdir(parents=True, exist_ok=True)

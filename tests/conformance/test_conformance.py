@@ -75,7 +75,7 @@ def test_the_engine_agrees_with_kube_schedulers_plugins(tmp_path: Path, version:
 @pytest.mark.slow
 def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
     """The engine made to score BalancedAllocation as before v1.36 (what it did until the
-    oracle showed otherwise): the cases where it matters are written, and replay."""
+    oracle showed otherwise): the cases where it matters are written, shrunk, and replay."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes Go "
                     "module (install Go 1.26+)")
@@ -90,8 +90,12 @@ def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
     assert "score:NodeResourcesBalancedAllocation:" in done.stdout
     written = sorted(out.glob("case-3-*.json"))
     assert written
-    kinds = {d["kind"] for d in json.loads(written[0].read_text())["differences"]}
+    case_file = json.loads(written[0].read_text())
+    kinds = {d["kind"] for d in case_file["differences"]}
     assert "score:NodeResourcesBalancedAllocation" in kinds
+    # Shrunk to what the disagreement needs: one node, nothing else, a pod with its containers.
+    assert [o["kind"] for o in case_file["objects"]] == ["Node"]
+    assert list(case_file["pod"]["spec"]) == ["containers"]
     # The same case with the engine as it is: it agrees now.
     again = subprocess.run([sys.executable, "-m", "conformance", "--replay", str(written[0])],
                            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
