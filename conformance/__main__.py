@@ -21,7 +21,7 @@ from typing import Any
 
 from conformance.build import BuildError, build_oracle
 from conformance.compare import Oracle, differences, engine_answer
-from conformance.generate import case
+from conformance.generate import case, plugin_config
 from conformance.minimise import minimise
 from extender.sandbox.build import resolve_version
 
@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-minimise", dest="minimise", action="store_false",
                         help="write disagreeing cases as generated (default: shrunk to the "
                              "objects and pod fields the disagreement needs)")
+    parser.add_argument("--plugin-config", action="store_true",
+                        help="draw a profile's pluginConfig (plugin arguments) for each case too")
     parser.add_argument("--replay", type=Path, action="append", default=[],
                         help="run a written case again instead of generating")
     args = parser.parse_args(argv)
@@ -50,37 +52,41 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.replay:
         written = [json.loads(p.read_text()) for p in args.replay]
-        cases: Iterable[tuple[list[Any], Any]] = [(w["objects"], w["pod"]) for w in written]
+        cases: Iterable[tuple[list[Any], Any, list[Any]]] = [
+            (w["objects"], w["pod"], w.get("pluginConfig") or []) for w in written]
         total = len(written)
     else:
         rng = random.Random(args.seed)
+
+        def draw() -> tuple[list[Any], Any, list[Any]]:
+            objects, pod = case(rng, args.max_nodes)
+            return objects, pod, plugin_config(rng) if args.plugin_config else []
         # Drawn one at a time: a large run holds one case, not all of them.
-        cases = (case(rng, args.max_nodes) for _ in range(args.cases))
+        cases = (draw() for _ in range(args.cases))
         total = args.cases
     out = args.out
     kinds: Counter[str] = Counter()
     agree = 0
     started = time.monotonic()
     try:
-        for index, (objects, pod) in enumerate(cases):
-            engine, theirs = engine_answer(objects, pod, version), oracle.ask(objects, pod)
-            found = list(differences(engine, theirs))
+        for index, (objects, pod, config) in enumerate(cases):
+            found = _differences(oracle, version, objects, pod, config)
             if not found:
                 agree += 1
                 continue
             kinds.update({kind for kind, _ in found})
             if args.minimise:
-                def disagreement(objs: list[Any], p: Any) -> frozenset[str]:
-                    return frozenset(k for k, _ in differences(
-                        engine_answer(objs, p, version), oracle.ask(objs, p)))
+                def disagreement(objs: list[Any], p: Any, config: list[Any] = config,
+                                 ) -> frozenset[str]:
+                    return frozenset(k for k, _ in _differences(oracle, version, objs, p, config))
                 objects, pod = minimise(objects, pod, disagreement)
-                found = list(differences(engine_answer(objects, pod, version),
-                                         oracle.ask(objects, pod)))
+                found = _differences(oracle, version, objects, pod, config)
             if out is None:
                 out = Path(tempfile.mkdtemp(prefix="conformance-"))
             out.mkdir(parents=True, exist_ok=True)
             (out / f"case-{args.seed}-{index}.json").write_text(json.dumps({
-                "seed": args.seed, "index": index, "objects": objects, "pod": pod,
+                "seed": args.seed, "index": index, "pluginConfig": config,
+                "objects": objects, "pod": pod,
                 "differences": [{"kind": k, **d} for k, d in found]}, indent=1) + "\n")
     finally:
         oracle.close()
@@ -93,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"disagreements written to {out}")
     print(f"conformance: {agree}/{total} cases agree")
     return 0 if agree == total else 1
+
+
+def _differences(oracle: Oracle, version: str, objects: list[Any], pod: Any,
+                 config: list[Any]) -> list[tuple[str, Any]]:
+    return list(differences(engine_answer(objects, pod, version, config),
+                            oracle.ask(objects, pod, config)))
 
 
 if __name__ == "__main__":

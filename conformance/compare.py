@@ -33,9 +33,13 @@ class Oracle:
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         text=True, bufsize=1)
 
-    def ask(self, objects: list[dict[str, Any]], pod: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, objects: list[dict[str, Any]], pod: dict[str, Any],
+            plugin_config: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"objects": objects, "pod": pod}) + "\n")
+        request: dict[str, Any] = {"objects": objects, "pod": pod}
+        if plugin_config:
+            request["pluginConfig"] = plugin_config
+        self.process.stdin.write(json.dumps(request) + "\n")
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError("the oracle exited")
@@ -48,9 +52,13 @@ class Oracle:
 
 
 def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
-                  version: str | None = None) -> dict[str, Any]:
-    """The engine's default profile at `version` (a release 1.N.P: its minor's behaviour)."""
+                  version: str | None = None,
+                  plugin_config: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The engine's default profile at `version` (a release 1.N.P: its minor's behaviour),
+    with `plugin_config` as the policy's `pluginConfig`."""
     policy: dict[str, Any] = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
+    if plugin_config:
+        policy["pluginConfig"] = plugin_config
     if version is not None:
         policy["kubernetesVersion"] = ".".join(version.split(".")[:2])
     try:

@@ -200,3 +200,45 @@ def case(rng: random.Random, max_nodes: int = 8) -> tuple[list[Obj], Obj]:
         for j in range(rng.randint(0, 3)):
             objects.append(bound_pod(rng, f"{n['metadata']['name']}-p{j}", n["metadata"]["name"]))
     return objects, pending_pod(rng)
+
+
+def plugin_config(rng: random.Random) -> list[Obj]:
+    """A profile's `pluginConfig`: arguments of the default plugins, each present or not."""
+    out: list[Obj] = []
+    if rng.random() < 0.5:
+        resources = [{"name": "cpu", "weight": rng.randint(1, 3)},
+                     {"name": "memory", "weight": rng.randint(1, 3)}]
+        if rng.random() < 0.3:
+            # Not an extended resource: kube-scheduler scores those through its DRA manager,
+            # which the oracle does not run.
+            resources.append({"name": "ephemeral-storage", "weight": rng.randint(1, 3)})
+        strategy: Obj = {"type": rng.choice(["LeastAllocated", "MostAllocated",
+                                             "RequestedToCapacityRatio"]),
+                         "resources": resources}
+        if strategy["type"] == "RequestedToCapacityRatio":
+            points = sorted(rng.sample(range(0, 101, 10), rng.randint(1, 3)))
+            strategy["requestedToCapacityRatio"] = {"shape": [
+                {"utilization": u, "score": rng.randint(0, 10)} for u in points]}
+        out.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}})
+    if rng.random() < 0.3:
+        resources = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+        if rng.random() < 0.5:
+            resources.append({"name": "ephemeral-storage", "weight": 1})
+        out.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": resources}})
+    if rng.random() < 0.3:
+        args: Obj = {"defaultingType": rng.choice(["System", "List"])}
+        if args["defaultingType"] == "List":
+            args["defaultConstraints"] = [
+                {"maxSkew": rng.randint(1, 3), "topologyKey": "topology.kubernetes.io/zone",
+                 "whenUnsatisfiable": rng.choice(["ScheduleAnyway", "DoNotSchedule"])}]
+        out.append({"name": "PodTopologySpread", "args": args})
+    if rng.random() < 0.3:
+        out.append({"name": "InterPodAffinity", "args": {
+            "hardPodAffinityWeight": rng.randint(0, 100),
+            "ignorePreferredTermsOfExistingPods": rng.random() < 0.5}})
+    if rng.random() < 0.2:
+        out.append({"name": "NodeAffinity", "args": {"addedAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "tier", "operator": "In",
+                                       "values": rng.sample(["1", "2", "3"], 2)}]}]}}}})
+    return out

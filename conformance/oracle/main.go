@@ -1,14 +1,17 @@
 // The conformance oracle: kube-scheduler's own framework runtime and in-tree plugins, asked
 // what they say of a pending pod on a cluster, so the Python engine can be compared with them.
 //
-// Input: JSON lines on stdin, each {"objects": [...], "pod": {...}}; objects are Nodes, Pods
-// and whatever else the plugins list (Namespaces, Services, ReplicaSets, PDBs, ...).
+// Input: JSON lines on stdin, each {"objects": [...], "pod": {...}, "pluginConfig": [...]?};
+// objects are Nodes, Pods and whatever else the plugins list (Namespaces, Services,
+// ReplicaSets, PDBs, ...); pluginConfig, when given, is a KubeSchedulerConfiguration v1
+// profile's, defaulted as kube-scheduler defaults its configuration file.
 // Output: one JSON line per input, in the shape of extender.engine.evaluate's Evaluation:
 // {"prefilter": status|null, "filter": {node: status|null}, "scores": {plugin: {node: n}},
 // "total": {node: n}} (or {"error": "..."}), statuses as {"plugin", "code", "reasons"}.
 //
-// The profile is kube-scheduler's default one (apis/config/latest.Default), the registry the
-// in-tree one; the snapshot is built from the objects as the scheduler's cache would hold them.
+// The profile is kube-scheduler's default one (apis/config/latest.Default), restricted to the
+// plugins named on the command line; the registry is the in-tree one; the snapshot is built
+// from the objects as the scheduler's cache would hold them.
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
@@ -40,6 +44,9 @@ import (
 type request struct {
 	Objects []json.RawMessage `json:"objects"`
 	Pod     json.RawMessage   `json:"pod"`
+	// PluginConfig, when given, is the profile's pluginConfig (KubeSchedulerConfiguration v1),
+	// defaulted as kube-scheduler defaults its configuration file.
+	PluginConfig json.RawMessage `json:"pluginConfig,omitempty"`
 }
 
 type status struct {
@@ -55,6 +62,8 @@ type answer struct {
 	Total     map[string]int64            `json:"total"`
 	Error     string                      `json:"error,omitempty"`
 }
+
+var keepPlugins sets.Set[string]
 
 func statusOf(s *fwk.Status) *status {
 	if s.IsSuccess() {
@@ -86,7 +95,45 @@ func decode(raw []json.RawMessage) (nodes []*v1.Node, pods []*v1.Pod, others []r
 	return nodes, pods, others, nil
 }
 
+// profileFor is kube-scheduler's default profile with `pluginConfig` (none: the defaults),
+// restricted to the plugins in `keep` (none: all).
+func profileFor(pluginConfig json.RawMessage, keep sets.Set[string]) (*config.KubeSchedulerProfile, error) {
+	var cfg *config.KubeSchedulerConfiguration
+	if len(pluginConfig) == 0 || string(pluginConfig) == "null" {
+		var err error
+		if cfg, err = latest.Default(); err != nil {
+			return nil, err
+		}
+	} else {
+		doc := fmt.Sprintf(`{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"schedulerName":"default-scheduler","pluginConfig":%s}]}`, pluginConfig)
+		obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		var ok bool
+		if cfg, ok = obj.(*config.KubeSchedulerConfiguration); !ok {
+			return nil, fmt.Errorf("decoded a %T", obj)
+		}
+	}
+	profile := &cfg.Profiles[0]
+	var enabled []config.Plugin
+	for _, p := range profile.Plugins.MultiPoint.Enabled {
+		if keep.Len() == 0 || keep.Has(p.Name) {
+			enabled = append(enabled, p)
+		}
+	}
+	profile.Plugins.MultiPoint.Enabled = enabled
+	return profile, nil
+}
+
 func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req request) answer {
+	if len(req.PluginConfig) > 0 && string(req.PluginConfig) != "null" {
+		custom, err := profileFor(req.PluginConfig, keepPlugins)
+		if err != nil {
+			return answer{Error: fmt.Sprintf("configuration: %v", err)}
+		}
+		profile = custom
+	}
 	ans := answer{Filter: map[string]*status{}, Scores: map[string]map[string]int64{},
 		Total: map[string]int64{}}
 	nodes, pods, others, err := decode(req.Objects)
@@ -205,24 +252,18 @@ func waitForSync(factory informers.SharedInformerFactory) {
 func main() {
 	klog.SetOutput(os.Stderr)
 	metrics.Register() // the framework counts plugin calls
-	cfg, err := latest.Default()
+	// Only the plugins the engine implements (the command line names them): the volume and
+	// DRA plugins need objects and managers the engine does not model.
+	keepPlugins = sets.New(os.Args[1:]...)
+	profile, err := profileFor(nil, keepPlugins)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "default configuration:", err)
 		os.Exit(1)
 	}
-	profile := &cfg.Profiles[0]
-	// Only the plugins the engine implements (the command line names them): the volume and
-	// DRA plugins need objects and managers the engine does not model.
-	keep := sets.New(os.Args[1:]...)
-	var enabled []config.Plugin
 	names := []string{}
 	for _, p := range profile.Plugins.MultiPoint.Enabled {
-		if keep.Len() == 0 || keep.Has(p.Name) {
-			enabled = append(enabled, p)
-			names = append(names, fmt.Sprintf("%s(%d)", p.Name, p.Weight))
-		}
+		names = append(names, fmt.Sprintf("%s(%d)", p.Name, p.Weight))
 	}
-	profile.Plugins.MultiPoint.Enabled = enabled
 	sort.Strings(names)
 	fmt.Fprintln(os.Stderr, "oracle: kube-scheduler's default profile, with", names)
 	in := bufio.NewScanner(os.Stdin)

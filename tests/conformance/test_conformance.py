@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance.compare import differences
-from conformance.generate import case
+from conformance.generate import case, plugin_config
 
 ROOT = Path(__file__).resolve().parents[2]
 STATUS = {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
@@ -45,6 +45,11 @@ def test_every_kind_of_difference_is_named() -> None:
 def test_cases_replay_from_their_seed() -> None:
     first = [case(random.Random(5)) for _ in range(3)]
     assert first == [case(random.Random(5)) for _ in range(3)]
+    configs = [plugin_config(random.Random(seed)) for seed in range(40)]
+    assert configs == [plugin_config(random.Random(seed)) for seed in range(40)]
+    named = {entry["name"] for config in configs for entry in config}
+    assert named == {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "PodTopologySpread",
+                     "InterPodAffinity", "NodeAffinity"}
     objects, pod = first[0]
     assert pod["metadata"]["name"] == "pending"
     assert {o["kind"] for o in objects} >= {"Namespace", "Node"}
@@ -56,14 +61,15 @@ def test_cases_replay_from_their_seed() -> None:
 def test_the_engine_agrees_with_kube_schedulers_plugins(tmp_path: Path, version: str,
                                                         cases: int) -> None:
     """A fixed-seed sample per release: the newest's 2000 cases, 500 for each older one (the
-    engine set to the release's minor with `kubernetesVersion`)."""
+    engine set to the release's minor with `kubernetesVersion`), with plugin arguments drawn."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes Go "
                     "module (install Go 1.26+)")
     out = tmp_path / "disagreements"
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "--cases", str(cases), "--seed", "2026",
-         "--max-nodes", "16", "--kubernetes-version", version, "--out", str(out)],
+         "--max-nodes", "16", "--plugin-config", "--kubernetes-version", version,
+         "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False)
     lines = done.stdout.strip().splitlines()
     assert lines and lines[-1] == f"conformance: {cases}/{cases} cases agree", \
