@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 from extender.sandbox.build import (
@@ -20,11 +19,11 @@ from extender.sandbox.build import (
     Progress,
     _download,
     _go,
-    _go_env,
     _run,
     cache_root,
     resolve_version,
     staging_replaces,
+    write_go_mod,
 )
 
 SOURCE = Path(__file__).with_name("oracle") / "main.go"
@@ -49,12 +48,8 @@ def build_oracle(version: str | None = None, progress: Progress = print) -> Path
     progress(f"conformance {version}: building the oracle against {KUBERNETES_MODULE} "
              f"v{version}")
     kube = _download(go, KUBERNETES_MODULE, f"v{version}", directory)
-    replaces = staging_replaces(Path(kube["GoMod"]).read_text(), version)
-    go_version = _go_env("GOVERSION").removeprefix("go") or "1.26"
-    (directory / "go.mod").write_text("\n".join([
-        "module extender.conformance/oracle", "",
-        f"go {'.'.join(go_version.split('.')[:2])}", "",
-        f"require {KUBERNETES_MODULE} v{version}", *replaces, ""]))
+    write_go_mod(directory, "extender.conformance/oracle", f"{KUBERNETES_MODULE} v{version}",
+                 staging_replaces(Path(kube["GoMod"]).read_text(), version))
     (directory / "main.go").write_bytes(source)
     _run([go, "mod", "tidy"], directory, f"go mod tidy for the oracle of {version}")
     partial = directory / "oracle.partial"
@@ -65,7 +60,3 @@ def build_oracle(version: str | None = None, progress: Progress = print) -> Path
     os.replace(partial, binary)
     progress(f"conformance {version}: oracle ready ({binary})")
     return binary
-
-
-def have_go() -> bool:
-    return shutil.which("go") is not None

@@ -160,13 +160,18 @@ def required_version(go_mod: str, module: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _module_dir(directory: Path, name: str, requires: str, replaces: list[str],
-                imports: list[str]) -> None:
+def write_go_mod(directory: Path, name: str, requires: str, replaces: list[str]) -> None:
+    """A go.mod for module `name` at the installed Go's minor, requiring `requires`."""
     directory.mkdir(parents=True, exist_ok=True)
     go_version = _go_env("GOVERSION").removeprefix("go") or "1.26"
     major_minor = ".".join(go_version.split(".")[:2])
     lines = [f"module {name}", "", f"go {major_minor}", "", f"require {requires}", *replaces, ""]
     (directory / "go.mod").write_text("\n".join(lines))
+
+
+def _module_dir(directory: Path, name: str, requires: str, replaces: list[str],
+                imports: list[str]) -> None:
+    write_go_mod(directory, name, requires, replaces)
     (directory / "tools.go").write_text(
         "//go:build tools\n\n// The programs `extender sandbox build` builds.\npackage tools\n\n"
         "import (\n" + "".join(f'\t_ "{i}"\n' for i in imports) + ")\n")

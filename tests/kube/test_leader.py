@@ -38,17 +38,17 @@ class LeaseStore:
         path = f"{collection}/{obj['metadata']['name']}"
         if path in self.objects:
             raise ApiError(409, "AlreadyExists", "exists")
-        self.version += 1
-        stored = {**copy.deepcopy(obj), "metadata": {**obj["metadata"],
-                                                     "resourceVersion": str(self.version)}}
-        self.objects[path] = stored
-        return copy.deepcopy(stored)
+        return self._store(path, obj)
 
     async def replace_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
         self._check()
         current = self.objects[path]
         if obj["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
             raise ApiError(409, "Conflict", "the object has been modified")
+        return self._store(path, obj)
+
+    def _store(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """`obj` stored at `path` under a new resourceVersion; a copy of what is stored."""
         self.version += 1
         stored = {**copy.deepcopy(obj), "metadata": {**obj["metadata"],
                                                      "resourceVersion": str(self.version)}}

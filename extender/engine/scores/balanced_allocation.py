@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -49,9 +50,14 @@ NAME = "NodeResourcesBalancedAllocation"
 EFFECT_SINCE: Version = (1, 36)
 
 
-def effect_score(with_pod: int, without_pod: int) -> int:
-    """v1.36+: `MaxNodeScore/2 + (MaxNodeScore/2 + with − without)/2`. Both balances lie in
-    50..100, so the dividend is never negative and Go's truncation is a floor."""
+@overload
+def effect_score(with_pod: int, without_pod: int) -> int: ...
+@overload
+def effect_score(with_pod: np.ndarray, without_pod: np.ndarray) -> np.ndarray: ...
+def effect_score(with_pod: Any, without_pod: Any) -> Any:
+    """v1.36+: `MaxNodeScore/2 + (MaxNodeScore/2 + with − without)/2`, for one node or a row
+    array. Both balances lie in 50..100, so the dividend is never negative and Go's
+    truncation is a floor."""
     half = MAX_NODE_SCORE // 2
     return half + (half + with_pod - without_pod) // 2
 
@@ -148,8 +154,7 @@ class NodeResourcesBalancedAllocation(ScoredAsIs):
             return with_pod
         without = _balance_rows(a_cpu, a_memory, r_cpu - pod.requests.milli_cpu,
                                 r_memory - pod.requests.memory)
-        half = MAX_NODE_SCORE // 2
-        return half + (half + with_pod - without) // 2
+        return effect_score(with_pod, without)
 
     def score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo],
               ctx: ClusterContext) -> list[int] | None:
