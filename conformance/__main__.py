@@ -1,4 +1,5 @@
-"""`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--out DIR]`:
+"""`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--out DIR]
+[--plugin-config] [--profiles]`:
 the engine and kube-scheduler's own plugins on the same generated cases.
 
 Prints how many cases agree per kind of answer, writes each disagreeing case (shrunk to the
@@ -20,8 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from conformance.build import BuildError, build_oracle
-from conformance.compare import Oracle, differences, engine_answer
-from conformance.generate import case, plugin_config
+from conformance.compare import (
+    EXERCISED,
+    Oracle,
+    differences,
+    engine_answer,
+    what_was_exercised,
+)
+from conformance.generate import case, plugin_config, profile_plugins
 from conformance.minimise import minimise
 from extender.sandbox.build import resolve_version
 
@@ -33,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-nodes", type=int, default=8)
     parser.add_argument("--kubernetes-version", default=None,
                         help="the release whose plugins answer (default: the sandbox's)")
+    parser.add_argument("--engine-version", default=None,
+                        help="the minor the engine follows (default: the oracle's); another "
+                             "shows what changed between releases")
     parser.add_argument("--out", type=Path, default=None,
                         help="where disagreeing cases are written (default: a new temporary "
                              "directory)")
@@ -41,58 +51,69 @@ def main(argv: list[str] | None = None) -> int:
                              "objects and pod fields the disagreement needs)")
     parser.add_argument("--plugin-config", action="store_true",
                         help="draw a profile's pluginConfig (plugin arguments) for each case too")
+    parser.add_argument("--profiles", action="store_true",
+                        help="draw a profile's plugins for each case too (default plugins "
+                             "disabled, score weights changed)")
     parser.add_argument("--replay", type=Path, action="append", default=[],
                         help="run a written case again instead of generating")
     args = parser.parse_args(argv)
     try:
         version = resolve_version(args.kubernetes_version)
+        engine_version = args.engine_version or version
         oracle = Oracle(build_oracle(version, progress=lambda line: print(line, file=sys.stderr)))
     except BuildError as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return 2
     if args.replay:
         written = [json.loads(p.read_text()) for p in args.replay]
-        cases: Iterable[tuple[list[Any], Any, list[Any]]] = [
-            (w["objects"], w["pod"], w.get("pluginConfig") or []) for w in written]
+        cases: Iterable[tuple[list[Any], Any, list[Any], dict[str, Any]]] = [
+            (w["objects"], w["pod"], w.get("pluginConfig") or [], w.get("plugins") or {})
+            for w in written]
         total = len(written)
     else:
         rng = random.Random(args.seed)
 
-        def draw() -> tuple[list[Any], Any, list[Any]]:
+        def draw() -> tuple[list[Any], Any, list[Any], dict[str, Any]]:
             objects, pod = case(rng, args.max_nodes)
-            return objects, pod, plugin_config(rng) if args.plugin_config else []
+            return (objects, pod, plugin_config(rng) if args.plugin_config else [],
+                    profile_plugins(rng) if args.profiles else {})
         # Drawn one at a time: a large run holds one case, not all of them.
         cases = (draw() for _ in range(args.cases))
         total = args.cases
     out = args.out
     kinds: Counter[str] = Counter()
+    exercised: Counter[str] = Counter()
     agree = 0
     started = time.monotonic()
     try:
-        for index, (objects, pod, config) in enumerate(cases):
-            found = _differences(oracle, version, objects, pod, config)
+        for index, (objects, pod, config, plugins) in enumerate(cases):
+            found = _differences(oracle, engine_version, objects, pod, config, plugins,
+                                 exercised)
             if not found:
                 agree += 1
                 continue
             kinds.update({kind for kind, _ in found})
             if args.minimise:
                 def disagreement(objs: list[Any], p: Any, config: list[Any] = config,
-                                 ) -> frozenset[str]:
-                    return frozenset(k for k, _ in _differences(oracle, version, objs, p, config))
+                                 plugins: dict[str, Any] = plugins) -> frozenset[str]:
+                    return frozenset(k for k, _ in _differences(oracle, engine_version, objs,
+                                                                p, config, plugins))
                 objects, pod = minimise(objects, pod, disagreement)
-                found = _differences(oracle, version, objects, pod, config)
+                found = _differences(oracle, engine_version, objects, pod, config, plugins)
             if out is None:
                 out = Path(tempfile.mkdtemp(prefix="conformance-"))
             out.mkdir(parents=True, exist_ok=True)
             (out / f"case-{args.seed}-{index}.json").write_text(json.dumps({
-                "seed": args.seed, "index": index, "pluginConfig": config,
+                "seed": args.seed, "index": index, "pluginConfig": config, "plugins": plugins,
                 "objects": objects, "pod": pod,
                 "differences": [{"kind": k, **d} for k, d in found]}, indent=1) + "\n")
     finally:
         oracle.close()
     seconds = time.monotonic() - started
-    print(f"kube-scheduler {version}: {total} cases in {seconds:.1f}s "
+    against = "" if engine_version == version else f" (the engine at {engine_version})"
+    print(f"kube-scheduler {version}{against}: {total} cases in {seconds:.1f}s "
           f"({total / seconds:.0f}/s)")
+    print("  exercised: " + ", ".join(f"{what} {exercised[what]}" for what in EXERCISED))
     for kind, count in sorted(kinds.items()):
         print(f"  {kind}: {count} case(s) disagree")
     if kinds:
@@ -102,9 +123,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _differences(oracle: Oracle, version: str, objects: list[Any], pod: Any,
-                 config: list[Any]) -> list[tuple[str, Any]]:
-    return list(differences(engine_answer(objects, pod, version, config),
-                            oracle.ask(objects, pod, config)))
+                 config: list[Any], plugins: dict[str, Any],
+                 exercised: Counter[str] | None = None) -> list[tuple[str, Any]]:
+    oracle.send(objects, pod, config, plugins)
+    mine = engine_answer(objects, pod, version, config, plugins)  # while the oracle works
+    theirs = oracle.receive()
+    if exercised is not None:
+        exercised.update(what_was_exercised(theirs))
+    return list(differences(mine, theirs, plugins))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,18 @@ from extender.sandbox.build import (
     write_go_mod,
 )
 
-SOURCE = Path(__file__).with_name("oracle") / "main.go"
+ORACLE = Path(__file__).with_name("oracle")
+
+
+def sources(version: str) -> dict[str, bytes]:
+    """The oracle's Go files for `version`: `main.go`, and from the newest `since-1.N/` at or
+    below the release's minor, the files whose API changed between releases."""
+    minor = int(version.split(".")[1])
+    since = max((d for d in ORACLE.glob("since-1.*") if int(d.name.split(".")[1]) <= minor),
+                key=lambda d: int(d.name.split(".")[1]))
+    files = {"main.go": (ORACLE / "main.go").read_bytes()}
+    files.update((f.name, f.read_bytes()) for f in sorted(since.glob("*.go")))
+    return files
 
 __all__ = ["BuildError", "build_oracle"]
 
@@ -39,9 +50,10 @@ def build_oracle(version: str | None = None, progress: Progress = print) -> Path
     """The oracle binary for `version` (1.N or 1.N.P), built when missing."""
     go = _go()
     version = resolve_version(version)
-    source = SOURCE.read_bytes()
+    files = sources(version)
+    digest = hashlib.sha256(b"".join(name.encode() + b"\0" + text for name, text in files.items()))
     directory = oracle_dir(version)
-    binary = directory / f"oracle-{hashlib.sha256(source).hexdigest()[:12]}"
+    binary = directory / f"oracle-{digest.hexdigest()[:12]}"
     if binary.is_file():
         return binary
     directory.mkdir(parents=True, exist_ok=True)
@@ -50,7 +62,10 @@ def build_oracle(version: str | None = None, progress: Progress = print) -> Path
     kube = _download(go, KUBERNETES_MODULE, f"v{version}", directory)
     write_go_mod(directory, "extender.conformance/oracle", f"{KUBERNETES_MODULE} v{version}",
                  staging_replaces(Path(kube["GoMod"]).read_text(), version))
-    (directory / "main.go").write_bytes(source)
+    for old in directory.glob("*.go"):
+        old.unlink()
+    for name, text in files.items():
+        (directory / name).write_bytes(text)
     _run([go, "mod", "tidy"], directory, f"go mod tidy for the oracle of {version}")
     partial = directory / "oracle.partial"
     _run([go, "build", "-o", str(partial), "."], directory,

@@ -4,73 +4,219 @@ The oracle answers in `extender.engine.evaluate`'s shape, with kube-scheduler's 
 scores; the engine's per-plugin scores are normalised, so they are compared after the
 profile's weight. Kinds compared: `prefilter` (the PreFilter rejection), `filter` (each
 node's first failing status: plugin, code and reasons), `score:<plugin>` (each feasible node's
-score) and `total`.
+score) and `total`; when no node passes, `preemption:status` and `preemption:node` (the
+PostFilter's answer), `preemption:candidates` and `preemption:nodeStatuses` (the dry run over
+every potential node: each candidate's victims in order with its PDB violations, why each other
+node cannot help) and `preemption:pick` (the candidate chosen among them all).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from extender.engine import evaluate
+from extender.engine.evaluate import evaluation_inputs, status_dict
+from extender.engine.framework import Code
+from extender.engine.preemption.evaluator import (
+    dry_run_filters,
+    dry_run_preemption,
+    nodes_where_preemption_might_help,
+)
+from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.registry import DEFAULT_FILTERS, DEFAULT_SCORES
+from extender.engine.runner import prepare_filters, run_filters
 
 #: The engine's default profile, as the oracle is told to run it (kube-scheduler's default
 #: profile without the volume and DRA plugins the engine does not model).
 PLUGINS = ("PrioritySort", "DefaultBinder", "DefaultPreemption", *DEFAULT_FILTERS,
            *(name for name, _ in DEFAULT_SCORES if name not in DEFAULT_FILTERS))
-WEIGHTS = dict(DEFAULT_SCORES)
 
 
 class Oracle:
     """The oracle process: one JSON line in, one out."""
 
     def __init__(self, binary: Path) -> None:
+        # Its log goes to a file, read back only to say why it exited.
+        self.log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen([str(binary), *PLUGINS], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=self.log,
                                         text=True, bufsize=1)
 
-    def ask(self, objects: list[dict[str, Any]], pod: dict[str, Any],
-            plugin_config: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
+    def send(self, objects: list[dict[str, Any]], pod: dict[str, Any],
+             plugin_config: list[dict[str, Any]] | None = None,
+             plugins: dict[str, Any] | None = None) -> None:
+        """Hand the oracle a case; `receive` reads its answer (in between, the caller can
+        work while the oracle does)."""
+        assert self.process.stdin is not None
         request: dict[str, Any] = {"objects": objects, "pod": pod}
         if plugin_config:
             request["pluginConfig"] = plugin_config
+        if plugins:
+            request["plugins"] = plugins
         self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError("the oracle exited")
-        return json.loads(line)
+            self.process.wait(10)
+            self.log.seek(0)
+            tail = [ln for ln in self.log.read().splitlines() if not ln.startswith("I1")][-20:]
+            lines = "\n".join(tail)
+            raise RuntimeError(f"the oracle exited (rc {self.process.returncode}):\n{lines}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def ask(self, objects: list[dict[str, Any]], pod: dict[str, Any],
+            plugin_config: list[dict[str, Any]] | None = None,
+            plugins: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.send(objects, pod, plugin_config, plugins)
+        return self.receive()
 
     def close(self) -> None:
         if self.process.stdin is not None:
             self.process.stdin.close()
         self.process.wait(10)
+        self.log.close()
+
+
+def weights(plugins: dict[str, Any] | None) -> dict[str, int]:
+    """Each score plugin's weight in a profile with `plugins` (KubeSchedulerConfiguration v1,
+    as `generate.profile_plugins` draws them)."""
+    out = dict(DEFAULT_SCORES)
+    for ref in ((plugins or {}).get("score") or {}).get("enabled") or []:
+        out[ref["name"]] = ref["weight"]
+    return out
+
+
+def engine_plugins(plugins: dict[str, Any]) -> dict[str, Any]:
+    """The policy's `plugins` for a profile's (KubeSchedulerConfiguration v1, as
+    `generate.profile_plugins` draws them): filters disabled from the defaults, and the score
+    plugins listed whole with their weights."""
+    def disabled(point: str) -> list[dict[str, str]]:
+        return list((plugins.get(point) or {}).get("disabled") or [])
+    out: dict[str, Any] = {}
+    if disabled("filter"):
+        out["filter"] = {"disabled": disabled("filter")}
+    if "score" in plugins:
+        gone = {ref["name"] for ref in disabled("score")}
+        out["score"] = {"enabled": [{"name": name, "weight": weight}
+                                    for name, weight in weights(plugins).items()
+                                    if name not in gone]}
+    if disabled("postFilter"):
+        out["postFilter"] = {"disabled": disabled("postFilter")}
+    return out
 
 
 def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
                   version: str | None = None,
-                  plugin_config: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                  plugin_config: list[dict[str, Any]] | None = None,
+                  plugins: dict[str, Any] | None = None) -> dict[str, Any]:
     """The engine's default profile at `version` (a release 1.N.P: its minor's behaviour),
-    with `plugin_config` as the policy's `pluginConfig`."""
+    with `plugin_config` as the policy's `pluginConfig` and `plugins` (a profile's, in
+    KubeSchedulerConfiguration v1) as its `plugins`."""
     policy: dict[str, Any] = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
     if plugin_config:
         policy["pluginConfig"] = plugin_config
+    if plugins:
+        policy["plugins"] = engine_plugins(plugins)
     if version is not None:
         policy["kubernetesVersion"] = ".".join(version.split(".")[:2])
     try:
         ev = evaluate(objects, pod, policy)
+        preemption = None if ev.feasible else engine_preemption(objects, pod, policy)
     except Exception as exc:  # a case the engine refuses is a disagreement, not a crash
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"prefilter": ev.prefilter, "filter": ev.filter, "scores": ev.scores,
-            "total": ev.total}
+            "total": ev.total, "preemption": preemption}
 
 
-def differences(engine: dict[str, Any], oracle: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(kind, detail) for each thing the two sides say differently."""
+def _victims_dict(victims: Any) -> dict[str, Any]:
+    return {"pods": [f"{p.namespace}/{p.name}" for p in victims.pods],
+            "pdbViolations": victims.num_pdb_violations}
+
+
+def engine_preemption(objects: list[dict[str, Any]], pod: dict[str, Any],
+                      policy: dict[str, Any]) -> dict[str, Any] | None:
+    """The profile's PostFilter for a pod no node passes, in the oracle's shape: its status
+    and nominated node, and the dry run over every potential node (None: the profile has no
+    PostFilter)."""
+    profile, state, view, infos = evaluation_inputs(objects, pod, policy)
+    post_filter = profile.post_filter
+    if post_filter is None:
+        return None
+    statuses = run_filters(profile, view, infos, state).statuses
+    now = time.time()
+    result = post_filter.post_filter(profile, view, statuses, state, now, random.Random(0))
+    potential = [state.nodes[n] for n in nodes_where_preemption_might_help(state.nodes, statuses)]
+    candidates: dict[str, Any] = {}
+    node_statuses: dict[str, Any] = {}
+    pick = ""
+    if potential:
+        filters = dry_run_filters(prepare_filters(profile, view, state), post_filter, view, state)
+        dry = dry_run_preemption(filters, view, potential, state, 0, len(potential), now,
+                                 post_filter.can_preempt(view, state, now),
+                                 guard=post_filter.victim_guard)
+        candidates = {n: _victims_dict(v) for n, v in dry.candidates.items()}
+        node_statuses = {n: status_dict(st) for n, st in dry.statuses.items()}
+        pick = pick_one_node_for_preemption(dry.candidates, now) or ""
+    status = None if result.status.code == Code.SUCCESS else status_dict(result.status)
+    return {"status": status, "node": result.node_name, "candidates": candidates,
+            "nodeStatuses": node_statuses, "pick": pick}
+
+
+#: DefaultPreemption's `minCandidateNodesAbsolute`: up to this many potential nodes its
+#: PostFilter looks at them all; beyond, at a window from a random offset.
+MIN_CANDIDATE_NODES = 100
+
+
+def _sampled(preemption: dict[str, Any]) -> bool:
+    """Whether the PostFilter's nominated node came from a random window of the potential
+    nodes (the dry run compared beside it examines them all)."""
+    return len(preemption["candidates"]) + len(preemption["nodeStatuses"]) > MIN_CANDIDATE_NODES
+
+
+#: The framework's status for a node a PreFilterResult left out (`schedule_one.go`).
+PREFILTER_RESULT = "node(s) didn't satisfy plugin(s) "
+
+
+#: NodeResourcesFit's reasons for the resources it checks one by one, in its order.
+NAMED_RESOURCES = frozenset(f"Insufficient {r}" for r in ("cpu", "memory", "ephemeral-storage"))
+
+
+def canonical(status: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A status as both sides can word it. Two things only the order or a label tell apart:
+    - kube-scheduler lists a pod's insufficient extended resources (and hugepages) in Go map
+      order, which differs from run to run; the engine in name order. Compared as a set.
+    - the engine names the plugin whose PreFilterResult left a node out (the simulator's
+      queue wakes the pod on that plugin's events, as kube-scheduler does from its
+      diagnosis); kube-scheduler's status for that node carries no plugin."""
+    if not status or not status["reasons"]:
+        return status
+    reasons = status["reasons"]
+    if reasons[0].startswith(PREFILTER_RESULT):
+        return {**status, "plugin": ""}
+    if status["plugin"] == "NodeResourcesFit":
+        def scalar(reason: str) -> bool:
+            return reason.startswith("Insufficient ") and reason not in NAMED_RESOURCES
+        in_order = iter(sorted(r for r in reasons if scalar(r)))
+        return {**status, "reasons": [next(in_order) if scalar(r) else r for r in reasons]}
+    return status
+
+
+def differences(engine: dict[str, Any], oracle: dict[str, Any],
+                plugins: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
+    """(kind, detail) for each thing the two sides say differently, on a profile with
+    `plugins` (KubeSchedulerConfiguration v1; None: the default one)."""
+    weight_of = weights(plugins)
     if engine.get("error") or oracle.get("error"):
         if bool(engine.get("error")) != bool(oracle.get("error")):
             yield "error", {"engine": engine.get("error"), "oracle": oracle.get("error")}
@@ -78,15 +224,61 @@ def differences(engine: dict[str, Any], oracle: dict[str, Any]) -> Iterator[tupl
     if engine["prefilter"] != oracle["prefilter"]:
         yield "prefilter", {"engine": engine["prefilter"], "oracle": oracle["prefilter"]}
     for node in sorted(set(engine["filter"]) | set(oracle["filter"])):
-        mine, theirs = engine["filter"].get(node), oracle["filter"].get(node)
+        mine, theirs = canonical(engine["filter"].get(node)), canonical(oracle["filter"].get(node))
         if mine != theirs:
             yield "filter", {"node": node, "engine": mine, "oracle": theirs}
     plugins = set(engine["scores"]) | set(oracle["scores"] or {})
     for plugin in sorted(plugins):
-        weight = WEIGHTS.get(plugin, 1)
+        weight = weight_of.get(plugin, 1)
         mine = engine["scores"].get(plugin) or {}
         theirs = {n: s // weight for n, s in ((oracle["scores"] or {}).get(plugin) or {}).items()}
         if mine != theirs:
             yield f"score:{plugin}", {"engine": mine, "oracle": theirs}
     if engine["total"] != (oracle["total"] or {}):
         yield "total", {"engine": engine["total"], "oracle": oracle["total"]}
+    mine, theirs = engine.get("preemption"), oracle.get("preemption")
+    if (mine is None) != (theirs is None):
+        yield "preemption", {"engine": mine, "oracle": theirs}
+    elif mine is not None and theirs is not None:
+        theirs = {**theirs, "candidates": theirs["candidates"] or {},
+                  "nodeStatuses": {n: canonical(st)
+                                   for n, st in (theirs["nodeStatuses"] or {}).items()}}
+        mine = {**mine, "nodeStatuses": {n: canonical(st)
+                                         for n, st in mine["nodeStatuses"].items()}}
+        for key in ("status", "node", "candidates", "nodeStatuses", "pick"):
+            if key == "node" and _sampled(theirs):
+                # Each side looked at its own random window of the potential nodes: both
+                # must have nominated a candidate, not the same one.
+                if (mine["node"] in theirs["candidates"]) != (theirs["node"] in mine["candidates"]):
+                    yield "preemption:node", {"engine": mine["node"], "oracle": theirs["node"]}
+            elif mine[key] != theirs[key]:
+                yield f"preemption:{key}", {"engine": mine[key], "oracle": theirs[key]}
+
+
+#: What `what_was_exercised` counts, in the order the summary prints it.
+EXERCISED = ("feasible", "prefilter-rejected", "preemption", "victims", "several-candidates",
+             "pdb-violations", "nominated")
+
+
+def what_was_exercised(oracle: dict[str, Any]) -> set[str]:
+    """Which parts of kube-scheduler the case reached, by the oracle's answer: some node
+    feasible (scored), a PreFilter rejection, preemption; among preemptions, a candidate with
+    victims, a choice among several, PDB-violating victims, a node nominated."""
+    found: set[str] = set()
+    if oracle.get("total"):
+        found.add("feasible")
+    if oracle.get("prefilter"):
+        found.add("prefilter-rejected")
+    preemption = oracle.get("preemption")
+    if preemption:
+        found.add("preemption")
+        candidates = preemption.get("candidates") or {}
+        if candidates:
+            found.add("victims")
+        if len(candidates) > 1:
+            found.add("several-candidates")
+        if any(v["pdbViolations"] for v in candidates.values()):
+            found.add("pdb-violations")
+        if preemption.get("node"):
+            found.add("nominated")
+    return found

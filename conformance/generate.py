@@ -2,14 +2,24 @@
 from one `random.Random` so a seed replays them. What is drawn is what the engine's default
 plugins read: requests (containers, restartable init containers, overhead), node allocatable
 with extended resources, labels across zones and hostnames, taints of every effect and
-tolerations, node selectors and node affinity (required and preferred, every operator),
-host ports, images, topology spread constraints and inter-pod (anti-)affinity.
+tolerations, node selectors and node affinity (required and preferred, every operator, and
+`metadata.name` fields),
+host ports, images, topology spread constraints and inter-pod (anti-)affinity; for preemption,
+priorities, start times, PodDisruptionBudgets (their selectors and allowed disruptions),
+`preemptionPolicy` and a pending pod already nominated to a node.
+
+Every bound pod starts at its own second, as running pods do: kube-scheduler breaks its last
+ties among victims and candidates by start time, then by Go's map order, which no two runs
+share.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
+
+from extender.engine.registry import DEFAULT_FILTERS, DEFAULT_SCORES
 
 Obj = dict[str, Any]
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -17,6 +27,7 @@ APPS = ("web", "db", "cache")
 TAINT_KEYS = ("dedicated", "gpu", "spot")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 GPU = "example.com/gpu"
+HUGEPAGES = "hugepages-2Mi"
 IMAGES = ("registry.example/app:1", "registry.example/db:2", "busybox:1.36")
 
 
@@ -28,6 +39,10 @@ def _requests(rng: random.Random, big: bool = False) -> Obj:
         out["memory"] = f"{rng.choice([0, 64, 128, 512, 1024, 2048, 4096])}Mi"
     if rng.random() < 0.1:
         out[GPU] = str(rng.randint(1, 2))
+    if rng.random() < 0.1:
+        out["ephemeral-storage"] = rng.choice(["1Gi", "20Gi", "60Gi"])
+    if rng.random() < 0.05:
+        out[HUGEPAGES] = rng.choice(["2Mi", "64Mi", "512Mi"])
     return out
 
 
@@ -42,8 +57,11 @@ def _container(rng: random.Random, name: str) -> Obj:
     return c
 
 
-def _spec(rng: random.Random) -> Obj:
+def _spec(rng: random.Random, crowded: bool = False) -> Obj:
     spec: Obj = {"containers": [_container(rng, f"c{i}") for i in range(rng.randint(1, 2))]}
+    if crowded:  # a node filled by a few sizeable pods: room comes only from evictions
+        spec["containers"][0]["resources"] = {"requests": {
+            "cpu": rng.choice(["500m", "1", "2"]), "memory": rng.choice(["512Mi", "1Gi", "2Gi"])}}
     if rng.random() < 0.15:  # a sidecar: a restartable init container
         sidecar = _container(rng, "sidecar")
         sidecar["restartPolicy"] = "Always"
@@ -67,6 +85,8 @@ def node(rng: random.Random, index: int) -> Obj:
                    "pods": str(rng.choice([3, 10, 110])), "ephemeral-storage": "100Gi"}
     if rng.random() < 0.2:
         allocatable[GPU] = str(rng.randint(1, 4))
+    if rng.random() < 0.3:
+        allocatable[HUGEPAGES] = rng.choice(["128Mi", "1Gi"])
     spec: Obj = {}
     if rng.random() < 0.3:
         spec["taints"] = [{"key": rng.choice(TAINT_KEYS), "value": rng.choice(["true", "x"]),
@@ -84,9 +104,19 @@ def node(rng: random.Random, index: int) -> Obj:
 NAMESPACES = ("default", "team-a", "team-b")
 
 
-def bound_pod(rng: random.Random, name: str, node_name: str) -> Obj:
-    spec = _spec(rng)
+PRIORITIES = (-10, 0, 0, 50, 100, 100, 500, 1000)
+START = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def _timestamp(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def bound_pod(rng: random.Random, name: str, node_name: str, started: int = 0,
+              crowded: bool = False) -> Obj:
+    spec = _spec(rng, crowded)
     spec["nodeName"] = node_name
+    spec["priority"] = rng.choice(PRIORITIES)
     if rng.random() < 0.15:  # its own terms: the incoming pod must respect them (symmetry)
         kind = rng.choice(["podAffinity", "podAntiAffinity"])
         preferred = rng.random() < 0.5
@@ -98,14 +128,49 @@ def bound_pod(rng: random.Random, name: str, node_name: str) -> Obj:
     if rng.random() < 0.05:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
-            "status": {"phase": "Running"}}
+            "status": {"phase": "Running", "startTime": _timestamp(START + started)}}
+
+
+def _one_pod_per_host_port(pods: list[Obj]) -> None:
+    """Drop the host ports a pod would share with an earlier pod on its node: the kubelet
+    would not run both (and the scheduler's node accounting keeps one entry per port, so a
+    shared one would be freed by either pod's eviction)."""
+    used: set[tuple[str, int]] = set()
+    for pod in pods:
+        for container in pod["spec"]["containers"] + pod["spec"].get("initContainers", []):
+            ports = container.get("ports", [])
+            keep = [p for p in ports if (pod["spec"]["nodeName"], p["hostPort"]) not in used]
+            used.update((pod["spec"]["nodeName"], p["hostPort"]) for p in keep)
+            if len(keep) != len(ports):
+                container["ports"] = keep
+
+
+def pdb(rng: random.Random, index: int) -> Obj:
+    """A PodDisruptionBudget as the disruption controller leaves it: a selector and how many
+    disruptions it allows now (preemption reads only the status)."""
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": f"pdb-{index}", "namespace": rng.choice(NAMESPACES)},
+            "spec": {"selector": _selector(rng), "minAvailable": 1},
+            "status": {"disruptionsAllowed": rng.choice([0, 0, 1, 2]), "currentHealthy": 2,
+                       "desiredHealthy": 1, "expectedPods": 3, "observedGeneration": 1}}
+
+
+def nominated_pod(rng: random.Random, name: str, node_name: str) -> Obj:
+    """A pending pod an earlier preemption nominated to `node_name`: the room it waits for is
+    kept from preemptors of no higher priority."""
+    spec = _spec(rng)
+    spec["priority"] = rng.choice(PRIORITIES)
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": rng.choice(NAMESPACES), "uid": f"uid-{name}",
+                         "labels": {"app": rng.choice(APPS)}},
+            "spec": spec, "status": {"phase": "Pending", "nominatedNodeName": node_name}}
 
 
 def _selector(rng: random.Random) -> Obj:
     return {"matchLabels": {"app": rng.choice(APPS)}}
 
 
-def _node_affinity(rng: random.Random) -> Obj:
+def _node_affinity(rng: random.Random, node_names: list[str]) -> Obj:
     def requirement() -> Obj:
         op = rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
         if op in ("Gt", "Lt"):
@@ -114,11 +179,19 @@ def _node_affinity(rng: random.Random) -> Obj:
             return {"key": "disktype", "operator": op}
         return {"key": "topology.kubernetes.io/zone", "operator": op,
                 "values": rng.sample(ZONES, rng.randint(1, 2))}
+    def term() -> Obj:
+        if rng.random() < 0.2:  # by name: NodeAffinity's PreFilter narrows the nodes
+            def by_name() -> Obj:
+                names = rng.sample(node_names, rng.randint(0, min(2, len(node_names))))
+                return {"key": "metadata.name", "operator": "In",
+                        "values": names + ["gone-node"] * (not names)}
+            # Two in one term must both hold: disjoint ones leave no node (a rejection).
+            return {"matchFields": [by_name() for _ in range(rng.choice([1, 1, 2]))]}
+        return {"matchExpressions": [requirement() for _ in range(rng.randint(1, 2))]}
     out: Obj = {}
     if rng.random() < 0.6:
         out["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
-            {"matchExpressions": [requirement() for _ in range(rng.randint(1, 2))]}
-            for _ in range(rng.randint(1, 2))]}
+            term() for _ in range(rng.randint(1, 2))]}
     if rng.random() < 0.6:
         out["preferredDuringSchedulingIgnoredDuringExecution"] = [
             {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [requirement()]}}
@@ -142,14 +215,19 @@ def _pod_affinity_terms(rng: random.Random, preferred: bool) -> list[Obj]:
     return terms
 
 
-def pending_pod(rng: random.Random) -> Obj:
-    spec = _spec(rng)
+def pending_pod(rng: random.Random, nodes: list[Obj] | None = None,
+                crowded: bool = False) -> Obj:
+    spec = _spec(rng, crowded)
+    spec["priority"] = rng.choice((1000, 2000) if crowded else (0, 100, 500, 1000, 2000))
+    if rng.random() < 0.1:
+        spec["preemptionPolicy"] = "Never"
     labels = {"app": rng.choice(APPS)}
     if rng.random() < 0.15:
         spec["nodeSelector"] = {"disktype": rng.choice(["ssd", "hdd"])}
     affinity: Obj = {}
     if rng.random() < 0.4:
-        affinity["nodeAffinity"] = _node_affinity(rng)
+        affinity["nodeAffinity"] = _node_affinity(
+            rng, [n["metadata"]["name"] for n in nodes or []] or ["node-0"])
     for kind in ("podAffinity", "podAntiAffinity"):
         if rng.random() < 0.25:
             block: Obj = {}
@@ -182,24 +260,36 @@ def pending_pod(rng: random.Random) -> Obj:
              **({"nodeTaintsPolicy": rng.choice(["Honor", "Ignore"])}
                 if rng.random() < 0.3 else {})}
             for key, when in rng.sample(pairs, rng.randint(1, 2))]
+    status: Obj = {"phase": "Pending"}
+    if nodes and rng.random() < 0.1:  # it preempted before: its victims may still be leaving
+        status["nominatedNodeName"] = rng.choice(nodes)["metadata"]["name"]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "pending", "namespace": "default", "uid": "uid-pending",
                          "labels": labels},
-            "spec": spec, "status": {"phase": "Pending"}}
+            "spec": spec, "status": status}
 
 
 def case(rng: random.Random, max_nodes: int = 8) -> tuple[list[Obj], Obj]:
-    """(objects, pending pod): a Namespace, nodes and the pods bound to them."""
+    """(objects, pending pod): the Namespaces, nodes, the pods bound to them and PDBs."""
     nodes = [node(rng, i) for i in range(rng.randint(1, max_nodes))]
     objects: list[Obj] = [
         {"apiVersion": "v1", "kind": "Namespace",
          "metadata": {"name": ns, "labels": {"team": ns.removeprefix("team-")}}}
         for ns in NAMESPACES]
     objects += nodes
-    for n in nodes:
-        for j in range(rng.randint(0, 3)):
-            objects.append(bound_pod(rng, f"{n['metadata']['name']}-p{j}", n["metadata"]["name"]))
-    return objects, pending_pod(rng)
+    # A crowded cluster is full of sizeable pods: the pending one fits only by preempting.
+    crowded = rng.random() < 0.3
+    pods = [(f"{n['metadata']['name']}-p{j}", n["metadata"]["name"])
+            for n in nodes for j in range(rng.randint(2, 5) if crowded else rng.randint(0, 3))]
+    starts = rng.sample(range(len(pods) * 10 + 1), len(pods))
+    bound = [bound_pod(rng, name, node_name, start, crowded)
+             for (name, node_name), start in zip(pods, starts, strict=True)]
+    _one_pod_per_host_port(bound)
+    objects += bound
+    objects += [pdb(rng, i) for i in range(rng.choice([0, 0, 1, 2]))]
+    objects += [nominated_pod(rng, f"nominated-{i}", rng.choice(nodes)["metadata"]["name"])
+                for i in range(rng.choice([0, 0, 0, 1, 2]))]
+    return objects, pending_pod(rng, nodes, crowded)
 
 
 def plugin_config(rng: random.Random) -> list[Obj]:
@@ -241,4 +331,25 @@ def plugin_config(rng: random.Random) -> list[Obj]:
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
                 {"matchExpressions": [{"key": "tier", "operator": "In",
                                        "values": rng.sample(["1", "2", "3"], 2)}]}]}}}})
+    return out
+
+
+def profile_plugins(rng: random.Random) -> Obj:
+    """A profile's `plugins` (KubeSchedulerConfiguration v1): some default filters or scorers
+    disabled (each with its PreFilter or PreScore, as a profile that drops a plugin does),
+    some score weights changed, now and then no PostFilter."""
+    out: Obj = {}
+    filters = [n for n in DEFAULT_FILTERS if rng.random() < 0.15]
+    if filters:
+        out["preFilter"] = {"disabled": [{"name": n} for n in filters]}
+        out["filter"] = {"disabled": [{"name": n} for n in filters]}
+    scores = [n for n, _ in DEFAULT_SCORES if rng.random() < 0.15]
+    weights = [{"name": n, "weight": rng.randint(1, 5)}
+               for n, _ in DEFAULT_SCORES if n not in scores and rng.random() < 0.3]
+    if scores:
+        out["preScore"] = {"disabled": [{"name": n} for n in scores]}
+    if scores or weights:
+        out["score"] = {"disabled": [{"name": n} for n in scores], "enabled": weights}
+    if rng.random() < 0.05:
+        out["postFilter"] = {"disabled": [{"name": "DefaultPreemption"}]}
     return out

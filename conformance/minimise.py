@@ -1,8 +1,9 @@
 """Shrinking a disagreeing case to what still disagrees, so the written case shows the cause.
 
-Greedy, as delta debugging's simplest form: drop each bound pod, then each node (with its
-pods), then each Namespace, then each optional part of the pending pod's spec (affinity blocks, tolerations,
-spread constraints, node selector, init containers, overhead), keeping a removal whenever
+Greedy, as delta debugging's simplest form: drop each other pod (bound or nominated), then
+each PDB, each node (with its pods), each Namespace, then each optional part of the pending
+pod's spec (affinity blocks, tolerations, spread constraints, node selector, init containers,
+overhead, preemptionPolicy), keeping a removal whenever
 the same kinds of difference remain. Every step asks both sides again, so a case of n
 objects costs about n + 10 more questions.
 """
@@ -20,7 +21,7 @@ Kinds = frozenset[str]
 OPTIONAL_POD_PARTS = (("affinity", "nodeAffinity"), ("affinity", "podAffinity"),
                       ("affinity", "podAntiAffinity"), ("tolerations",),
                       ("topologySpreadConstraints",), ("nodeSelector",), ("initContainers",),
-                      ("overhead",))
+                      ("overhead",), ("preemptionPolicy",))
 
 
 def _without(spec: Obj, path: tuple[str, ...]) -> Obj | None:
@@ -51,7 +52,7 @@ def minimise(objects: list[Obj], pod: Obj,
     def node_of(obj: Obj) -> str | None:
         return (obj.get("spec") or {}).get("nodeName") if obj.get("kind") == "Pod" else None
 
-    for kind in ("Pod", "Node", "Namespace"):
+    for kind in ("Pod", "PodDisruptionBudget", "Node", "Namespace"):
         index = 0
         while index < len(objects):
             obj = objects[index]

@@ -7,7 +7,11 @@
 // profile's, defaulted as kube-scheduler defaults its configuration file.
 // Output: one JSON line per input, in the shape of extender.engine.evaluate's Evaluation:
 // {"prefilter": status|null, "filter": {node: status|null}, "scores": {plugin: {node: n}},
-// "total": {node: n}} (or {"error": "..."}), statuses as {"plugin", "code", "reasons"}.
+// "total": {node: n}, "preemption": {...}|null} (or {"error": "..."}), statuses as
+// {"plugin", "code", "reasons"}. When no node passes, "preemption" holds DefaultPreemption's
+// answer: the PostFilter's status and nominated node, and DryRunPreemption over every potential
+// node (victims and PDB violations per candidate, the status of each other node) with the
+// candidate SelectCandidate picks among them.
 //
 // The profile is kube-scheduler's default one (apis/config/latest.Default), restricted to the
 // plugins named on the command line; the registry is the in-tree one; the snapshot is built
@@ -20,15 +24,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -37,6 +44,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
@@ -44,9 +52,11 @@ import (
 type request struct {
 	Objects []json.RawMessage `json:"objects"`
 	Pod     json.RawMessage   `json:"pod"`
-	// PluginConfig, when given, is the profile's pluginConfig (KubeSchedulerConfiguration v1),
-	// defaulted as kube-scheduler defaults its configuration file.
+	// PluginConfig and Plugins, when given, are the profile's pluginConfig and plugins
+	// (KubeSchedulerConfiguration v1), defaulted as kube-scheduler defaults its configuration
+	// file.
 	PluginConfig json.RawMessage `json:"pluginConfig,omitempty"`
+	Plugins      json.RawMessage `json:"plugins,omitempty"`
 }
 
 type status struct {
@@ -55,12 +65,26 @@ type status struct {
 	Reasons []string `json:"reasons"`
 }
 
+type victims struct {
+	Pods          []string `json:"pods"` // namespace/name, in the order upstream lists them
+	PDBViolations int64    `json:"pdbViolations"`
+}
+
+type preemption struct {
+	Status       *status            `json:"status"` // the PostFilter's; null on success
+	Node         string             `json:"node"`   // the nominated node on success
+	Candidates   map[string]victims `json:"candidates"`
+	NodeStatuses map[string]*status `json:"nodeStatuses"`
+	Pick         string             `json:"pick"`
+}
+
 type answer struct {
-	PreFilter *status                     `json:"prefilter"`
-	Filter    map[string]*status          `json:"filter"`
-	Scores    map[string]map[string]int64 `json:"scores"`
-	Total     map[string]int64            `json:"total"`
-	Error     string                      `json:"error,omitempty"`
+	PreFilter  *status                     `json:"prefilter"`
+	Filter     map[string]*status          `json:"filter"`
+	Scores     map[string]map[string]int64 `json:"scores"`
+	Total      map[string]int64            `json:"total"`
+	Preemption *preemption                 `json:"preemption"`
+	Error      string                      `json:"error,omitempty"`
 }
 
 var keepPlugins sets.Set[string]
@@ -95,17 +119,25 @@ func decode(raw []json.RawMessage) (nodes []*v1.Node, pods []*v1.Pod, others []r
 	return nodes, pods, others, nil
 }
 
-// profileFor is kube-scheduler's default profile with `pluginConfig` (none: the defaults),
-// restricted to the plugins in `keep` (none: all).
-func profileFor(pluginConfig json.RawMessage, keep sets.Set[string]) (*config.KubeSchedulerProfile, error) {
+func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// profileFor is kube-scheduler's default profile with `plugins` and `pluginConfig` (none: the
+// defaults), restricted to the plugins in `keep` (none: all).
+func profileFor(plugins, pluginConfig json.RawMessage, keep sets.Set[string]) (*config.KubeSchedulerProfile, error) {
 	var cfg *config.KubeSchedulerConfiguration
-	if len(pluginConfig) == 0 || string(pluginConfig) == "null" {
+	if !given(plugins) && !given(pluginConfig) {
 		var err error
 		if cfg, err = latest.Default(); err != nil {
 			return nil, err
 		}
 	} else {
-		doc := fmt.Sprintf(`{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"schedulerName":"default-scheduler","pluginConfig":%s}]}`, pluginConfig)
+		if !given(plugins) {
+			plugins = json.RawMessage("null")
+		}
+		if !given(pluginConfig) {
+			pluginConfig = json.RawMessage("null")
+		}
+		doc := fmt.Sprintf(`{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"schedulerName":"default-scheduler","plugins":%s,"pluginConfig":%s}]}`, plugins, pluginConfig)
 		obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
 		if err != nil {
 			return nil, err
@@ -126,9 +158,86 @@ func profileFor(pluginConfig json.RawMessage, keep sets.Set[string]) (*config.Ku
 	return profile, nil
 }
 
+// registryCapturing is the in-tree registry whose DefaultPreemption factory hands the instance it
+// makes to `capture` (the framework keeps its plugins private). The factory's type differs
+// between releases, so it is wrapped by reflection.
+func registryCapturing(capture func(*defaultpreemption.DefaultPreemption)) frameworkruntime.Registry {
+	registry := plugins.NewInTreeRegistry()
+	original := reflect.ValueOf(registry[defaultpreemption.Name])
+	wrapped := reflect.MakeFunc(original.Type(), func(args []reflect.Value) []reflect.Value {
+		out := original.Call(args)
+		if p, ok := out[0].Interface().(*defaultpreemption.DefaultPreemption); ok {
+			capture(p)
+		}
+		return out
+	})
+	registry[defaultpreemption.Name] = wrapped.Interface().(frameworkruntime.PluginFactory)
+	return registry
+}
+
+// nominator holds the pending pods nominated to a node, as kube-scheduler's queue would.
+type nominator struct{ byNode map[string][]fwk.PodInfo }
+
+func (n *nominator) DeleteNominatedPodIfExists(*v1.Pod)                   {}
+func (n *nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo) {}
+func (n *nominator) NominatedPodsForNode(node string) []fwk.PodInfo {
+	return n.byNode[node]
+}
+
+func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// preempt asks DefaultPreemption about a pod no node passed, given each node's filter status.
+func preempt(ctx context.Context, f framework.Framework, pl *defaultpreemption.DefaultPreemption,
+	state fwk.CycleState, pod *v1.Pod, infos []fwk.NodeInfo, statuses map[string]*fwk.Status,
+	factory informers.SharedInformerFactory) (*preemption, error) {
+	out := &preemption{Candidates: map[string]victims{}, NodeStatuses: map[string]*status{}}
+	m := framework.NewDefaultNodeToStatus()
+	var potential []fwk.NodeInfo
+	for _, ni := range infos {
+		st := statuses[ni.Node().Name]
+		m.Set(ni.Node().Name, st)
+		if st.Code() == fwk.Unschedulable {
+			potential = append(potential, ni)
+		}
+	}
+	if len(potential) > 0 {
+		pdbs, err := factory.Policy().V1().PodDisruptionBudgets().Lister().List(labels.Everything())
+		if err != nil {
+			return nil, err
+		}
+		// Every potential node, from the first: the candidates do not depend on the random
+		// offset, and SelectCandidate sees them all.
+		candidates, nodeStatuses, err := pl.Evaluator.DryRunPreemption(ctx, state, pod, potential,
+			pdbs, 0, int32(len(potential)))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range candidates {
+			v := victims{Pods: []string{}, PDBViolations: c.Victims().NumPDBViolations}
+			for _, p := range c.Victims().Pods {
+				v.Pods = append(v.Pods, podKey(p))
+			}
+			out.Candidates[c.Name()] = v
+		}
+		nodeStatuses.ForEachExplicitNode(func(name string, st *fwk.Status) {
+			out.NodeStatuses[name] = statusOf(st)
+		})
+		if best := pl.Evaluator.SelectCandidate(ctx, candidates); best != nil {
+			out.Pick = best.Name()
+		}
+	}
+	result, st := f.RunPostFilterPlugins(ctx, state, pod, m)
+	if st.IsSuccess() {
+		out.Node = result.NominatedNodeName
+	} else {
+		out.Status = statusOf(st)
+	}
+	return out, nil
+}
+
 func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req request) answer {
-	if len(req.PluginConfig) > 0 && string(req.PluginConfig) != "null" {
-		custom, err := profileFor(req.PluginConfig, keepPlugins)
+	if given(req.PluginConfig) || given(req.Plugins) {
+		custom, err := profileFor(req.Plugins, req.PluginConfig, keepPlugins)
 		if err != nil {
 			return answer{Error: fmt.Sprintf("configuration: %v", err)}
 		}
@@ -152,21 +261,36 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 		all = append(all, p)
 	}
 	all = append(all, others...)
-	client := fake.NewClientset(all...)
+	// The pending pod too: preemption reads it back through the pod lister.
+	client := fake.NewClientset(append(all, pod)...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	var bound []*v1.Pod
+	nominated := &nominator{byNode: map[string][]fwk.PodInfo{}}
 	for _, p := range pods {
 		if p.Spec.NodeName != "" {
 			bound = append(bound, p)
+		} else if node := p.Status.NominatedNodeName; node != "" {
+			info, err := framework.NewPodInfo(p)
+			if err != nil {
+				return answer{Error: err.Error()}
+			}
+			nominated.byNode[node] = append(nominated.byNode[node], info)
 		}
 	}
 	snapshot := cache.NewSnapshot(bound, nodes)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
-		frameworkruntime.WithClientSet(client),
+	var postFilter *defaultpreemption.DefaultPreemption
+	registry := registryCapturing(func(p *defaultpreemption.DefaultPreemption) { postFilter = p })
+	options := append([]frameworkruntime.Option{frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(factory),
-		frameworkruntime.WithSnapshotSharedLister(snapshot))
+		frameworkruntime.WithPodNominator(nominated),
+		// Preemption's actuation (asynchronous since 1.36) looks victims up among the
+		// waiting pods and records an event for each.
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+		frameworkruntime.WithEventRecorder(&events.FakeRecorder{})},
+		releaseOptions(snapshot)...)
+	f, err := frameworkruntime.NewFramework(ctx, registry, profile, options...)
 	if err != nil {
 		return answer{Error: fmt.Sprintf("framework: %v", err)}
 	}
@@ -184,16 +308,21 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 			return answer{Error: s.AsError().Error()}
 		}
 		ans.PreFilter = statusOf(s)
+		statuses := map[string]*fwk.Status{}
 		for _, ni := range infos {
 			ans.Filter[ni.Node().Name] = statusOf(s)
+			statuses[ni.Node().Name] = s
 		}
-		return ans
+		return withPreemption(ctx, ans, f, postFilter, state, pod, infos, statuses, factory)
 	}
+	statuses := map[string]*fwk.Status{}
 	var candidates []fwk.NodeInfo
 	for _, ni := range infos {
 		if !pre.AllNodes() && !pre.NodeNames.Has(ni.Node().Name) {
-			ans.Filter[ni.Node().Name] = statusOf(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
-				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduled))))
+			st := fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduled)))
+			ans.Filter[ni.Node().Name] = statusOf(st)
+			statuses[ni.Node().Name] = st
 			continue
 		}
 		candidates = append(candidates, ni)
@@ -205,12 +334,13 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 			return answer{Error: st.AsError().Error()}
 		}
 		ans.Filter[ni.Node().Name] = statusOf(st)
+		statuses[ni.Node().Name] = st
 		if st.IsSuccess() {
 			feasible = append(feasible, ni)
 		}
 	}
 	if len(feasible) == 0 {
-		return ans
+		return withPreemption(ctx, ans, f, postFilter, state, pod, infos, statuses, factory)
 	}
 	if st := f.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
 		return answer{Error: fmt.Sprintf("prescore: %v", st.AsError())}
@@ -231,12 +361,29 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 	return ans
 }
 
+func withPreemption(ctx context.Context, ans answer, f framework.Framework,
+	pl *defaultpreemption.DefaultPreemption, state fwk.CycleState, pod *v1.Pod,
+	infos []fwk.NodeInfo, statuses map[string]*fwk.Status,
+	factory informers.SharedInformerFactory) answer {
+	// kube-scheduler runs PostFilter only when the profile has one (DefaultPreemption is
+	// made for its PreEnqueue even when its PostFilter is disabled).
+	if pl == nil || !f.HasPostFilterPlugins() {
+		return ans
+	}
+	p, err := preempt(ctx, f, pl, state, pod, infos, statuses, factory)
+	if err != nil {
+		return answer{Error: fmt.Sprintf("preemption: %v", err)}
+	}
+	ans.Preemption = p
+	return ans
+}
+
 // waitForSync waits for the informers' caches as factory.WaitForCacheSync does, without its
 // poll period (100 ms in client-go up to v0.35: ten cases a second).
 func waitForSync(factory informers.SharedInformerFactory) {
 	for {
 		stop := make(chan struct{})
-		timer := time.AfterFunc(time.Millisecond, func() { close(stop) })
+		timer := time.AfterFunc(100*time.Microsecond, func() { close(stop) })
 		synced := factory.WaitForCacheSync(stop)
 		timer.Stop()
 		done := true
@@ -255,7 +402,7 @@ func main() {
 	// Only the plugins the engine implements (the command line names them): the volume and
 	// DRA plugins need objects and managers the engine does not model.
 	keepPlugins = sets.New(os.Args[1:]...)
-	profile, err := profileFor(nil, keepPlugins)
+	profile, err := profileFor(nil, nil, keepPlugins)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "default configuration:", err)
 		os.Exit(1)

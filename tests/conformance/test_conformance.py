@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.compare import differences
-from conformance.generate import case, plugin_config
+from conformance.compare import (
+    canonical,
+    differences,
+    engine_answer,
+    engine_plugins,
+    what_was_exercised,
+)
+from conformance.generate import case, plugin_config, profile_plugins
 
 ROOT = Path(__file__).resolve().parents[2]
 STATUS = {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
@@ -55,27 +61,181 @@ def test_cases_replay_from_their_seed() -> None:
     assert {o["kind"] for o in objects} >= {"Namespace", "Node"}
 
 
+def _preemption(**changes: object) -> dict:
+    victims = {"pods": ["default/low"], "pdbViolations": 0}
+    answer = {"status": None, "node": "n1", "candidates": {"n1": victims},
+              "nodeStatuses": {"n2": STATUS}, "pick": "n1"}
+    answer.update(changes)
+    return answer
+
+
+def test_preemption_is_compared_part_by_part() -> None:
+    mine = _answer(total={}, scores={}, preemption=_preemption())
+    assert list(differences(mine, _answer(total={}, scores={}, preemption=_preemption()))) == []
+    other = _preemption(node="n2", pick="n2",
+                        candidates={"n2": {"pods": ["default/low"], "pdbViolations": 1}})
+    found = dict(differences(mine, _answer(total={}, scores={}, preemption=other)))
+    assert set(found) == {"preemption:node", "preemption:candidates", "preemption:pick"}
+    assert found["preemption:pick"] == {"engine": "n1", "oracle": "n2"}
+    assert [k for k, _ in differences(mine, _answer(total={}, scores={}, preemption=None))] \
+        == ["preemption"]
+
+
+def test_a_nomination_from_a_random_window_only_has_to_be_a_candidate() -> None:
+    """Past 100 potential nodes each side's PostFilter looks at its own random window: the
+    nominated node must be a candidate, not the same one."""
+    many = {f"n{i}": {"pods": [f"default/p{i}"], "pdbViolations": 0} for i in range(101)}
+    def answer(node: str) -> dict:
+        return _answer(scores={}, total={}, preemption=_preemption(
+            node=node, candidates=many, nodeStatuses={}, pick="n3"))
+    mine, theirs, failed = answer("n3"), answer("n7"), answer("")
+    assert list(differences(mine, theirs)) == []
+    assert [k for k, _ in differences(mine, failed)] == ["preemption:node"]
+
+
+def test_only_order_and_the_prefilter_label_are_forgiven() -> None:
+    fit = {"plugin": "NodeResourcesFit", "code": "Unschedulable",
+           "reasons": ["Insufficient cpu", "Insufficient hugepages-2Mi", "Insufficient a.io/x"]}
+    assert canonical(fit) == canonical(dict(fit, reasons=[
+        "Insufficient cpu", "Insufficient a.io/x", "Insufficient hugepages-2Mi"]))
+    # cpu, memory and ephemeral-storage come in upstream's fixed order.
+    assert canonical(fit) != canonical(dict(fit, reasons=[
+        "Insufficient hugepages-2Mi", "Insufficient cpu", "Insufficient a.io/x"]))
+    left_out = {"plugin": "NodeAffinity", "code": "UnschedulableAndUnresolvable",
+                "reasons": ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]}
+    assert canonical(left_out) == dict(left_out, plugin="")
+    assert canonical(STATUS) == STATUS
+
+
+def test_the_engines_preemption_answer() -> None:
+    """A full node, a low-priority pod guarded by a PDB and a lower one beside it: the pending
+    pod (priority 1000) evicts both, the PDB-guarded one counted as a violation; the other
+    node holds only a pod it may not evict."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}}
+    small = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"},
+             "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}}
+
+    def pod(name: str, priority: int, cpu: str, node_name: str | None, app: str) -> dict:
+        spec: dict = {"priority": priority, "containers": [
+            {"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}
+        if node_name:
+            spec["nodeName"] = node_name
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "uid": name,
+                             "labels": {"app": app}},
+                "spec": spec, "status": {"startTime": "2026-01-01T00:00:00Z"}}
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": "guard", "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "db"}}},
+           "status": {"disruptionsAllowed": 0}}
+    objects = [node, small, pdb, pod("guarded", 10, "1", "n1", "db"),
+               pod("cheap", 0, "1", "n1", "web"), pod("other", 2000, "1", "n2", "web")]
+    answer = engine_answer(objects, pod("pending", 1000, "1500m", None, "web"), "1.37.2")
+    assert answer["total"] == {}
+    preemption = answer["preemption"]
+    assert preemption["candidates"] == {
+        "n1": {"pods": ["default/guarded", "default/cheap"], "pdbViolations": 1}}
+    assert preemption["nodeStatuses"] == {"n2": {
+        "plugin": "", "code": "UnschedulableAndUnresolvable",
+        "reasons": ["No preemption victims found for incoming pod"]}}
+    assert preemption["pick"] == preemption["node"] == "n1"
+    assert preemption["status"] is None
+
+
+def test_a_profiles_plugins_become_the_policys() -> None:
+    plugins = {"preFilter": {"disabled": [{"name": "NodePorts"}]},
+               "filter": {"disabled": [{"name": "NodePorts"}]},
+               "preScore": {"disabled": [{"name": "ImageLocality"}]},
+               "score": {"disabled": [{"name": "ImageLocality"}],
+                         "enabled": [{"name": "TaintToleration", "weight": 5}]},
+               "postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}
+    policy = engine_plugins(plugins)
+    assert policy["filter"] == {"disabled": [{"name": "NodePorts"}]}
+    assert policy["score"]["enabled"][0] == {"name": "TaintToleration", "weight": 5}
+    assert "ImageLocality" not in {ref["name"] for ref in policy["score"]["enabled"]}
+    assert policy["postFilter"] == {"disabled": [{"name": "DefaultPreemption"}]}
+    # A weighted oracle score is divided by the profile's weight, not the default's.
+    mine = _answer(scores={"TaintToleration": {"n1": 100}}, total={"n1": 500})
+    theirs = _answer(scores={"TaintToleration": {"n1": 500}}, total={"n1": 500})
+    assert list(differences(mine, theirs, plugins)) == []
+
+
+def test_what_a_case_reached_is_counted() -> None:
+    reached = what_was_exercised(_answer(prefilter=STATUS, total={}, preemption=_preemption(
+        candidates={"n1": {"pods": ["a/b"], "pdbViolations": 1},
+                    "n2": {"pods": ["a/c"], "pdbViolations": 0}})))
+    assert reached == {"prefilter-rejected", "preemption", "victims", "several-candidates",
+                       "pdb-violations", "nominated"}
+
+
+def test_generated_clusters_are_ones_a_cluster_could_hold() -> None:
+    """Every bound pod starts at its own second (upstream's last tie-break is Go map order)
+    and no two pods on a node share a host port (the kubelet would not run both)."""
+    kinds: set[str] = set()
+    for seed in range(60):
+        objects, pod = case(random.Random(seed))
+        kinds |= {o["kind"] for o in objects}
+        bound = [o for o in objects if o["kind"] == "Pod" and o["spec"].get("nodeName")]
+        starts = [o["status"]["startTime"] for o in bound]
+        assert len(starts) == len(set(starts))
+        ports = [(o["spec"]["nodeName"], p["hostPort"]) for o in bound
+                 for c in o["spec"]["containers"] + o["spec"].get("initContainers", [])
+                 for p in c.get("ports", [])]
+        assert len(ports) == len(set(ports))
+    assert kinds == {"Namespace", "Node", "Pod", "PodDisruptionBudget"}
+    profiles = [profile_plugins(random.Random(seed)) for seed in range(100)]
+    assert profiles == [profile_plugins(random.Random(seed)) for seed in range(100)]
+    assert {point for p in profiles for point in p} == {
+        "preFilter", "filter", "preScore", "score", "postFilter"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("version", "cases"), [
     ("1.37.2", 2000), ("1.36.3", 500), ("1.35.4", 500), ("1.34.4", 500)])
 def test_the_engine_agrees_with_kube_schedulers_plugins(tmp_path: Path, version: str,
                                                         cases: int) -> None:
     """A fixed-seed sample per release: the newest's 2000 cases, 500 for each older one (the
-    engine set to the release's minor with `kubernetesVersion`), with plugin arguments drawn."""
+    engine set to the release's minor with `kubernetesVersion`), with plugin arguments and
+    profiles drawn; preemption among them."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes Go "
                     "module (install Go 1.26+)")
     out = tmp_path / "disagreements"
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "--cases", str(cases), "--seed", "2026",
-         "--max-nodes", "16", "--plugin-config", "--kubernetes-version", version,
+         "--max-nodes", "16", "--plugin-config", "--profiles", "--kubernetes-version", version,
          "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False)
     lines = done.stdout.strip().splitlines()
     assert lines and lines[-1] == f"conformance: {cases}/{cases} cases agree", \
         done.stdout + done.stderr[-3000:]
     assert lines[0].startswith(f"kube-scheduler {version}: {cases} cases in ")
+    reached = dict(part.rsplit(" ", 1) for part in
+                   lines[1].removeprefix("  exercised: ").split(", "))
+    # The sample reaches every part compared: preemption with victims, a choice among
+    # candidates, PDB violations and a nomination among them.
+    assert all(int(count) > 0 for count in reached.values()), lines[1]
     assert done.returncode == 0 and not out.exists()
+
+
+@pytest.mark.slow
+def test_a_wrong_preemption_choice_is_caught() -> None:
+    """The engine made to weigh upstream's candidate criteria in reverse order: the oracle's
+    pick and nomination tell it apart."""
+    if shutil.which("go") is None:
+        pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes Go "
+                    "module (install Go 1.26+)")
+    script = ("import sys; from extender.engine.preemption import pick; "
+              "criteria = pick._criteria; "
+              "pick._criteria = lambda now: tuple(reversed(criteria(now))); "
+              "from conformance.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", script, "--cases", "400", "--seed", "2",
+                           "--no-minimise"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "  preemption:pick: " in done.stdout and "  preemption:node: " in done.stdout
+    assert "  filter: " not in done.stdout  # only what the change touches
 
 
 @pytest.mark.slow
@@ -99,9 +259,13 @@ def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
     case_file = json.loads(written[0].read_text())
     kinds = {d["kind"] for d in case_file["differences"]}
     assert "score:NodeResourcesBalancedAllocation" in kinds
-    # Shrunk to what the disagreement needs: one node, nothing else, a pod with its containers.
-    assert [o["kind"] for o in case_file["objects"]] == ["Node"]
-    assert list(case_file["pod"]["spec"]) == ["containers"]
+    # Shrunk to what the disagreement needs: one node (and, in some, a pod on it that tilts
+    # its balance), and a pod with only its containers and priority.
+    shrunk = [json.loads(path.read_text()) for path in written]
+    assert all([o["kind"] for o in c["objects"]][0] == "Node"
+               and {o["kind"] for o in c["objects"][1:]} <= {"Pod"} for c in shrunk)
+    assert sum(len(c["objects"]) == 1 for c in shrunk) > len(shrunk) // 2
+    assert {tuple(c["pod"]["spec"]) for c in shrunk} == {("containers", "priority")}
     # The same case with the engine as it is: it agrees now.
     again = subprocess.run([sys.executable, "-m", "conformance", "--replay", str(written[0])],
                            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)

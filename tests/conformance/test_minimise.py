@@ -20,5 +20,5 @@ def test_only_what_the_disagreement_needs_is_kept() -> None:
 
     small_objects, small_pod = minimise(objects, pod, disagreement)
     assert [(o["kind"], o["metadata"]["name"]) for o in small_objects] == [("Node", keep)]
-    assert set(small_pod["spec"]) == {"containers", "tolerations"}
+    assert set(small_pod["spec"]) == {"containers", "priority", "tolerations"}
     assert disagreement(small_objects, small_pod) == {"filter"}
