@@ -20,15 +20,29 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conformance.build import BuildError, build_oracle
+from conformance.build import SCHEDULER_PLUGINS as SCHEDULER_PLUGINS_MODULE
+from conformance.build import (
+    SCHEDULER_PLUGINS_VERSION,
+    BuildError,
+    build_oracle,
+    scheduler_plugins_kubernetes,
+)
 from conformance.compare import (
     EXERCISED,
+    PLUGINS,
+    SCHEDULER_PLUGINS,
     Oracle,
     differences,
     engine_answer,
     what_was_exercised,
 )
-from conformance.generate import case, plugin_config, profile_plugins
+from conformance.generate import (
+    case,
+    plugin_config,
+    profile_plugins,
+    scheduler_plugins_profile,
+    with_priority_classes,
+)
 from conformance.minimise import minimise
 from extender.sandbox.build import resolve_version
 
@@ -54,13 +68,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profiles", action="store_true",
                         help="draw a profile's plugins for each case too (default plugins "
                              "disabled, score weights changed)")
+    parser.add_argument("--scheduler-plugins", action="store_true",
+                        help="add scheduler-plugins' NodeResourcesAllocatable, PodState and "
+                             "PreemptionToleration to the profiles (the oracle is built with "
+                             f"{SCHEDULER_PLUGINS_MODULE} {SCHEDULER_PLUGINS_VERSION}, at the "
+                             "Kubernetes minor it requires)")
     parser.add_argument("--replay", type=Path, action="append", default=[],
                         help="run a written case again instead of generating")
     args = parser.parse_args(argv)
+    flavour = "scheduler-plugins" if args.scheduler_plugins else "in-tree"
     try:
-        version = resolve_version(args.kubernetes_version)
+        version = (scheduler_plugins_kubernetes() if args.scheduler_plugins
+                   else resolve_version(args.kubernetes_version))
         engine_version = args.engine_version or version
-        oracle = Oracle(build_oracle(version, progress=lambda line: print(line, file=sys.stderr)))
+        binary = build_oracle(version, progress=lambda line: print(line, file=sys.stderr),
+                              flavour=flavour)
+        oracle = Oracle(binary, PLUGINS + SCHEDULER_PLUGINS if args.scheduler_plugins
+                        else PLUGINS)
     except BuildError as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return 2
@@ -75,8 +99,14 @@ def main(argv: list[str] | None = None) -> int:
 
         def draw() -> tuple[list[Any], Any, list[Any], dict[str, Any]]:
             objects, pod = case(rng, args.max_nodes)
-            return (objects, pod, plugin_config(rng) if args.plugin_config else [],
-                    profile_plugins(rng) if args.profiles else {})
+            config = plugin_config(rng) if args.plugin_config else []
+            plugins = profile_plugins(rng) if args.profiles else {}
+            if args.scheduler_plugins:
+                objects = with_priority_classes(rng, objects)
+                added, added_config = scheduler_plugins_profile(rng)
+                plugins = {**plugins, **added}
+                config = config + added_config
+            return objects, pod, config, plugins
         # Drawn one at a time: a large run holds one case, not all of them.
         cases = (draw() for _ in range(args.cases))
         total = args.cases
@@ -111,9 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         oracle.close()
     seconds = time.monotonic() - started
     against = "" if engine_version == version else f" (the engine at {engine_version})"
+    if args.scheduler_plugins:
+        against = f" with scheduler-plugins {SCHEDULER_PLUGINS_VERSION}{against}"
     print(f"kube-scheduler {version}{against}: {total} cases in {seconds:.1f}s "
           f"({total / seconds:.0f}/s)")
-    print("  exercised: " + ", ".join(f"{what} {exercised[what]}" for what in EXERCISED))
+    extras = sorted(set(exercised) - set(EXERCISED))  # scheduler-plugins' parts, when run
+    print("  exercised: " + ", ".join(f"{what} {exercised[what]}"
+                                      for what in (*EXERCISED, *extras)))
     for kind, count in sorted(kinds.items()):
         print(f"  {kind}: {count} case(s) disagree")
     if kinds:

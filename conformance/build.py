@@ -21,47 +21,80 @@ from extender.sandbox.build import (
     _go,
     _run,
     cache_root,
+    required_version,
     resolve_version,
     staging_replaces,
     write_go_mod,
 )
 
 ORACLE = Path(__file__).with_name("oracle")
+#: The scheduler-plugins release the `scheduler-plugins` flavour is built from (the module
+#: proxy lists none; this exact tag is served, v0.35.0 was refused).
+SCHEDULER_PLUGINS = "sigs.k8s.io/scheduler-plugins"
+SCHEDULER_PLUGINS_VERSION = "v0.34.7"
+FLAVOURS = ("in-tree", "scheduler-plugins")
 
 
-def sources(version: str) -> dict[str, bytes]:
-    """The oracle's Go files for `version`: `main.go`, and from the newest `since-1.N/` at or
-    below the release's minor, the files whose API changed between releases."""
+def sources(version: str, flavour: str = "in-tree") -> dict[str, bytes]:
+    """The oracle's Go files for `version`: `main.go`, the flavour's `plugins.go` (what the
+    registry adds), and from the newest `since-1.N/` at or below the release's minor, the files
+    whose API changed between releases."""
     minor = int(version.split(".")[1])
     since = max((d for d in ORACLE.glob("since-1.*") if int(d.name.split(".")[1]) <= minor),
                 key=lambda d: int(d.name.split(".")[1]))
     files = {"main.go": (ORACLE / "main.go").read_bytes()}
-    files.update((f.name, f.read_bytes()) for f in sorted(since.glob("*.go")))
+    for directory in (ORACLE / flavour, since):
+        files.update((f.name, f.read_bytes()) for f in sorted(directory.glob("*.go")))
     return files
 
-__all__ = ["BuildError", "build_oracle"]
+
+def oracle_dir(version: str, flavour: str = "in-tree") -> Path:
+    name = version if flavour == "in-tree" else f"{flavour}-{SCHEDULER_PLUGINS_VERSION}"
+    return cache_root().parent / "conformance" / name
 
 
-def oracle_dir(version: str) -> Path:
-    return cache_root().parent / "conformance" / version
-
-
-def build_oracle(version: str | None = None, progress: Progress = print) -> Path:
-    """The oracle binary for `version` (1.N or 1.N.P), built when missing."""
+def scheduler_plugins_kubernetes(progress: Progress = print) -> str:
+    """The k8s.io/kubernetes release the scheduler-plugins flavour is built at: the newest
+    served patch of the minor its tag requires (v0.34.7 requires 1.34.7, whose staging
+    modules the proxy does not all serve; a patch release changes no plugin's API)."""
     go = _go()
-    version = resolve_version(version)
-    files = sources(version)
+    directory = oracle_dir("", "scheduler-plugins")
+    directory.mkdir(parents=True, exist_ok=True)
+    info = _download(go, SCHEDULER_PLUGINS, SCHEDULER_PLUGINS_VERSION, directory)
+    required = required_version(Path(info["GoMod"]).read_text(), KUBERNETES_MODULE)
+    if required is None:
+        raise BuildError(f"{SCHEDULER_PLUGINS}@{SCHEDULER_PLUGINS_VERSION} requires no "
+                         f"{KUBERNETES_MODULE}")
+    return resolve_version(".".join(required.removeprefix("v").split(".")[:2]))
+
+
+def build_oracle(version: str | None = None, progress: Progress = print,
+                 flavour: str = "in-tree") -> Path:
+    """The oracle binary for `version` (1.N or 1.N.P), built when missing. The
+    `scheduler-plugins` flavour adds scheduler-plugins' plugins and is built at the release
+    their tag requires, whatever `version` says."""
+    if flavour not in FLAVOURS:
+        raise BuildError(f"unknown oracle flavour {flavour!r} (known: {', '.join(FLAVOURS)})")
+    go = _go()
+    version = (scheduler_plugins_kubernetes(progress) if flavour == "scheduler-plugins"
+               else resolve_version(version))
+    files = sources(version, flavour)
     digest = hashlib.sha256(b"".join(name.encode() + b"\0" + text for name, text in files.items()))
-    directory = oracle_dir(version)
+    directory = oracle_dir(version, flavour)
     binary = directory / f"oracle-{digest.hexdigest()[:12]}"
     if binary.is_file():
         return binary
     directory.mkdir(parents=True, exist_ok=True)
-    progress(f"conformance {version}: building the oracle against {KUBERNETES_MODULE} "
-             f"v{version}")
+    progress(f"conformance {version} ({flavour}): building the oracle against "
+             f"{KUBERNETES_MODULE} v{version}")
     kube = _download(go, KUBERNETES_MODULE, f"v{version}", directory)
-    write_go_mod(directory, "extender.conformance/oracle", f"{KUBERNETES_MODULE} v{version}",
-                 staging_replaces(Path(kube["GoMod"]).read_text(), version))
+    requires = f"{KUBERNETES_MODULE} v{version}"
+    replaces = staging_replaces(Path(kube["GoMod"]).read_text(), version)
+    if flavour == "scheduler-plugins":
+        requires = f"(\n\t{requires}\n\t{SCHEDULER_PLUGINS} {SCHEDULER_PLUGINS_VERSION}\n)"
+        # Held at this release (scheduler-plugins' tag asks for a later patch).
+        replaces.append(f"replace {KUBERNETES_MODULE} => {KUBERNETES_MODULE} v{version}")
+    write_go_mod(directory, "extender.conformance/oracle", requires, replaces)
     for old in directory.glob("*.go"):
         old.unlink()
     for name, text in files.items():
@@ -69,9 +102,9 @@ def build_oracle(version: str | None = None, progress: Progress = print) -> Path
     _run([go, "mod", "tidy"], directory, f"go mod tidy for the oracle of {version}")
     partial = directory / "oracle.partial"
     _run([go, "build", "-o", str(partial), "."], directory,
-         f"building the oracle of {version}")
+         f"building the oracle of {version} ({flavour})")
     for old in directory.glob("oracle-*"):
         old.unlink()
     os.replace(partial, binary)
-    progress(f"conformance {version}: oracle ready ({binary})")
+    progress(f"conformance {version} ({flavour}): oracle ready ({binary})")
     return binary

@@ -37,15 +37,17 @@ from extender.engine.runner import prepare_filters, run_filters
 #: profile without the volume and DRA plugins the engine does not model).
 PLUGINS = ("PrioritySort", "DefaultBinder", "DefaultPreemption", *DEFAULT_FILTERS,
            *(name for name, _ in DEFAULT_SCORES if name not in DEFAULT_FILTERS))
+#: The scheduler-plugins flavour's plugins (`oracle/scheduler-plugins/plugins.go`).
+SCHEDULER_PLUGINS = ("NodeResourcesAllocatable", "PodState", "PreemptionToleration")
 
 
 class Oracle:
     """The oracle process: one JSON line in, one out."""
 
-    def __init__(self, binary: Path) -> None:
+    def __init__(self, binary: Path, plugins: tuple[str, ...] = PLUGINS) -> None:
         # Its log goes to a file, read back only to say why it exited.
         self.log = tempfile.TemporaryFile("w+")
-        self.process = subprocess.Popen([str(binary), *PLUGINS], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([str(binary), *plugins], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.log,
                                         text=True, bufsize=1)
 
@@ -92,26 +94,31 @@ def weights(plugins: dict[str, Any] | None) -> dict[str, int]:
     """Each score plugin's weight in a profile with `plugins` (KubeSchedulerConfiguration v1,
     as `generate.profile_plugins` draws them)."""
     out = dict(DEFAULT_SCORES)
-    for ref in ((plugins or {}).get("score") or {}).get("enabled") or []:
-        out[ref["name"]] = ref["weight"]
+    for point in ("multiPoint", "score"):
+        for ref in ((plugins or {}).get(point) or {}).get("enabled") or []:
+            out[ref["name"]] = ref.get("weight") or 1
     return out
 
 
 def engine_plugins(plugins: dict[str, Any]) -> dict[str, Any]:
     """The policy's `plugins` for a profile's (KubeSchedulerConfiguration v1, as
-    `generate.profile_plugins` draws them): filters disabled from the defaults, and the score
-    plugins listed whole with their weights."""
+    `generate.profile_plugins` and `generate.scheduler_plugins_profile` draw them): filters
+    disabled from the defaults, the score plugins listed whole with their weights (those
+    `multiPoint` adds among them), the PostFilter enabled or disabled."""
     def disabled(point: str) -> list[dict[str, str]]:
         return list((plugins.get(point) or {}).get("disabled") or [])
     out: dict[str, Any] = {}
     if disabled("filter"):
         out["filter"] = {"disabled": disabled("filter")}
-    if "score" in plugins:
+    if "score" in plugins or "multiPoint" in plugins:
         gone = {ref["name"] for ref in disabled("score")}
         out["score"] = {"enabled": [{"name": name, "weight": weight}
                                     for name, weight in weights(plugins).items()
                                     if name not in gone]}
-    if disabled("postFilter"):
+    post_filter = plugins.get("postFilter") or {}
+    if post_filter.get("enabled"):
+        out["postFilter"] = {"enabled": [{"name": ref["name"]} for ref in post_filter["enabled"]]}
+    elif disabled("postFilter"):
         out["postFilter"] = {"disabled": disabled("postFilter")}
     return out
 
@@ -157,10 +164,13 @@ def engine_preemption(objects: list[dict[str, Any]], pod: dict[str, Any],
     now = time.time()
     result = post_filter.post_filter(profile, view, statuses, state, now, random.Random(0))
     potential = [state.nodes[n] for n in nodes_where_preemption_might_help(state.nodes, statuses)]
-    candidates: dict[str, Any] = {}
-    node_statuses: dict[str, Any] = {}
+    candidates: dict[str, Any] | None = None
+    node_statuses: dict[str, Any] | None = None
     pick = ""
-    if potential:
+    # The dry run is compared for DefaultPreemption; another PostFilter by its outcome.
+    if post_filter.name == "DefaultPreemption":
+        candidates, node_statuses = {}, {}
+    if potential and candidates is not None:
         filters = dry_run_filters(prepare_filters(profile, view, state), post_filter, view, state)
         dry = dry_run_preemption(filters, view, potential, state, 0, len(potential), now,
                                  post_filter.can_preempt(view, state, now),
@@ -240,12 +250,16 @@ def differences(engine: dict[str, Any], oracle: dict[str, Any],
     if (mine is None) != (theirs is None):
         yield "preemption", {"engine": mine, "oracle": theirs}
     elif mine is not None and theirs is not None:
+        dry_run = theirs["candidates"] is not None or mine["candidates"] is not None
         theirs = {**theirs, "candidates": theirs["candidates"] or {},
                   "nodeStatuses": {n: canonical(st)
                                    for n, st in (theirs["nodeStatuses"] or {}).items()}}
-        mine = {**mine, "nodeStatuses": {n: canonical(st)
-                                         for n, st in mine["nodeStatuses"].items()}}
-        for key in ("status", "node", "candidates", "nodeStatuses", "pick"):
+        mine = {**mine, "candidates": mine["candidates"] or {},
+                "nodeStatuses": {n: canonical(st)
+                                 for n, st in (mine["nodeStatuses"] or {}).items()}}
+        keys = ("status", "node", "candidates", "nodeStatuses", "pick") if dry_run else (
+            "status", "node")
+        for key in keys:
             if key == "node" and _sampled(theirs):
                 # Each side looked at its own random window of the potential nodes: both
                 # must have nominated a candidate, not the same one.
@@ -263,10 +277,13 @@ EXERCISED = ("feasible", "prefilter-rejected", "preemption", "victims", "several
 def what_was_exercised(oracle: dict[str, Any]) -> set[str]:
     """Which parts of kube-scheduler the case reached, by the oracle's answer: some node
     feasible (scored), a PreFilter rejection, preemption; among preemptions, a candidate with
-    victims, a choice among several, PDB-violating victims, a node nominated."""
+    victims, a choice among several, PDB-violating victims, a node nominated; with
+    scheduler-plugins, their scorers and PreemptionToleration."""
     found: set[str] = set()
     if oracle.get("total"):
         found.add("feasible")
+    found.update(f"scored by {plugin}" for plugin in oracle.get("scores") or {}
+                 if plugin in SCHEDULER_PLUGINS)
     if oracle.get("prefilter"):
         found.add("prefilter-rejected")
     preemption = oracle.get("preemption")
@@ -281,4 +298,6 @@ def what_was_exercised(oracle: dict[str, Any]) -> set[str]:
             found.add("pdb-violations")
         if preemption.get("node"):
             found.add("nominated")
+        if preemption.get("candidates") is None:  # not DefaultPreemption's dry run
+            found.add("by PreemptionToleration")
     return found

@@ -353,3 +353,60 @@ def profile_plugins(rng: random.Random) -> Obj:
     if rng.random() < 0.05:
         out["postFilter"] = {"disabled": [{"name": "DefaultPreemption"}]}
     return out
+
+
+#: PriorityClasses for the scheduler-plugins flavour: (name, value); each draws
+#: PreemptionToleration's annotations.
+PRIORITY_CLASSES = (("batch", 0), ("service", 100), ("critical", 1000))
+TOLERATION = "preemption-toleration.scheduling.x-k8s.io/"
+
+
+def priority_classes(rng: random.Random) -> list[Obj]:
+    """The PriorityClasses bound pods name, each with or without PreemptionToleration's
+    policy (minimum preemptable priority; toleration seconds: none, forever, elapsed long
+    ago, or far from over)."""
+    out = []
+    for name, value in PRIORITY_CLASSES:
+        annotations: Obj = {}
+        if rng.random() < 0.7:
+            annotations[TOLERATION + "minimum-preemptable-priority"] = str(
+                rng.choice([value + 1, 500, 2000, 5000]))
+        if rng.random() < 0.7:
+            annotations[TOLERATION + "toleration-seconds"] = rng.choice(
+                ["0", "-1", "3600", "1000000000"])
+        out.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                    "metadata": {"name": name, "annotations": annotations}, "value": value})
+    return out
+
+
+def with_priority_classes(rng: random.Random, objects: list[Obj]) -> list[Obj]:
+    """`objects` with the PriorityClasses, each bound pod in one of them (its priority the
+    class value, as admission sets it) and scheduled when it started."""
+    for obj in objects:
+        if obj["kind"] == "Pod" and obj["spec"].get("nodeName"):
+            name, value = rng.choice(PRIORITY_CLASSES)
+            obj["spec"]["priorityClassName"], obj["spec"]["priority"] = name, value
+            obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
+                                            "lastTransitionTime": obj["status"]["startTime"]}]
+    return [*priority_classes(rng), *objects]
+
+
+def scheduler_plugins_profile(rng: random.Random) -> tuple[Obj, list[Obj]]:
+    """(plugins, pluginConfig) adding scheduler-plugins' plugins to the default profile:
+    NodeResourcesAllocatable (mode and resource weights drawn) and PodState as scorers, and
+    PreemptionToleration in DefaultPreemption's place."""
+    enabled: list[Obj] = []
+    config: list[Obj] = []
+    if rng.random() < 0.7:
+        enabled.append({"name": "NodeResourcesAllocatable", "weight": rng.randint(1, 3)})
+        config.append({"name": "NodeResourcesAllocatable", "args": {
+            "mode": rng.choice(["Least", "Most"]),
+            "resources": [{"name": "cpu", "weight": rng.choice([1, 1 << 20])},
+                          {"name": "memory", "weight": 1}]}})
+    if rng.random() < 0.5:
+        enabled.append({"name": "PodState", "weight": rng.randint(1, 3)})
+    plugins: Obj = {"multiPoint": {"enabled": enabled}} if enabled else {}
+    if rng.random() < 0.6:
+        plugins["postFilter"] = {"enabled": [{"name": "PreemptionToleration"}],
+                                 "disabled": [{"name": "DefaultPreemption"}]}
+    return plugins, config

@@ -71,8 +71,9 @@ type victims struct {
 }
 
 type preemption struct {
-	Status       *status            `json:"status"` // the PostFilter's; null on success
-	Node         string             `json:"node"`   // the nominated node on success
+	Status *status `json:"status"` // the PostFilter's; null on success
+	Node   string  `json:"node"`   // the nominated node on success
+	// The dry run, for DefaultPreemption (null for another PostFilter).
 	Candidates   map[string]victims `json:"candidates"`
 	NodeStatuses map[string]*status `json:"nodeStatuses"`
 	Pick         string             `json:"pick"`
@@ -158,11 +159,12 @@ func profileFor(plugins, pluginConfig json.RawMessage, keep sets.Set[string]) (*
 	return profile, nil
 }
 
-// registryCapturing is the in-tree registry whose DefaultPreemption factory hands the instance it
+// registryCapturing is the registry (in-tree, and the flavour's `addPlugins`) whose DefaultPreemption factory hands the instance it
 // makes to `capture` (the framework keeps its plugins private). The factory's type differs
 // between releases, so it is wrapped by reflection.
 func registryCapturing(capture func(*defaultpreemption.DefaultPreemption)) frameworkruntime.Registry {
 	registry := plugins.NewInTreeRegistry()
+	addPlugins(registry)
 	original := reflect.ValueOf(registry[defaultpreemption.Name])
 	wrapped := reflect.MakeFunc(original.Type(), func(args []reflect.Value) []reflect.Value {
 		out := original.Call(args)
@@ -190,7 +192,7 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 func preempt(ctx context.Context, f framework.Framework, pl *defaultpreemption.DefaultPreemption,
 	state fwk.CycleState, pod *v1.Pod, infos []fwk.NodeInfo, statuses map[string]*fwk.Status,
 	factory informers.SharedInformerFactory) (*preemption, error) {
-	out := &preemption{Candidates: map[string]victims{}, NodeStatuses: map[string]*status{}}
+	out := &preemption{}
 	m := framework.NewDefaultNodeToStatus()
 	var potential []fwk.NodeInfo
 	for _, ni := range infos {
@@ -200,7 +202,12 @@ func preempt(ctx context.Context, f framework.Framework, pl *defaultpreemption.D
 			potential = append(potential, ni)
 		}
 	}
-	if len(potential) > 0 {
+	// The dry run is compared for DefaultPreemption; another PostFilter (scheduler-plugins'
+	// PreemptionToleration) by its outcome.
+	if pl != nil && f.ListPlugins().PostFilter.Enabled[0].Name == defaultpreemption.Name {
+		out.Candidates, out.NodeStatuses = map[string]victims{}, map[string]*status{}
+	}
+	if len(potential) > 0 && out.Candidates != nil {
 		pdbs, err := factory.Policy().V1().PodDisruptionBudgets().Lister().List(labels.Everything())
 		if err != nil {
 			return nil, err
@@ -367,7 +374,7 @@ func withPreemption(ctx context.Context, ans answer, f framework.Framework,
 	factory informers.SharedInformerFactory) answer {
 	// kube-scheduler runs PostFilter only when the profile has one (DefaultPreemption is
 	// made for its PreEnqueue even when its PostFilter is disabled).
-	if pl == nil || !f.HasPostFilterPlugins() {
+	if !f.HasPostFilterPlugins() {
 		return ans
 	}
 	p, err := preempt(ctx, f, pl, state, pod, infos, statuses, factory)

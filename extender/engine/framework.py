@@ -368,6 +368,9 @@ class PostFilterPlugin(Protocol):
                                        ctx: ClusterContext) -> tuple[bool, str]:
         """`PodEligibleToPreemptOthers`: (eligible, why not)."""
 
+    def no_victims(self, node: NodeInfo, pod: PodView) -> Status:
+        """The status of a node without a pod the preemptor may evict."""
+
     def offset_and_num_candidates(self, num_nodes: int, rng: Any) -> tuple[int, int]:
         """`GetOffsetAndNumCandidates`."""
 

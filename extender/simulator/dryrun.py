@@ -59,7 +59,7 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.simulator.changes import NodeChanges
 from extender.simulator.podmemo import PodMemo
-from extender.simulator.victimsums import NO_VICTIMS_STATUS, Plans, VictimSums
+from extender.simulator.victimsums import Plans, VictimSums
 
 #: A node's answer in a dry run: its victims, or why it cannot help.
 Answer = Victims | Status
@@ -179,10 +179,11 @@ class DryRunMemo:
         pdbs: PdbIndex | None = None
         for name in todo:
             if self._floor(name, ctx) >= pod.priority:
-                found[name] = NO_VICTIMS_STATUS
+                found[name] = plugin.no_victims(nodes[name], pod)
                 continue
             pdbs = pdbs or self._pdb_index(ctx)
-            answer = self._select(filters, sums, pod, nodes[name], pdbs, ctx, now, can_preempt)
+            answer = self._select(plugin, filters, sums, pod, nodes[name], pdbs, ctx, now,
+                                  can_preempt)
             if isinstance(answer, Victims) or answer.code == Code.ERROR:
                 # A candidate (or an error, whose message depends on the search order):
                 # the whole dry run, from its random offset, with the statuses known.
@@ -207,17 +208,17 @@ class DryRunMemo:
         self._memo.put(pod, nominated, self.changes.stamp, result)
         return result
 
-    def _select(self, filters: FilterPass, sums: VictimSums | None, pod: PodView,
-                node_info: NodeInfo, pdbs: PdbIndex, ctx: ClusterContext, now: float,
-                can_preempt: VictimPredicate) -> Answer:
+    def _select(self, plugin: DefaultPreemption, filters: FilterPass, sums: VictimSums | None,
+                pod: PodView, node_info: NodeInfo, pdbs: PdbIndex, ctx: ClusterContext,
+                now: float, can_preempt: VictimPredicate) -> Answer:
         """`select_victims_on_node` for one node: over sums where they decide it."""
         nominated = ctx.nominated_pods(node_info.name)
         if sums is not None:
-            answer = sums.select(node_info, pdbs, nominated, now)
+            answer = sums.select(node_info, pdbs, nominated, now, plugin.no_victims)
             if answer is not None:
                 return answer
         return select_victims_on_node(filters, pod, node_info, pdbs, nominated, now,
-                                      can_preempt=can_preempt)
+                                      can_preempt=can_preempt, no_victims=plugin.no_victims)
 
     def _dry_run(self, plugin: DefaultPreemption, filters: FilterPass, sums: VictimSums | None,
                  pod: PodView, statuses: Mapping[str, Status], ctx: ClusterContext,
@@ -240,8 +241,9 @@ class DryRunMemo:
             name = potential[(offset + i) % n]
             answer = answers.get(name)
             if answer is None:
-                answer = NO_VICTIMS_STATUS if self._floor(name, ctx) >= priority else \
-                    self._select(filters, sums, pod, nodes[name], pdbs, ctx, now, can_preempt)
+                answer = plugin.no_victims(nodes[name], pod) if self._floor(name, ctx) >= \
+                    priority else self._select(plugin, filters, sums, pod, nodes[name], pdbs,
+                                               ctx, now, can_preempt)
             if isinstance(answer, Victims) and answer.pods:
                 group = violating if answer.num_pdb_violations else clean
                 if len(group) < wanted:  # upstream's candidateList holds `wanted`

@@ -34,14 +34,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extender.engine.framework import Code, Status
+from extender.engine.framework import Status
 from extender.engine.preemption.fastpath import fit_after_node_only
 from extender.engine.preemption.ordering import by_importance
 from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.victims import (
-    NO_VICTIMS,
+    NoVictims,
     VictimPredicate,
     Victims,
+    no_preemption_victims,
     nominated_ahead,
     select_victims_on_node,
 )
@@ -49,9 +50,6 @@ from extender.engine.runner import FilterPass, node_fits
 from extender.model.node import Signature, signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-
-#: `select_victims_on_node`'s answer for a node with no pod the preemptor may evict.
-NO_VICTIMS_STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
 
 _MISSING = object()
 _NEVER = float("-inf")  # a zero request never fails
@@ -159,12 +157,13 @@ class VictimSums:
         return verdict  # type: ignore[return-value]  # under `key`: Status | None
 
     def select(self, node_info: NodeInfo, pdbs: PdbIndex, nominated: Sequence[PodView],
-               now: float) -> Victims | Status | None:
+               now: float, no_victims: NoVictims = no_preemption_victims,
+               ) -> Victims | Status | None:
         """`select_victims_on_node(filters, pod, node_info, pdbs, nominated, now,
-        can_preempt=…)`, or None when the sums cannot decide this node."""
+        can_preempt=…, no_victims=…)`, or None when the sums cannot decide this node."""
         plan = self._plan(node_info, pdbs, now)
         if plan is None:
-            return NO_VICTIMS_STATUS
+            return no_victims(node_info, self.pod)
         result = self._select(node_info, plan, nominated, now)
         if result is not None:
             self.decided += 1

@@ -23,12 +23,13 @@ from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.victims import (
     Victims,
     lower_priority,
+    no_preemption_victims,
     select_victims_on_node,
 )
 from extender.engine.profile import Profile, build_profile
 from extender.engine.runner import prepare_filters
 from extender.model.pod import PodView
-from extender.simulator.victimsums import NO_VICTIMS_STATUS, Plans, VictimSums, fit_only_key
+from extender.simulator.victimsums import Plans, VictimSums, fit_only_key
 from tests.engine.test_preemption_helpers import T0, cluster, node, pdb, pod, profile, view
 
 NOW = T0
@@ -149,7 +150,8 @@ def test_the_common_cases_are_decided() -> None:
     sums = VictimSums.for_pass(filters, me, lower_priority(me))
     assert sums is not None
     pdbs = PdbIndex(state.pdb_list())
-    assert sums.select(state.nodes["n2"], pdbs, [], NOW) == NO_VICTIMS_STATUS
+    assert sums.select(state.nodes["n2"], pdbs, [], NOW) == no_preemption_victims(
+        state.nodes["n2"], me)
     n0 = sums.select(state.nodes["n0"], pdbs, [], NOW)
     assert isinstance(n0, Victims) and [p.name for p in n0.pods] == ["a"]  # c, b come back
     # n1: "y" comes back, "x" cannot: "me" (2) and "ahead" (2) beside "e" and "y" fill it.

@@ -17,10 +17,12 @@ from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.pdb import PdbIndex
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.preemption.victims import (
+    NoVictims,
     VictimGuard,
     VictimPredicate,
     Victims,
     lower_priority,
+    no_preemption_victims,
     select_victims_on_node,
 )
 from extender.engine.runner import FilterPass, _Prepared, prepare_filters
@@ -99,7 +101,8 @@ class DryRun:
 
 def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[NodeInfo],
                        ctx: ClusterContext, offset: int, wanted: int, now: float,
-                       can_preempt: VictimPredicate, guard: VictimGuard | None = None) -> DryRun:
+                       can_preempt: VictimPredicate, guard: VictimGuard | None = None,
+                       no_victims: NoVictims = no_preemption_victims) -> DryRun:
     """`DryRunPreemption`, sequentially (kube-scheduler with parallelism 1): nodes
     `potential[(offset + i) % n]` until at least one PDB-respecting candidate is kept and
     `wanted` candidates are kept in all.
@@ -119,7 +122,8 @@ def dry_run_preemption(filters: FilterPass, pod: PodView, potential: Sequence[No
         node_info = potential[(offset + i) % n]
         name = node_info.name
         result = select_victims_on_node(filters, pod, node_info, pdbs, ctx.nominated_pods(name),
-                                        now, can_preempt=can_preempt, guard=guard)
+                                        now, can_preempt=can_preempt, guard=guard,
+                                        no_victims=no_victims)
         if isinstance(result, Victims) and result.pods:
             group = violating if result.num_pdb_violations else clean
             if len(group) < wanted:  # upstream's candidateList holds `wanted`; more are dropped
@@ -238,7 +242,7 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
         # The plugin's `GetOffsetAndNumCandidates` (CapacityScheduling: 0 and every node).
         offset, wanted = post_filter.offset_and_num_candidates(len(potential), rng)
         dry = dry_run_preemption(filters, pod, potential, state, offset, wanted, now, can_preempt,
-                                 guard=post_filter.victim_guard)
+                                 guard=post_filter.victim_guard, no_victims=post_filter.no_victims)
     if not dry.candidates:
         if dry.errors:
             message = dry.errors[0] if len(dry.errors) == 1 else f"[{', '.join(dry.errors)}]"

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from extender.engine.args import DefaultPreemptionArgs
-from extender.engine.framework import ClusterContext, Profile, Status
+from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.evaluator import (
     ExtenderStep,
     PreemptionResult,
@@ -20,7 +20,12 @@ from extender.engine.preemption.evaluator import (
 )
 from extender.engine.preemption.toleration import PLUGIN as TOLERATION
 from extender.engine.preemption.toleration import exempted_from_preemption
-from extender.engine.preemption.victims import VictimGuard, VictimPredicate, lower_priority
+from extender.engine.preemption.victims import (
+    VictimGuard,
+    VictimPredicate,
+    lower_priority,
+    no_preemption_victims,
+)
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -41,6 +46,10 @@ class DefaultPreemption:
     def can_preempt(self, preemptor: PodView, ctx: ClusterContext, now: float) -> VictimPredicate:
         """Which pods `preemptor` may evict: any of lower priority."""
         return lower_priority(preemptor)
+
+    def no_victims(self, node: NodeInfo, pod: PodView) -> Status:
+        """The status of a node without a pod the preemptor may evict."""
+        return no_preemption_victims(node, pod)
 
     def pod_eligible_to_preempt_others(self, pod: PodView, nominated_status: Status | None,
                                        nominated_node: NodeInfo | None,
@@ -66,6 +75,12 @@ class PreemptionToleration(DefaultPreemption):
     name = TOLERATION
     message_prefix = ""
     legacy_terminating = True
+
+    def no_victims(self, node: NodeInfo, pod: PodView) -> Status:
+        """scheduler-plugins' own wording (v0.34.7, `SelectVictimsOnNode`), naming the node
+        and the preemptor (by name only)."""
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                      (f"No victims found on node {node.name} for preemptor pod {pod.name}",))
 
     def can_preempt(self, preemptor: PodView, ctx: ClusterContext, now: float) -> VictimPredicate:
         """Lower priority, and not exempted by the victim's PriorityClass annotations."""

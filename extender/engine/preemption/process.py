@@ -54,10 +54,12 @@ from extender.engine.preemption.outcome import (
 from extender.engine.preemption.pdb import PdbIndex, SelectorMatches, count_pdb_violations
 from extender.engine.preemption.plugins import DefaultPreemption
 from extender.engine.preemption.victims import (
+    NoVictims,
     VictimGuard,
     VictimPredicate,
     Victims,
     fits_with_nominated,
+    no_preemption_victims,
     select_victims_on_node,
 )
 from extender.engine.runner import FilterPass, prepare_filters
@@ -143,9 +145,9 @@ def grouped_proposals(names: Sequence[str], uids: Sequence[str],
 
 class _Request:
     """What every node of one request shares: the PostFilter plugin, the dry run's filters,
-    the victim rule and guard."""
+    the victim rule, guard and no-victims wording."""
 
-    __slots__ = ("pod", "now", "plugin", "filters", "can_preempt", "guard")
+    __slots__ = ("pod", "now", "plugin", "filters", "can_preempt", "guard", "no_victims")
 
     def __init__(self, profile: Profile, pod: PodView, state: ClusterContext, now: float) -> None:
         plugin = profile.post_filter or DefaultPreemption()
@@ -159,11 +161,12 @@ class _Request:
         self.filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
         self.can_preempt = plugin.can_preempt(pod, state, self.now)
         self.guard: VictimGuard | None = getattr(plugin, "victim_guard", None)
+        self.no_victims: NoVictims = plugin.no_victims
 
     def slow(self, pdbs: PdbIndex) -> SlowPath:
         """The straightforward path for one node of this request."""
         return partial(_vet_node, self.filters, self.pod, pdbs=pdbs, can_preempt=self.can_preempt,
-                       now=self.now, guard=self.guard)
+                       now=self.now, guard=self.guard, no_victims=self.no_victims)
 
 
 def _process(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
@@ -213,7 +216,8 @@ def _process(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[st
 def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
               proposed: Sequence[PodView], nominated: Sequence[PodView], pdbs: PdbIndex,
               can_preempt: VictimPredicate, now: float,
-              guard: VictimGuard | None = None) -> Verdict:
+              guard: VictimGuard | None = None,
+              no_victims: NoVictims = no_preemption_victims) -> Verdict:
     """The victims to reply with on one node, or why the node is dropped."""
     work = info.clone()
     work_filters = filters.clone()
@@ -235,7 +239,7 @@ def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
         return DropReason.UNRESOLVABLE, describe(status)
     result = select_victims_on_node(filters, pod, info, pdbs, nominated, now,
                                     can_preempt=can_preempt, pinned={v.uid for v in proposed},
-                                    guard=guard)
+                                    guard=guard, no_victims=no_victims)
     if isinstance(result, Status):
         return (DropReason.NOT_ENOUGH_VICTIMS,
                 f"evicting every preemptable pod is not enough: {describe(result)}")

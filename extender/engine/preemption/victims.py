@@ -22,6 +22,13 @@ from extender.model.pod import PodView
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
 VictimPredicate = Callable[[PodView], bool]
+#: A PostFilter plugin's status for a node without a pod the preemptor may evict.
+NoVictims = Callable[[NodeInfo, PodView], Status]
+
+
+def no_preemption_victims(node: NodeInfo, pod: PodView) -> Status:
+    """DefaultPreemption's status for a node without a pod the preemptor may evict."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +98,7 @@ def select_victims_on_node(
     can_preempt: VictimPredicate | None = None,
     pinned: Collection[str] = (),
     guard: VictimGuard | None = None,
+    no_victims: NoVictims = no_preemption_victims,
 ) -> Victims | Status:
     """The victims on `node_info` for `pod`, or the Status saying why the node cannot help.
 
@@ -99,7 +107,8 @@ def select_victims_on_node(
     `PdbIndex` when called for many nodes); `nominated` the pods nominated to this node;
     `can_preempt` which pods may be evicted (default: lower priority). `pinned` names pods
     that are victims whatever happens (the scheduler's own proposal, when the extender only
-    adds to it); they are not offered back. `guard` adds a PostFilter plugin's own rules.
+    adds to it); they are not offered back. `guard` adds a PostFilter plugin's own rules;
+    `no_victims` words the status of a node without a pod to evict (the plugin's).
     `node_info` is left untouched.
     """
     can_preempt = can_preempt or lower_priority(pod)
@@ -108,7 +117,7 @@ def select_victims_on_node(
     if not potential:
         if guard is not None:
             return guard.no_victims(node_info, pod)
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+        return no_victims(node_info, pod)
     work = node_info.clone()
     filters = filters.clone()
     for victim in potential:
