@@ -625,9 +625,11 @@ def run(args: argparse.Namespace) -> int:
                               max_parked=args.max_held_binds
                               if isinstance(runtime.binder, PermitBinder) else 0)
     raise_open_files_limit(args.max_connections + args.max_held_binds + 256)
+    # No proxy headers: nothing reads the client's address, and kube-scheduler calls directly.
     config = uvicorn.Config(app, host=args.host, port=args.port, loop="uvloop",
                             http=guarded_protocol(limits), access_log=False, log_config=None,
-                            use_colors=False, lifespan="on", timeout_keep_alive=75)
+                            use_colors=False, lifespan="on", timeout_keep_alive=75,
+                            proxy_headers=False)
     server = uvicorn.Server(config)
     if args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file:
         from extender.ops.tls import configure_server_tls

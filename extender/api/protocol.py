@@ -60,6 +60,65 @@ def _reply(status: str, text: str) -> bytes:
             f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
 
 
+class CoalescingTransport:
+    """A connection's transport that writes a response's head together with its body.
+
+    uvicorn writes the head (status line and headers) and the body in two calls, and each write
+    to a socket is a system call and, on loopback, a packet the kernel carries to the reader
+    at once: two per response where one does. A head announcing a body is held for the body's
+    first write, which follows in the same turn of the event loop; a head no body follows (a
+    HEAD request's) goes out on the next turn, and any other call writes it first."""
+
+    __slots__ = ("transport", "loop", "held")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self.held
+        if held is not None:
+            self.held = None
+            self.transport.write(held + data)
+        elif data.startswith(b"HTTP/1.1 ") and data.endswith(b"\r\n\r\n") and \
+                _announces_body(data):
+            self.held = data
+            self.loop.call_soon(self.flush)
+        else:
+            self.transport.write(data)
+
+    def flush(self) -> None:
+        if self.held is not None:
+            held, self.held = self.held, None
+            self.transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.transport.write_eof()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+def _announces_body(head: bytes) -> bool:
+    """Whether a response head promises body bytes: a positive content-length, or chunks; and
+    not a 1xx, 204 or 304."""
+    status = head[9:12]
+    if status[:1] == b"1" or status in (b"204", b"304"):
+        return False
+    lowered = head.lower()
+    at = lowered.find(b"\r\ncontent-length: ")
+    if at >= 0:
+        end = lowered.find(b"\r\n", at + 2)
+        return lowered[at + 18:end].strip() not in (b"0", b"")
+    return b"\r\ntransfer-encoding: chunked" in lowered
+
+
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """`HttpToolsProtocol` with `limits` (set on the subclass `guarded_protocol` makes)."""
 
@@ -85,6 +144,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             transport.close()
             return
         super().connection_made(transport)
+        self.transport = CoalescingTransport(transport, self.loop)  # type: ignore[assignment]
         metrics.OPEN_CONNECTIONS.labels(self.listener).inc()
         self._start_head_timer()
 

@@ -84,16 +84,14 @@ class NameList:
     #: another, mostly do).
     last_filter: tuple[np.ndarray, tuple[tuple[bool, str] | None, ...], bytes] | None = None
     last_scores: tuple[np.ndarray, bytes] | None = None
+    #: The bytes of `replies`, and of the last replies with their inputs, kept as they change
+    #: (`nbytes` is asked for every list each time a list is added).
+    reply_bytes: int = 0
+    last_bytes: dict[str, int] = field(default_factory=dict)
 
     def nbytes(self) -> int:
         """What this list holds, roughly: its bytes, rows, kept and last replies."""
-        total = len(self.raw) + self.rows.nbytes
-        total += sum(len(entry.reply) for entry in list(self.replies.values()))
-        if self.last_filter is not None:
-            total += self.last_filter[0].nbytes + len(self.last_filter[2])
-        if self.last_scores is not None:
-            total += self.last_scores[0].nbytes + len(self.last_scores[1])
-        return total
+        return len(self.raw) + self.rows.nbytes + self.reply_bytes + sum(self.last_bytes.values())
 
 
 class RowReplies:
@@ -148,15 +146,17 @@ class RowReplies:
         list really is the object's last member (a string left open in it would not)."""
         if not body.endswith(b"]}"):
             return None
-        end = len(body) - 1
-        for key, entry in reversed(list(self._lists.items())):
-            start = end - len(entry.raw)
-            cut = start - len(_NAMES_FIELD)
-            if cut > 0 and entry.layout == table.layout \
-                    and body.startswith(_NAMES_FIELD, cut, start) \
-                    and body.startswith(entry.raw, start, end):
-                self._used(key)
-                return entry, cut
+        # The field's last occurrence is the list's: a name (a JSON string of a node's name)
+        # cannot hold it. One search and one lookup, however many lists are remembered.
+        cut = body.rfind(_NAMES_FIELD)
+        if cut <= 0:
+            return None
+        raw = bytes(body[cut + len(_NAMES_FIELD):len(body) - 1])
+        key = _list_key(raw)
+        entry = self._lists.get(key)
+        if entry is not None and entry.layout == table.layout and entry.raw == raw:
+            self._used(key)
+            return entry, cut
         return None
 
     def _used(self, key: tuple[int, int]) -> None:
@@ -201,12 +201,27 @@ class RowReplies:
         last = listed.last_filter
         if last is not None and last[1] == worded and np.array_equal(last[0], codes):
             return last[2]
-        reply = self._filter_reply(table, listed.rows, codes, statuses)
+        reply, passing = self._filter_reply(table, listed.rows, codes, statuses)
+        # kube-scheduler's prioritize for this pod names exactly the nodes that passed, in
+        # this order and these bytes (when this is its only filtering extender): remembered
+        # now, its list is found without being read.
+        self._remember(b"[" + passing + b"]", listed.rows[codes == 0], table)
         listed.last_filter = codes, worded, reply
+        listed.last_bytes["filter"] = codes.nbytes + len(reply)
         return reply
 
+    def _remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> None:
+        key = _list_key(raw)
+        found = self._lists.get(key)
+        if found is not None and found.layout == table.layout and found.raw == raw:
+            self._used(key)
+            return
+        self._lists[key] = NameList(raw, table.layout, rows)
+        self.trim()
+
     def _filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
-                      statuses: Sequence[Status | None]) -> bytes:
+                      statuses: Sequence[Status | None]) -> tuple[bytes, bytes]:
+        """The reply, and the passing names as they appear in it (comma-separated)."""
         names = self._encoded_names(table)
         passing = b",".join(names[rows[codes == 0]].tolist())
         failed: list[bytes] = []
@@ -229,7 +244,7 @@ class RowReplies:
                 target.append((message + b",").join(failing_names[start:end]) + message)
         return b"".join((b'{"Nodes":null,"NodeNames":[', passing, b'],"FailedNodes":{',
                          b",".join(failed), b'},"FailedAndUnresolvableNodes":{',
-                         b",".join(unresolvable), b'},"Error":""}'))
+                         b",".join(unresolvable), b'},"Error":""}')), passing
 
     def prioritize_reply(self, table: NodeTable, listed: NameList, scores: np.ndarray) -> bytes:
         """The `HostPriorityList`, one entry per row of the list in order, as `wire.encode`
@@ -239,6 +254,7 @@ class RowReplies:
             return last[1]
         reply = b"[" + b",".join(self._host_entries(table)[listed.rows, scores].tolist()) + b"]"
         listed.last_scores = scores, reply
+        listed.last_bytes["scores"] = scores.nbytes + len(reply)
         return reply
 
     # ---- reuse --------------------------------------------------------------------------------
@@ -264,13 +280,17 @@ class RowReplies:
         view_gens = load_gens = None
         if not token.whole_state:
             view_gens, load_gens = table.view_gen[rows], table.load_gen[rows]
+        replaced = names.replies.pop((verb, signature), None)
+        if replaced is not None:
+            names.reply_bytes -= len(replaced.reply)
         names.replies[(verb, signature)] = ReplyEntry(reply, view_gens, load_gens, token, summary)
+        names.reply_bytes += len(reply)
         # A list's replies stay within a sixteenth of the budget (the lists' own bound,
         # `RowReplies.trim`, runs when a new list comes).
         share = BUDGET["bytes"] // 16
-        while len(names.replies) > limit or (
-                names.replies and sum(len(e.reply) for e in names.replies.values()) > share):
-            names.replies.popitem(last=False)
+        while len(names.replies) > limit or (names.replies and names.reply_bytes > share):
+            _, dropped = names.replies.popitem(last=False)
+            names.reply_bytes -= len(dropped.reply)
 
 
 _replies: weakref.WeakKeyDictionary[NodeTable, RowReplies] = weakref.WeakKeyDictionary()

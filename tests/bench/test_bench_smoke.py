@@ -37,11 +37,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str, 
         "--concurrency", "1,4", "--decode-runs", "3", "--decode-seconds", "0.2",
         "--ready-timeout", "120", "--out-dir", str(out), "--workdir", str(tmp / "work"),
         "--simulator", "--simulator-nodes", "12", "--simulator-pods", "30", "--simulator-timeout", "300",
+        "--traffic-nodes", "30", "--traffic-cycles", "3",
     ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    results = sorted(out.glob("*.json"))
+    results = sorted(p for p in out.glob("*.json") if not p.name.startswith("traffic-"))
     assert len(results) == 1, results
+    assert len(list(out.glob("traffic-*.json"))) == 1  # the real-traffic table, first
     return json.loads(results[0].read_text()), proc.stdout, results[0]
 
 
@@ -135,7 +137,9 @@ def test_names_form_names_only_known_nodes(run: tuple[dict[str, Any], str, Path]
 def test_markdown_table_is_printed_and_written(run: tuple[dict[str, Any], str, Path]) -> None:
     result, stdout, path = run
     table = path.with_suffix(".md").read_text()
-    assert table.strip() == stdout.strip()
+    traffic = next(path.parent.glob("traffic-*.md")).read_text()
+    # The real-traffic table first, then the rest: each as written.
+    assert stdout.strip() == (traffic.strip() + "\n\n" + table.strip())
     assert "| filter | names | 5 |" in table and "| bind |" in table
     assert "| prioritize | names, TargetLoadPacking | 20 |" in table
     assert result["load_aware"]["fetches"] > 0

@@ -32,7 +32,8 @@ def test_metrics_export_every_cache_size(client) -> None:
     sizes = _exported(client)
     assert set(sizes) == CACHES
     assert sizes["node_row_memos"] > 0  # the filter memoised node-only verdicts per row
-    assert sizes["candidate_lists"] == 1 and sizes["kept_replies"] == 1
+    # The request's list, and the nodes that passed (the prioritize to come names them).
+    assert sizes["candidate_lists"] == 2 and sizes["kept_replies"] == 1
     assert sizes["remembered_pending_pods"] == 1  # its pod, for the bind to come
     assert client.post("/bind", content=fixture_bytes("bind.request.json")).json() == {"Error": ""}
     sizes = _exported(client)

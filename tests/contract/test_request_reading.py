@@ -156,3 +156,21 @@ def test_a_retried_pods_signature_ignores_its_false_conditions() -> None:
         {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
          "lastTransitionTime": "2026-11-28T19:35:10Z"}]})
     assert victim != first
+
+
+def test_a_prioritize_of_the_nodes_a_filter_passed_finds_its_list_remembered(splits) -> None:
+    """kube-scheduler's prioritize names exactly the nodes the filter reply passed, in its
+    order and bytes: the filter remembers that list, so the prioritize is read without it,
+    and answers as a cold server does."""
+    server = Server(0)
+    pod = pending_pod(1, 0)
+    status, reply = server.post("/filter", compact({"Pod": pod, "Nodes": None,
+                                                      "NodeNames": NAMES}))
+    assert status == 200
+    passed = reply["NodeNames"]
+    assert passed and len(passed) < len(NAMES)  # some nodes fail: a list of its own
+    body = compact({"Pod": pod, "Nodes": None, "NodeNames": passed})
+    splits.clear()
+    warm = server.post("/prioritize", body)
+    assert splits == [True]
+    assert warm == cold(0, "/prioritize", body)

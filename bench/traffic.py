@@ -1,0 +1,382 @@
+"""The traffic a real kube-scheduler sends, against the Go yardstick and the floor, in one run.
+
+    python -m bench.traffic                      # 100, 500, 1000 and 5000 nodes, 300 cycles each
+    python -m bench.traffic --quick              # 100 and 500 nodes, 60 cycles: a smoke test
+    python -m bench.traffic --nodes 5000 --cycles 1000 --seed 7
+
+Per cluster size, each *cycle* is what kube-scheduler does for one pod with this extender
+(`nodeCacheCapable`, filter + prioritize, and bind for ours):
+
+* a **distinct pod** (its own name, UID and requests; the seed is fresh each run unless
+  `--seed` is given), so neither the recognised-pod nor the reply cache can answer from a
+  previous request;
+* **filter** with the `NodeNames` window kube-scheduler would send: `numFeasibleNodesToFind`
+  nodes (all up to 100, then `percentageOfNodesToScore`'s adaptive share: 50 − n/125 %, at
+  least 5 %, at least 100 nodes) that passed its own filters (5 % of the nodes it looks at
+  fail them, drawn per cycle), from where the previous cycle stopped looking;
+* **prioritize** with the names that passed;
+* **bind** (ours only: the Go yardstick does not bind) to the best-scored node, so the state
+  changes every cycle.
+
+The same cycles go, interleaved cycle by cycle so that machine noise falls on all alike, to:
+`ours` (`extender serve` with `bench/policy-yardstick.json`, the Go yardstick's work: four
+filters and LeastAllocated), `ours-default` (kube-scheduler's default plugins, spread and
+affinity included, `bench/policy.json`), `go` (`../shared/peers/go-extender`, the yardstick)
+and `floor` (an asyncio endpoint that reads the request and answers `{}`: what any Python
+server pays for the connection). One keep-alive connection each; servers pinned to one CPU,
+this client to another. Replies are never cached: each server gets a body it has not seen.
+
+Latencies are measured from writing the request to reading the whole reply. The tables give
+p50 and p90 per verb, the cycle's mean (filter + prioritize + bind; Go: filter + prioritize)
+and the ratios to Go; the targets of the real-traffic issue are printed met / not met and never
+fail the run. Results go to `bench/results/traffic-<UTC>.json` and `.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench import generate, goyardstick
+from bench.run import HOST, Server, _pythonpath, cpu_plan, free_port, spawn, wait_ready
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+RESULTS = BENCH / "results"
+POLICIES = {"ours": BENCH / "policy-yardstick.json", "ours-default": BENCH / "policy.json"}
+PODS_PER_NODE = 10
+JSON = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- kube-scheduler's window
+
+def num_feasible_nodes_to_find(num_nodes: int, percentage: int = 0) -> int:
+    """kube-scheduler's `numFeasibleNodesToFind` (schedule_one.go): every node up to 100
+    (`minFeasibleNodesToFind`); past that, `percentage` (0: adaptive, 50 − n/125, at least 5)
+    of them, at least 100."""
+    if num_nodes < 100 or percentage >= 100:
+        return num_nodes
+    if percentage <= 0:
+        percentage = max(50 - num_nodes // 125, 5)
+    return max(num_nodes * percentage // 100, 100)
+
+
+def windows(names: Sequence[str], cycles: int, seed: int, rejected: float = 0.05,
+            ) -> list[list[str]]:
+    """The `NodeNames` of each cycle: kube-scheduler walks the nodes from `nextStartNodeIndex`
+    until its own filters have passed `numFeasibleNodesToFind` of them, sends those, and starts
+    the next cycle after the last node it looked at. Its filters reject a share of the nodes
+    (`rejected`, drawn per node and cycle from `seed`), so the windows, like a real
+    scheduler's, are not the same few lists over and over (which the extender's remembered-list
+    cache would answer)."""
+    n = len(names)
+    size = num_feasible_nodes_to_find(n)
+    rng = random.Random(f"{seed}:windows")
+    out, start = [], 0
+    for _ in range(cycles):
+        window: list[str] = []
+        looked = 0
+        while len(window) < size and looked < n:
+            if size == n or rng.random() >= rejected:
+                window.append(names[(start + looked) % n])
+            looked += 1
+        out.append(window)
+        start = (start + looked) % n
+    return out
+
+
+def pending_pods(seed: int, cycles: int) -> list[JSON]:
+    """Distinct pending pods: each its own name, UID and requests."""
+    rng = random.Random(f"{seed}:traffic")
+    pods = []
+    for i in range(cycles):
+        suffix = "".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+        pods.append(generate.make_pod(
+            seed, name=f"traffic-{rng.randrange(16**9):09x}-{suffix}", namespace="checkout",
+            cpu_m=rng.choice([100, 250, 500, 1000]), memory_mi=rng.choice([128, 512, 1024, 2048])))
+        pods[-1]["metadata"]["name"] += f"-{i}"
+    return pods
+
+
+# --------------------------------------------------------------------------- the floor
+
+async def _floor(port: int) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                await reader.readexactly(length)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 2\r\n\r\n{}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, HOST, port)
+    async with server:
+        await server.serve_forever()
+
+
+def floor_main(port: int) -> int:
+    asyncio.run(_floor(port))
+    return 0
+
+
+# --------------------------------------------------------------------------- servers
+
+@dataclass
+class Target:
+    name: str
+    server: Server
+    binds: bool
+    conn: http.client.HTTPConnection = field(init=False)
+    times: dict[str, list[float]] = field(default_factory=lambda: {
+        "filter": [], "prioritize": [], "bind": [], "cycle": []})
+
+    def __post_init__(self) -> None:
+        self.conn = http.client.HTTPConnection(HOST, self.server.port, timeout=60)
+
+    def post(self, path: str, body: bytes) -> tuple[float, bytes]:
+        started = time.perf_counter()
+        self.conn.request("POST", path, body, {"Content-Type": "application/json"})
+        response = self.conn.getresponse()
+        data = response.read()
+        elapsed = time.perf_counter() - started
+        if response.status != 200:
+            raise RuntimeError(f"{self.name} {path}: HTTP {response.status}: {data[:300]!r}")
+        return elapsed, data
+
+
+def start_ours(snapshot: Path, policy: Path, workdir: Path, cpu: int | None, tag: str) -> Server:
+    port = free_port()
+    cmd = [sys.executable, "-m", "extender", "serve", "--host", HOST, "--port", str(port),
+           "--snapshot", str(snapshot), "--policy", str(policy)]
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    return spawn(cmd, snapshot, port, workdir / f"server-{tag}.log", cpu, env)
+
+
+def start_floor(workdir: Path, cpu: int | None) -> Server:
+    port = free_port()
+    cmd = [sys.executable, "-m", "bench.traffic", "--floor-server", str(port)]
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    return spawn(cmd, workdir / "none", port, workdir / "server-floor.log", cpu, env, "/")
+
+
+# --------------------------------------------------------------------------- one cluster size
+
+_decoder = msgspec.json.Decoder()
+
+
+def _best(priorities: Any) -> str | None:
+    best, node = -1, None
+    for entry in priorities or []:
+        if entry["Score"] > best:
+            best, node = entry["Score"], entry["Host"]
+    return node
+
+
+def cycle(target: Target, pod: JSON, names: list[str]) -> None:
+    """One pod's filter, prioritize (on what passed) and, for ours, bind."""
+    filter_time, reply = target.post("/filter", generate.extender_args(pod, None, names))
+    if target.name == "floor":
+        passed = names
+    else:
+        passed = _decoder.decode(reply).get("NodeNames") or []
+    prioritize_time, reply = target.post("/prioritize", generate.extender_args(pod, None, passed))
+    total = filter_time + prioritize_time
+    target.times["filter"].append(filter_time)
+    target.times["prioritize"].append(prioritize_time)
+    if target.binds and target.name != "floor":
+        node = _best(_decoder.decode(reply))
+        if node is not None:
+            meta = pod["metadata"]
+            bind_time, reply = target.post("/bind", generate.encode({
+                "PodName": meta["name"], "PodNamespace": meta["namespace"],
+                "PodUID": meta["uid"], "Node": node}))
+            error = _decoder.decode(reply).get("Error")
+            if error:
+                raise RuntimeError(f"{target.name} bind: {error}")
+            target.times["bind"].append(bind_time)
+            total += bind_time
+    target.times["cycle"].append(total)
+
+
+def _ms(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3)
+
+
+def summary(times: dict[str, list[float]]) -> JSON:
+    return {verb: {"p50": _ms(v, 0.5), "p90": _ms(v, 0.9),
+                   "mean": round(statistics.fmean(v) * 1000, 3) if v else None, "n": len(v)}
+            for verb, v in times.items()}
+
+
+def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
+             go_binary: Path | None, progress: Callable[[str], None]) -> JSON:
+    spec = generate.ClusterSpec(nodes, nodes * PODS_PER_NODE, generate.DEFAULT_SEED)
+    snapshot = workdir / f"cluster-{nodes}.json"
+    if not snapshot.exists():
+        generate.write_cluster(snapshot, spec)
+    names = [generate.node_name(i) for i in range(nodes)]
+    server_cpu, client_cpu = cpu_plan()
+    servers: list[Target] = []
+    try:
+        for tag, policy in POLICIES.items():
+            servers.append(Target(tag, start_ours(snapshot, policy, workdir, server_cpu,
+                                                  f"{tag}-{nodes}"), binds=True))
+        if go_binary is not None:
+            port = free_port()
+            servers.append(Target("go", spawn([str(go_binary), "-snapshot", str(snapshot),
+                                               "-addr", f"{HOST}:{port}"], snapshot, port,
+                                              workdir / f"server-go-{nodes}.log", server_cpu,
+                                              dict(os.environ), "/healthz"), binds=False))
+        servers.append(Target("floor", start_floor(workdir, server_cpu), binds=False))
+        for target in servers:
+            wait_ready(target.server, 900.0)
+        if client_cpu is not None:
+            os.sched_setaffinity(0, {client_cpu})
+        pods = pending_pods(seed + nodes, warmup + cycles)
+        plan = windows(names, warmup + cycles, seed + nodes)
+        progress(f"{nodes} nodes: window {len(plan[0])}, {cycles} cycles (+{warmup} warm-up)")
+        for i, (pod, window) in enumerate(zip(pods, plan, strict=True)):
+            for target in servers:
+                cycle(target, pod, window)
+            if i + 1 == warmup:
+                for target in servers:
+                    for values in target.times.values():
+                        values.clear()
+        return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
+                "servers": {t.name: summary(t.times) for t in servers}}
+    finally:
+        for target in servers:
+            target.conn.close()
+            target.server.stop()
+
+
+# --------------------------------------------------------------------------- report
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
+def targets(row: JSON) -> list[tuple[str, bool | None]]:
+    """The real-traffic issue's targets for one cluster size (None: not measured)."""
+    s = row["servers"]
+    ours, go, default = s.get("ours"), s.get("go"), s.get("ours-default")
+    out: list[tuple[str, bool | None]] = []
+    if ours and go:
+        for verb in ("filter", "prioritize"):
+            r = _ratio(ours[verb]["p50"], go[verb]["p50"])
+            out.append((f"{verb} p50 ≤ 0.6× Go ({r})", r is not None and r <= 0.6))
+        go_cycle = (go["filter"]["mean"] or 0) + (go["prioritize"]["mean"] or 0)
+        r = _ratio(ours["cycle"]["mean"], go_cycle)
+        out.append((f"cycle mean ≤ 0.8× Go's filter + prioritize ({r})", r is not None and r <= 0.8))
+    if ours:
+        for verb in ("filter", "prioritize"):
+            r = _ratio(ours[verb]["p90"], ours[verb]["p50"])
+            out.append((f"{verb} p90 ≤ 2× p50 ({r})", r is not None and r <= 2))
+    if ours and default:
+        r = _ratio(default["cycle"]["mean"], ours["cycle"]["mean"])
+        out.append((f"default policy cycle ≤ 2× the 4-filter policy ({r})", r is not None and r <= 2))
+    return out
+
+
+def table(rows: list[JSON]) -> str:
+    lines = ["| nodes | window | verb | ours p50 / p90 | default policy p50 | Go p50 / p90 | floor p50 "
+             "| ours / Go (p50) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        s = row["servers"]
+        for verb in ("filter", "prioritize", "bind", "cycle"):
+            ours, default = s.get("ours", {}).get(verb, {}), s.get("ours-default", {}).get(verb, {})
+            go, floor = s.get("go", {}).get(verb, {}), s.get("floor", {}).get(verb, {})
+            stat = "mean" if verb == "cycle" else "p50"
+
+            def cell(d: JSON, both: bool = True, stat: str = stat) -> str:
+                if not d or d.get(stat) is None:
+                    return "—"
+                return f"{d[stat]:.2f}" + (f" / {d['p90']:.2f}" if both and stat == "p50" else "")
+            ratio = _ratio(ours.get(stat), go.get(stat)) if verb != "cycle" else _ratio(
+                ours.get("mean"), (go.get("mean") or 0) if go else None)
+            if verb == "cycle" and s.get("go"):
+                go_cycle = (s["go"]["filter"]["mean"] or 0) + (s["go"]["prioritize"]["mean"] or 0)
+                ratio = _ratio(ours.get("mean"), go_cycle)
+                go_text = f"{go_cycle:.2f} (f+p mean)"
+            else:
+                go_text = cell(go)
+            label = "cycle (mean)" if verb == "cycle" else verb
+            lines.append(f"| {row['nodes']} | {row['window']} | {label} | {cell(ours)} | "
+                         f"{cell(default, False)} | {go_text} | {cell(floor, False)} | "
+                         f"{ratio if ratio is not None else '—'} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.traffic", description=__doc__.split("\n\n")[0])
+    p.add_argument("--nodes", default=None, help="cluster sizes (default 100,500,1000,5000)")
+    p.add_argument("--cycles", type=int, default=None, help="measured cycles per size (default 300)")
+    p.add_argument("--warmup", type=int, default=20, help="unmeasured cycles first (default 20)")
+    p.add_argument("--seed", type=int, default=None, help="the pods' seed (default: fresh each run)")
+    p.add_argument("--quick", action="store_true", help="100 and 500 nodes, 60 cycles")
+    p.add_argument("--no-go", action="store_true", help="skip the Go yardstick")
+    p.add_argument("--out-dir", type=Path, default=RESULTS)
+    p.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.floor_server:
+        return floor_main(args.floor_server)
+    sizes = [int(x) for x in (args.nodes or ("100,500" if args.quick else "100,500,1000,5000"))
+             .split(",")]
+    cycles = args.cycles or (60 if args.quick else 300)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 30)
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+    go_binary = None
+    if not args.no_go:
+        prepared = goyardstick.prepare()
+        go_binary = prepared.binary
+        if go_binary is None:
+            progress(f"Go yardstick skipped: {prepared.reason}")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="traffic-") as tmp:
+        for nodes in sizes:
+            rows.append(run_size(nodes, cycles, args.warmup, seed, Path(tmp), go_binary, progress))
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    report = {"seed": seed, "cycles": cycles, "rows": rows,
+              "targets": {str(r["nodes"]): [[t, ok] for t, ok in targets(r)] for r in rows}}
+    text = [f"Real traffic: distinct pods (seed {seed}), kube-scheduler's node windows, a bind "
+            "each cycle; milliseconds.", "", table(rows), ""]
+    for row in rows:
+        for what, ok in targets(row):
+            text.append(f"- {row['nodes']} nodes: {what}: {'met' if ok else 'not met'}")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / f"traffic-{stamp}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (args.out_dir / f"traffic-{stamp}.md").write_text("\n".join(text) + "\n")
+    print("\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
