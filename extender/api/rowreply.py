@@ -84,14 +84,28 @@ class NameList:
     #: another, mostly do).
     last_filter: tuple[np.ndarray, tuple[tuple[bool, str] | None, ...], bytes] | None = None
     last_scores: tuple[np.ndarray, bytes] | None = None
-    #: The bytes of `replies`, and of the last replies with their inputs, kept as they change
-    #: (`nbytes` is asked for every list each time a list is added).
+    #: The bytes of `replies`, and of the last replies with their inputs.
     reply_bytes: int = 0
     last_bytes: dict[str, int] = field(default_factory=dict)
+    #: All it holds (its bytes, rows, kept and last replies), kept as it changes; `account`
+    #: is the running total of the `RowReplies` holding it, changed along.
+    size: int = 0
+    account: list[int] = field(default_factory=lambda: [0])
+
+    def __post_init__(self) -> None:
+        self.size = len(self.raw) + self.rows.nbytes
+
+    def grow(self, delta: int) -> None:
+        self.size += delta
+        self.account[0] += delta
+
+    def set_last(self, kind: str, size: int) -> None:
+        self.grow(size - self.last_bytes.get(kind, 0))
+        self.last_bytes[kind] = size
 
     def nbytes(self) -> int:
         """What this list holds, roughly: its bytes, rows, kept and last replies."""
-        return len(self.raw) + self.rows.nbytes + self.reply_bytes + sum(self.last_bytes.values())
+        return self.size
 
 
 class RowReplies:
@@ -99,6 +113,10 @@ class RowReplies:
 
     def __init__(self, table: NodeTable) -> None:
         self._lists: OrderedDict[tuple[int, int], NameList] = OrderedDict()
+        #: The lists' bytes in all, kept as they change (counted afresh now and then: the
+        #: large-request worker may change a list beside the loop).
+        self._account = [0]
+        self._inserts = 0
         self._names_layout = self._hosts_layout = -1
         self._names: np.ndarray = np.empty(0, dtype=object)
         self._hosts: np.ndarray = np.empty((0, _MAX_PRIORITY + 1), dtype=object)
@@ -119,23 +137,39 @@ class RowReplies:
         if rows is None:
             return None, names
         entry = NameList(raw, table.layout, rows)
-        self._lists[key] = entry
-        self.trim()
+        self._insert(key, entry)
         return entry, None
 
     def nbytes(self) -> int:
-        return sum(entry.nbytes() for entry in list(self._lists.values()))
+        return self._account[0]
+
+    def _insert(self, key: tuple[int, int], entry: NameList) -> None:
+        old = self._lists.pop(key, None)
+        if old is not None:
+            self._forget(old)
+        entry.account = self._account
+        self._account[0] += entry.size
+        self._lists[key] = entry
+        self._inserts += 1
+        if self._inserts % 256 == 0:
+            self._account[0] = sum(e.size for e in list(self._lists.values()))
+        self.trim()
+
+    def _forget(self, entry: NameList) -> None:
+        self._account[0] -= entry.size
+        entry.account = [0]  # its later changes count nowhere
 
     def trim(self) -> None:
         """Forget the least recently used lists past `NAMES_CACHE_SIZE` or the byte budget
         (the newest is kept: the request at hand uses it)."""
         lists = self._lists
         while len(lists) > NAMES_CACHE_SIZE or (len(lists) > 1
-                                                and self.nbytes() > BUDGET["bytes"]):
+                                                and self._account[0] > BUDGET["bytes"]):
             try:
-                lists.popitem(last=False)
+                _, entry = lists.popitem(last=False)
             except KeyError:  # the other thread (api.offload) took it first
                 break
+            self._forget(entry)
 
     def split(self, body: bytes, table: NodeTable) -> tuple[NameList, int] | None:
         """A remembered list that ends `body` as Go's encoder writes `ExtenderArgs` (its last
@@ -207,7 +241,7 @@ class RowReplies:
         # now, its list is found without being read.
         self._remember(b"[" + passing + b"]", listed.rows[codes == 0], table)
         listed.last_filter = codes, worded, reply
-        listed.last_bytes["filter"] = codes.nbytes + len(reply)
+        listed.set_last("filter", codes.nbytes + len(reply))
         return reply
 
     def _remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> None:
@@ -216,8 +250,7 @@ class RowReplies:
         if found is not None and found.layout == table.layout and found.raw == raw:
             self._used(key)
             return
-        self._lists[key] = NameList(raw, table.layout, rows)
-        self.trim()
+        self._insert(key, NameList(raw, table.layout, rows))
 
     def _filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
                       statuses: Sequence[Status | None]) -> tuple[bytes, bytes]:
@@ -254,7 +287,7 @@ class RowReplies:
             return last[1]
         reply = b"[" + b",".join(self._host_entries(table)[listed.rows, scores].tolist()) + b"]"
         listed.last_scores = scores, reply
-        listed.last_bytes["scores"] = scores.nbytes + len(reply)
+        listed.set_last("scores", scores.nbytes + len(reply))
         return reply
 
     # ---- reuse --------------------------------------------------------------------------------
@@ -283,14 +316,17 @@ class RowReplies:
         replaced = names.replies.pop((verb, signature), None)
         if replaced is not None:
             names.reply_bytes -= len(replaced.reply)
+            names.grow(-len(replaced.reply))
         names.replies[(verb, signature)] = ReplyEntry(reply, view_gens, load_gens, token, summary)
         names.reply_bytes += len(reply)
+        names.grow(len(reply))
         # A list's replies stay within a sixteenth of the budget (the lists' own bound,
         # `RowReplies.trim`, runs when a new list comes).
         share = BUDGET["bytes"] // 16
         while len(names.replies) > limit or (names.replies and names.reply_bytes > share):
             _, dropped = names.replies.popitem(last=False)
             names.reply_bytes -= len(dropped.reply)
+            names.grow(-len(dropped.reply))
 
 
 _replies: weakref.WeakKeyDictionary[NodeTable, RowReplies] = weakref.WeakKeyDictionary()

@@ -93,3 +93,55 @@ def test_metrics_export_the_bytes_of_the_caches_requests_fill(client) -> None:
             re.findall(r'^extender_cache_bytes\{cache="([^"]+)"\} (\S+)$', text, re.M)}
     assert set(held) == {"recent_pod_views", "candidate_lists", "node_row_memos"}
     assert held["recent_pod_views"] > 1000 and held["candidate_lists"] > 0
+
+
+def test_the_candidate_lists_bytes_are_counted_as_they_change() -> None:
+    """`RowReplies` keeps the lists' bytes as a running total (summing them on every insert
+    cost a tenth of a filter): after churn — new lists, replies kept and dropped, last replies
+    replaced, lists evicted by count and by bytes — it is what counting afresh gives."""
+    import json
+    import random
+
+    from starlette.testclient import TestClient
+
+    from extender.api import rowreply
+    from extender.api.app import create_app
+    from extender.api.runtime import Runtime
+    from extender.engine.evaluate import DEFAULT_POLICY, cluster_from_objects
+    from extender.engine.policy import parse_policy
+    from extender.engine.profile import build_profile
+    from extender.state.binder import SnapshotBinder
+    from tests.contract.test_reply_reuse import NAMES, cluster_objects, pending_pod
+
+    def exact(replies: rowreply.RowReplies) -> int:
+        total = 0
+        for entry in replies._lists.values():
+            total += len(entry.raw) + entry.rows.nbytes
+            total += sum(len(e.reply) for e in entry.replies.values())
+            if entry.last_filter is not None:
+                total += entry.last_filter[0].nbytes + len(entry.last_filter[2])
+            if entry.last_scores is not None:
+                total += entry.last_scores[0].nbytes + len(entry.last_scores[1])
+        return total
+
+    rng = random.Random(5)
+    state = cluster_from_objects(cluster_objects(rng))
+    runtime = Runtime(build_profile(parse_policy(DEFAULT_POLICY)), state,
+                      SnapshotBinder(state, 30.0))
+    budget = rowreply.BUDGET["bytes"]
+    try:
+        rowreply.BUDGET["bytes"] = 6_000  # small: evictions by bytes happen too
+        with TestClient(create_app(runtime)) as client:
+            replies = rowreply.replies_for(state.table)
+            for i in range(300):
+                names = rng.sample(NAMES, rng.randint(1, len(NAMES)))
+                body = json.dumps({"Pod": pending_pod(rng.randrange(3), rng.randrange(4)),
+                                   "Nodes": None, "NodeNames": names}).encode()
+                assert client.post(rng.choice(["/filter", "/prioritize"]),
+                                   content=body).status_code == 200
+                if i % 25 == 0:
+                    assert replies.nbytes() == exact(replies)
+            assert replies.nbytes() == exact(replies) > 0
+            assert 1 < len(replies._lists) <= rowreply.NAMES_CACHE_SIZE
+    finally:
+        rowreply.BUDGET["bytes"] = budget
