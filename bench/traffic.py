@@ -7,9 +7,10 @@
 Per cluster size, each *cycle* is what kube-scheduler does for one pod with this extender
 (`nodeCacheCapable`, filter + prioritize, and bind for ours):
 
-* a **distinct pod** (its own name, UID and requests; the seed is fresh each run unless
-  `--seed` is given), so neither the recognised-pod nor the reply cache can answer from a
-  previous request;
+* a **distinct pod** (its own name and UID; the seed is fresh each run unless `--seed` is
+  given), a replica of one of 24 workloads whose replicas share their spec, as a cluster's
+  ReplicaSets create them: neither the recognised-pod nor the reply cache can answer from a
+  previous request (what a workload's replicas share, the engine may);
 * **filter** with the `NodeNames` window kube-scheduler would send: `numFeasibleNodesToFind`
   nodes (all up to 100, then `percentageOfNodesToScore`'s adaptive share: 50 − n/125 %, at
   least 5 %, at least 100 nodes) that passed its own filters (5 % of the nodes it looks at
@@ -44,6 +45,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -100,16 +102,29 @@ def windows(names: Sequence[str], cycles: int, seed: int, rejected: float = 0.05
     return out
 
 
+WORKLOADS = 24
+
+
 def pending_pods(seed: int, cycles: int) -> list[JSON]:
-    """Distinct pending pods: each its own name, UID and requests."""
+    """Distinct pending pods, as a cluster's controllers create them: each its own name
+    (its workload's ReplicaSet name and a random suffix) and UID, of one of `WORKLOADS`
+    workloads whose replicas share their spec (requests, labels, affinity)."""
     rng = random.Random(f"{seed}:traffic")
-    pods = []
-    for i in range(cycles):
-        suffix = "".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
-        pods.append(generate.make_pod(
-            seed, name=f"traffic-{rng.randrange(16**9):09x}-{suffix}", namespace="checkout",
-            cpu_m=rng.choice([100, 250, 500, 1000]), memory_mi=rng.choice([128, 512, 1024, 2048])))
-        pods[-1]["metadata"]["name"] += f"-{i}"
+    workloads = [(f"svc{w:02d}-{rng.randrange(16**9):09x}", rng.choice([100, 250, 500, 1000]),
+                  rng.choice([128, 512, 1024, 2048]),
+                  str(uuid.UUID(int=rng.getrandbits(128), version=4))) for w in range(WORKLOADS)]
+    pods, seen = [], set()
+    while len(pods) < cycles:
+        replica_set, cpu_m, memory_mi, owner_uid = rng.choice(workloads)
+        name = f"{replica_set}-{''.join(rng.choice('bcdfghjklmnpqrstvwxz2456789') for _ in range(5))}"
+        if name in seen:
+            continue
+        seen.add(name)
+        pod = generate.make_pod(seed, name=name, namespace="checkout", cpu_m=cpu_m,
+                                memory_mi=memory_mi)
+        pod["metadata"]["uid"] = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        pod["metadata"]["ownerReferences"][0]["uid"] = owner_uid  # its ReplicaSet's
+        pods.append(pod)
     return pods
 
 

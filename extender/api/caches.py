@@ -30,9 +30,11 @@ _LRU: dict[str, Any] = {
 
 def configure_cache_bytes(total: int) -> None:
     """Share `serve --cache-bytes` among the caches that keep what requests bring: half for
-    the candidate lists with their replies, a sixteenth for recent pods' views."""
+    the candidate lists with their replies, a sixteenth each for recent pods' views by their
+    bytes and by their spec."""
     rowreply.BUDGET["bytes"] = total // 2
     verb._recent_pods.set_budget(total // 16)
+    verb._views_by_spec.set_budget(total // 16)
 
 
 def cache_bytes(runtime: Any) -> dict[str, int]:
@@ -41,6 +43,7 @@ def cache_bytes(runtime: Any) -> dict[str, int]:
     table = runtime.state.table
     return {
         "recent_pod_views": verb._recent_pods.nbytes,
+        "pod_views_by_spec": verb._views_by_spec.nbytes,
         **replies_for(table).byte_sizes(),
         # each row memo: 16 bytes per row of the table's capacity (int64 values and generations).
         "node_row_memos": table.memo_count * 16 * table.capacity,
@@ -65,6 +68,8 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         **replies_for(state.table).sizes(),
         # views of the pods of recent filter/prioritize requests: at most 256 (api.verb).
         "recent_pod_views": len(verb._recent_pods),
+        # the same pods' views by their content without identity: at most 256 (api.verb).
+        "pod_views_by_spec": len(verb._views_by_spec),
         # until confirmed by the watch or --assume-ttl seconds.
         "assumed_pods": len(state.assumed),
         # remembered_pending_pods: the last 4 096 pending pods seen in filter/prioritize (for

@@ -35,6 +35,10 @@ ErrorReply = Callable[[str, int], Response]
 RECENT_PODS = 256
 _recent_pods: BoundedCache[bytes, tuple[PodView, bytes]] = BoundedCache(
     RECENT_PODS, DEFAULT_CACHE_BYTES // 16)
+#: Recent pods' views by `pod_signature`: another replica of a workload (the same spec, its own
+#: name and uid) takes a recent replica's view, rebound to its identity, instead of building
+#: one (a twentieth of the cost). Bounded like `_recent_pods`.
+_views_by_spec: BoundedCache[bytes, PodView] = BoundedCache(RECENT_PODS, DEFAULT_CACHE_BYTES // 16)
 
 
 def pod_view(pod: k8s.Pod | None) -> PodView:
@@ -63,8 +67,15 @@ def pod_from_raw(raw: msgspec.Raw, body: bytes) -> tuple[PodView, bytes]:
         # Worded as a decode of the whole body words it (the path starts at `$.Pod`).
         decode(body, wire.SchedulingArgsDecoded)
         raise BadRequest(wire.describe_decode_error(exc)) from None
-    found = pod_view(pod), pod_signature(pod)
-    _recent_pods.put(key, found, len(key) + len(found[1]))
+    signature = pod_signature(pod)
+    same_spec = _views_by_spec.get(signature)
+    if same_spec is not None:
+        view = same_spec.rebound(pod.metadata)
+    else:
+        view = pod_view(pod)
+        _views_by_spec.put(signature, view, len(signature))
+    found = view, signature
+    _recent_pods.put(key, found, len(key) + len(signature))
     return found
 
 

@@ -193,6 +193,18 @@ class PodView:
     #: `spec.terminationGracePeriodSeconds`, in seconds (None: not set; the API's default is 30).
     termination_grace_period: int | None
 
+    def rebound(self, meta: k8s.ObjectMeta) -> PodView:
+        """This view for another pod whose content differs only in what names one object
+        (name, uid, creation time; `api.verb.pod_signature`): a workload's replicas. Every
+        other part is shared, as views are immutable; copying them costs a twentieth of
+        building them."""
+        view = PodView.__new__(PodView)
+        for slot in PodView.__slots__:
+            setattr(view, slot, getattr(self, slot))
+        view.uid, view.name = meta.uid, meta.name
+        view.creation_time = parse_time(meta.creation_timestamp)
+        return view
+
     @classmethod
     def from_k8s(cls, pod: k8s.Pod, slim: bool = False) -> PodView:
         """The view of a pod; repeated strings, label maps and request vectors are shared.

@@ -10,7 +10,7 @@ from extender.model.node import NodeView, interned_sizes, signature
 from extender.model.pod import PodView, shared_sizes
 from tests.conftest import fixture_bytes
 
-CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "recent_pod_views", "assumed_pods", "remembered_pending_pods", "node_set_memos",
+CACHES = {"node_memos", "node_row_memos", "candidate_lists", "kept_replies", "recent_pod_views", "pod_views_by_spec", "assumed_pods", "remembered_pending_pods", "node_set_memos",
           "pod_selector_matches",
           "pdb_selector_answers", "preempt_exposures", "preempt_node_plans", "preempt_pod_columns",
           "deferred_state_changes", "binds_in_flight", "binds_held_at_permit",
@@ -91,8 +91,10 @@ def test_metrics_export_the_bytes_of_the_caches_requests_fill(client) -> None:
     text = client.get("/metrics").text
     held = {m[0]: float(m[1]) for m in
             re.findall(r'^extender_cache_bytes\{cache="([^"]+)"\} (\S+)$', text, re.M)}
-    assert set(held) == {"recent_pod_views", "candidate_lists", "node_row_memos"}
+    assert set(held) == {"recent_pod_views", "pod_views_by_spec", "candidate_lists",
+                         "node_row_memos"}
     assert held["recent_pod_views"] > 1000 and held["candidate_lists"] > 0
+    assert held["pod_views_by_spec"] > 100
 
 
 def test_the_candidate_lists_bytes_are_counted_as_they_change() -> None:
