@@ -4,7 +4,8 @@ plugins read: requests (containers, restartable init containers, overhead), node
 with extended resources, labels across zones and hostnames, taints of every effect and
 tolerations, node selectors and node affinity (required and preferred, every operator, and
 `metadata.name` fields),
-host ports, images, topology spread constraints and inter-pod (anti-)affinity; for preemption,
+host ports, images, topology spread constraints (`matchLabelKeys` too) and inter-pod
+(anti-)affinity; for preemption,
 priorities, start times, PodDisruptionBudgets (their selectors and allowed disruptions),
 `preemptionPolicy` and a pending pod already nominated to a node.
 
@@ -24,6 +25,7 @@ from extender.engine.registry import DEFAULT_FILTERS, DEFAULT_SCORES
 Obj = dict[str, Any]
 ZONES = ("zone-a", "zone-b", "zone-c")
 APPS = ("web", "db", "cache")
+HASHES = ("5f7b9c8d6", "7c9d8b6f5")
 TAINT_KEYS = ("dedicated", "gpu", "spot")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 GPU = "example.com/gpu"
@@ -124,7 +126,7 @@ def bound_pod(rng: random.Random, name: str, node_name: str, started: int = 0,
                else "requiredDuringSchedulingIgnoredDuringExecution")
         spec["affinity"] = {kind: {key: _pod_affinity_terms(rng, preferred)}}
     meta: Obj = {"name": name, "namespace": rng.choice(NAMESPACES), "uid": f"uid-{name}",
-                 "labels": {"app": rng.choice(APPS)}}
+                 "labels": {"app": rng.choice(APPS), "pod-template-hash": rng.choice(HASHES)}}
     if rng.random() < 0.05:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
@@ -221,7 +223,7 @@ def pending_pod(rng: random.Random, nodes: list[Obj] | None = None,
     spec["priority"] = rng.choice((1000, 2000) if crowded else (0, 100, 500, 1000, 2000))
     if rng.random() < 0.1:
         spec["preemptionPolicy"] = "Never"
-    labels = {"app": rng.choice(APPS)}
+    labels = {"app": rng.choice(APPS), "pod-template-hash": rng.choice(HASHES)}
     if rng.random() < 0.15:
         spec["nodeSelector"] = {"disktype": rng.choice(["ssd", "hdd"])}
     affinity: Obj = {}
@@ -252,13 +254,14 @@ def pending_pod(rng: random.Random, nodes: list[Obj] | None = None,
                  for w in ("DoNotSchedule", "ScheduleAnyway")]
         spec["topologySpreadConstraints"] = [
             {"maxSkew": rng.randint(1, 2), "topologyKey": key, "whenUnsatisfiable": when,
-             "labelSelector": {"matchLabels": labels},
+             "labelSelector": {"matchLabels": {"app": labels["app"]}},
              **({"minDomains": rng.randint(1, 4)}
                 if when == "DoNotSchedule" and rng.random() < 0.3 else {}),
              **({"nodeAffinityPolicy": rng.choice(["Honor", "Ignore"])}
                 if rng.random() < 0.3 else {}),
              **({"nodeTaintsPolicy": rng.choice(["Honor", "Ignore"])}
-                if rng.random() < 0.3 else {})}
+                if rng.random() < 0.3 else {}),
+             **({"matchLabelKeys": ["pod-template-hash"]} if rng.random() < 0.2 else {})}
             for key, when in rng.sample(pairs, rng.randint(1, 2))]
     status: Obj = {"phase": "Pending"}
     if nodes and rng.random() < 0.1:  # it preempted before: its victims may still be leaving
