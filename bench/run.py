@@ -969,10 +969,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     opts = options_from(args)
     if not args.no_traffic:
-        # First, what kube-scheduler really sends (bench/traffic.py): the headline table.
-        from bench import traffic
-
-        traffic_argv = ["--out-dir", str(opts.out_dir)]
+        # First, what kube-scheduler really sends (bench/traffic.py): the headline table, from
+        # its own process (it starts servers of its own).
+        traffic_argv = [sys.executable, "-m", "bench.traffic", "--out-dir", str(opts.out_dir)]
         if args.quick:
             traffic_argv.append("--quick")
         if args.traffic_nodes:
@@ -981,8 +980,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             traffic_argv += ["--cycles", str(args.traffic_cycles)]
         if args.no_go:
             traffic_argv.append("--no-go")
-        traffic.main(traffic_argv)
-        print()
+        sys.stdout.flush()
+        done = subprocess.run(traffic_argv, cwd=REPO, env={**os.environ, "PYTHONPATH": _pythonpath()},
+                              check=False)
+        if done.returncode:
+            log(f"bench.traffic exited with {done.returncode}; the rest runs on")
+        print(flush=True)
     own_workdir = None
     if opts.workdir is None and opts.no_cache:
         own_workdir = Path(tempfile.mkdtemp(prefix="extender-bench-"))
