@@ -19,6 +19,10 @@ Per cluster size, each *cycle* is what kube-scheduler does for one pod with this
 * **bind** (ours only: the Go yardstick does not bind) to the best-scored node, so the state
   changes every cycle.
 
+Then `--preempts` **preempt** calls (ours only: the yardstick has no preempt verb), each for a
+distinct high-priority pod with a window's worth of nodes and the victims kube-scheduler would
+propose on them (each node's lowest-priority pods, with their PDB violations).
+
 The same cycles go, interleaved cycle by cycle so that machine noise falls on all alike, to:
 `ours` (`extender serve` with `bench/policy-yardstick.json`, the Go yardstick's work: four
 filters and LeastAllocated), `ours-default` (kube-scheduler's default plugins, spread and
@@ -128,6 +132,29 @@ def pending_pods(seed: int, cycles: int) -> list[JSON]:
     return pods
 
 
+def preempt_bodies(spec: generate.ClusterSpec, seed: int, plan: list[list[str]]) -> list[bytes]:
+    """One `/preempt` per window: a distinct high-priority pod (its own name and UID) and the
+    victims kube-scheduler proposes on each node of the window (`NodeNameToMetaVictims`: the
+    node's lowest-priority pods, with the PDBs they would violate)."""
+    index = {generate.node_name(i): i for i in range(spec.n_nodes)}
+    rng = random.Random(f"{seed}:preempt")
+    bodies = []
+    for k, window in enumerate(plan):
+        pod = generate.make_pod(seed, name=f"critical-job-{rng.randrange(16**9):09x}-{k}",
+                                namespace="ml-training", priority_class="critical",
+                                priority=1_000_000, cpu_m=3000, memory_mi=6144,
+                                zones=generate.ZONES)
+        victims: dict[str, JSON] = {}
+        for name in window:
+            pods, violations = generate._victims(spec, index[name], pod["spec"]["priority"])
+            if pods:
+                victims[name] = {"Pods": [{"UID": p["metadata"]["uid"]} for p in pods],
+                                 "NumPDBViolations": violations}
+        bodies.append(generate.encode({"Pod": pod, "NodeNameToVictims": None,
+                                       "NodeNameToMetaVictims": victims}))
+    return bodies
+
+
 # --------------------------------------------------------------------------- the floor
 
 async def _floor(port: int) -> None:
@@ -165,7 +192,7 @@ class Target:
     binds: bool
     conn: http.client.HTTPConnection = field(init=False)
     times: dict[str, list[float]] = field(default_factory=lambda: {
-        "filter": [], "prioritize": [], "bind": [], "cycle": []})
+        "filter": [], "prioritize": [], "bind": [], "cycle": [], "preempt": []})
 
     def __post_init__(self) -> None:
         self.conn = http.client.HTTPConnection(HOST, self.server.port, timeout=60)
@@ -249,7 +276,7 @@ def summary(times: dict[str, list[float]]) -> JSON:
 
 
 def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
-             go_binary: Path | None, progress: Callable[[str], None]) -> JSON:
+             go_binary: Path | None, progress: Callable[[str], None], preempts: int = 0) -> JSON:
     spec = generate.ClusterSpec(nodes, nodes * PODS_PER_NODE, generate.DEFAULT_SEED)
     snapshot = workdir / f"cluster-{nodes}.json"
     if not snapshot.exists():
@@ -282,6 +309,15 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
                 for target in servers:
                     for values in target.times.values():
                         values.clear()
+        # Preemption, ours only (the Go yardstick has no preempt verb): distinct preemptors,
+        # each with a window's worth of proposed nodes.
+        if preempts:
+            bodies = preempt_bodies(spec, seed + nodes, windows(names, preempts, seed + 1))
+            for body in bodies:
+                for target in servers:
+                    if target.binds:
+                        elapsed, _ = target.post("/preempt", body)
+                        target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
                 "servers": {t.name: summary(t.times) for t in servers}}
     finally:
@@ -312,6 +348,9 @@ def targets(row: JSON) -> list[tuple[str, bool | None]]:
         for verb in ("filter", "prioritize"):
             r = _ratio(ours[verb]["p90"], ours[verb]["p50"])
             out.append((f"{verb} p90 ≤ 2× p50 ({r})", r is not None and r <= 2))
+    if ours and ours.get("preempt", {}).get("p50") is not None:
+        p50 = ours["preempt"]["p50"]
+        out.append((f"preempt, distinct preemptors, p50 ≤ 2 ms ({p50} ms)", p50 <= 2.0))
     if ours and default:
         r = _ratio(default["cycle"]["mean"], ours["cycle"]["mean"])
         out.append((f"default policy cycle ≤ 2× the 4-filter policy ({r})", r is not None and r <= 2))
@@ -324,7 +363,9 @@ def table(rows: list[JSON]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         s = row["servers"]
-        for verb in ("filter", "prioritize", "bind", "cycle"):
+        for verb in ("filter", "prioritize", "bind", "cycle", "preempt"):
+            if verb == "preempt" and not s.get("ours", {}).get(verb, {}).get("n"):
+                continue
             ours, default = s.get("ours", {}).get(verb, {}), s.get("ours-default", {}).get(verb, {})
             go, floor = s.get("go", {}).get(verb, {}), s.get("floor", {}).get(verb, {})
             stat = "mean" if verb == "cycle" else "p50"
@@ -354,6 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cycles", type=int, default=None, help="measured cycles per size (default 300)")
     p.add_argument("--warmup", type=int, default=20, help="unmeasured cycles first (default 20)")
     p.add_argument("--seed", type=int, default=None, help="the pods' seed (default: fresh each run)")
+    p.add_argument("--preempts", type=int, default=None,
+                   help="distinct preemptors per size, ours only (default 100; quick 20)")
     p.add_argument("--quick", action="store_true", help="100 and 500 nodes, 60 cycles")
     p.add_argument("--no-go", action="store_true", help="skip the Go yardstick")
     p.add_argument("--out-dir", type=Path, default=RESULTS)
@@ -364,6 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = [int(x) for x in (args.nodes or ("100,500" if args.quick else "100,500,1000,5000"))
              .split(",")]
     cycles = args.cycles or (60 if args.quick else 300)
+    preempts = args.preempts if args.preempts is not None else (20 if args.quick else 100)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 30)
 
     def progress(line: str) -> None:
@@ -377,7 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="traffic-") as tmp:
         for nodes in sizes:
-            rows.append(run_size(nodes, cycles, args.warmup, seed, Path(tmp), go_binary, progress))
+            rows.append(run_size(nodes, cycles, args.warmup, seed, Path(tmp), go_binary, progress,
+                                 preempts))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     report = {"seed": seed, "cycles": cycles, "rows": rows,
               "targets": {str(r["nodes"]): [[t, ok] for t, ok in targets(r)] for r in rows}}
