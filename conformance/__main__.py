@@ -2,7 +2,8 @@
 [--plugin-config] [--profiles]`:
 the engine and kube-scheduler's own plugins on the same generated cases.
 
-Prints how many cases agree per kind of answer, writes each disagreeing case (shrunk to the
+Prints what the cases reached and, per kind of answer (and per score plugin), how many of the
+cases that had one agree; writes each disagreeing case (shrunk to the
 objects and pod fields the disagreement needs, with both answers) to `--out` as JSON that
 `--replay FILE` runs again, and exits 1 on any disagreement. Its last line: `conformance: A/N cases agree`.
 """
@@ -32,6 +33,7 @@ from conformance.compare import (
     PLUGINS,
     SCHEDULER_PLUGINS,
     Oracle,
+    compared_kinds,
     differences,
     engine_answer,
     what_was_exercised,
@@ -113,12 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out
     kinds: Counter[str] = Counter()
     exercised: Counter[str] = Counter()
+    compared: Counter[str] = Counter()
     agree = 0
     started = time.monotonic()
     try:
         for index, (objects, pod, config, plugins) in enumerate(cases):
             found = _differences(oracle, engine_version, objects, pod, config, plugins,
-                                 exercised)
+                                 exercised, compared)
             if not found:
                 agree += 1
                 continue
@@ -148,8 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     extras = sorted(set(exercised) - set(EXERCISED))  # scheduler-plugins' parts, when run
     print("  exercised: " + ", ".join(f"{what} {exercised[what]}"
                                       for what in (*EXERCISED, *extras)))
-    for kind, count in sorted(kinds.items()):
-        print(f"  {kind}: {count} case(s) disagree")
+    # Per kind of answer (and per score plugin): of the cases that had one, how many agree.
+    for kind in sorted(set(compared) | set(kinds)):
+        seen = max(compared[kind], kinds[kind])
+        print(f"  {kind}: {seen - kinds[kind]}/{seen} agree")
     if kinds:
         print(f"disagreements written to {out}")
     print(f"conformance: {agree}/{total} cases agree")
@@ -158,12 +163,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _differences(oracle: Oracle, version: str, objects: list[Any], pod: Any,
                  config: list[Any], plugins: dict[str, Any],
-                 exercised: Counter[str] | None = None) -> list[tuple[str, Any]]:
+                 exercised: Counter[str] | None = None,
+                 compared: Counter[str] | None = None) -> list[tuple[str, Any]]:
     oracle.send(objects, pod, config, plugins)
     mine = engine_answer(objects, pod, version, config, plugins)  # while the oracle works
     theirs = oracle.receive()
     if exercised is not None:
         exercised.update(what_was_exercised(theirs))
+    if compared is not None:
+        compared.update(compared_kinds(mine, theirs))
     return list(differences(mine, theirs, plugins))
 
 

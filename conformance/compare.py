@@ -301,3 +301,22 @@ def what_was_exercised(oracle: dict[str, Any]) -> set[str]:
         if preemption.get("candidates") is None:  # not DefaultPreemption's dry run
             found.add("by PreemptionToleration")
     return found
+
+
+def compared_kinds(engine: dict[str, Any], oracle: dict[str, Any]) -> set[str]:
+    """The kinds of answer `differences` compares for this case: the PreFilter rejection and
+    the filter statuses always, each score plugin either side scored some node with, the
+    total when some node passed, and the parts of preemption the oracle answered."""
+    if engine.get("error") or oracle.get("error"):
+        return {"error"}
+    kinds = {"prefilter", "filter"}
+    kinds.update(f"score:{plugin}" for side in (engine["scores"], oracle["scores"] or {})
+                 for plugin, scores in side.items() if scores)
+    if engine["total"] or oracle["total"]:
+        kinds.add("total")
+    preemption = oracle.get("preemption") or engine.get("preemption")
+    if preemption is not None:
+        kinds.update(("preemption", "preemption:status", "preemption:node"))
+        if preemption.get("candidates") is not None:
+            kinds.update(("preemption:candidates", "preemption:nodeStatuses", "preemption:pick"))
+    return kinds

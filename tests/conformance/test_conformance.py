@@ -14,6 +14,7 @@ import pytest
 
 from conformance.compare import (
     canonical,
+    compared_kinds,
     differences,
     engine_answer,
     engine_plugins,
@@ -161,6 +162,17 @@ def test_a_profiles_plugins_become_the_policys() -> None:
     assert list(differences(mine, theirs, plugins)) == []
 
 
+def test_each_kind_compared_is_counted() -> None:
+    mine = _answer(scores={"TaintToleration": {"n1": 100}, "ImageLocality": {}},
+                   preemption=None)
+    assert compared_kinds(mine, _answer(scores={"TaintToleration": {"n1": 300}})) == {
+        "prefilter", "filter", "score:TaintToleration", "total"}  # an empty map scores nothing
+    assert compared_kinds(_answer(total={}, scores={}), _answer(
+        total={}, scores={}, preemption=_preemption(candidates=None))) == {
+        "prefilter", "filter", "preemption", "preemption:status", "preemption:node"}
+    assert compared_kinds({"error": "x"}, _answer()) == {"error"}
+
+
 def test_what_a_case_reached_is_counted() -> None:
     reached = what_was_exercised(_answer(prefilter=STATUS, total={}, preemption=_preemption(
         candidates={"n1": {"pods": ["a/b"], "pdbViolations": 1},
@@ -259,8 +271,15 @@ def test_a_wrong_preemption_choice_is_caught() -> None:
                            "--no-minimise"],
                           cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
-    assert "  preemption:pick: " in done.stdout and "  preemption:node: " in done.stdout
-    assert "  filter: " not in done.stdout  # only what the change touches
+    lines = dict(line.strip().split(": ", 1) for line in done.stdout.splitlines()
+                 if line.startswith("  ") and line.endswith(" agree"))
+    for kind in ("preemption:pick", "preemption:node"):
+        agreed, seen = map(int, lines[kind].removesuffix(" agree").split("/"))
+        assert agreed < seen, lines[kind]
+    # Only what the change touches disagrees.
+    assert lines["filter"] == "400/400 agree"
+    agreed, seen = map(int, lines["preemption:candidates"].removesuffix(" agree").split("/"))
+    assert agreed == seen > 0
 
 
 @pytest.mark.slow
