@@ -30,8 +30,10 @@ from extender.engine.nodetable import NodeTable
 from extender.engine.podindex import PodIndex
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.loadmetrics import WatcherMetrics
+from extender.model.networkaware import AppGroupView, NetworkTopologyView
 from extender.model.node import signature
 from extender.model.nodeinfo import NodeInfo
+from extender.model.numa import NRTView
 from extender.model.pod import PodView
 from extender.model.resources import Resources
 from extender.model.scheduling import ElasticQuotaView, PodGroupView
@@ -149,9 +151,22 @@ class ClusterContext(Protocol):
     def group_pods(self, namespace: str, group: str) -> Mapping[str, bool]: ...
     def quotas(self) -> Mapping[str, ElasticQuotaView]: ...
     def quota_used(self, namespace: str, exclude: str = "") -> Resources: ...
+    def quota_counted(self, pod: PodView) -> bool: ...
+    def clock(self) -> float:
+        """Now, on the clock Coscheduling keeps its TTLs and failure times in."""
     # node load metrics (Trimaran): the newest snapshot, in load-watcher's shape, or None
     @property
     def node_metrics(self) -> WatcherMetrics | None: ...
+    @property
+    def assignments(self) -> Mapping[str, Mapping[str, tuple[float, PodView]]]:
+        """node -> pods bound to it lately, with when (TargetLoadPacking's load the metrics
+        do not show yet)."""
+    # NodeResourceTopologyMatch and the network-aware plugins' objects
+    def node_topology(self, node_name: str) -> NRTView | None: ...
+    def app_group(self, namespace: str, name: str) -> AppGroupView | None: ...
+    def network_topology(self, namespace: str, name: str) -> NetworkTopologyView | None: ...
+    def unplaced_pods(self) -> list[PodView]:
+        """Pods bound to a node the state does not know."""
 
 
 class StateData(Protocol):

@@ -1,7 +1,8 @@
 """The simulator's ClusterContext offers everything the engine's plugins read from a context,
-as the extender's ClusterState does: a member missing here would silently switch a plugin's
-input off in the simulator only (it did for TargetLoadPacking's recent binds,
-NodeResourceTopologyMatch's reports and NetworkOverhead's unplaced pods)."""
+as the extender's ClusterState does: every member of the `ClusterContext` protocol (a member
+missing from one of them once switched a plugin's input off in the simulator only:
+TargetLoadPacking's recent binds, NodeResourceTopologyMatch's reports, NetworkOverhead's
+unplaced pods), and plugins read no member the protocol does not declare."""
 
 from __future__ import annotations
 
@@ -9,25 +10,29 @@ import re
 from pathlib import Path
 
 from extender.engine.cluster import ClusterState
+from extender.engine.framework import ClusterContext
 from extender.simulator.context import SimContext
 
 ENGINE = Path(__file__).resolve().parents[2] / "extender" / "engine"
 
 
-def _optional_members() -> set[str]:
-    """The context members engine code looks up with `getattr(ctx, "name", ...)`."""
-    found: set[str] = set()
-    for path in ENGINE.rglob("*.py"):
-        found.update(re.findall(r'getattr\(ctx, "(\w+)"', path.read_text()))
-    return found
+def _protocol_members() -> set[str]:
+    return {name for name in vars(ClusterContext)
+            if not name.startswith("_") and name not in ("mro",)}
 
 
-def test_the_simulators_context_has_every_member_the_engine_looks_up() -> None:
-    members = _optional_members()
-    assert {"assignments", "node_topology", "unplaced_pods", "quota_counted"} <= members
-    missing = sorted(name for name in members if not hasattr(SimContext, name))
-    assert missing == []
+def test_both_contexts_have_every_member_of_the_protocol() -> None:
+    members = _protocol_members()
+    assert {"assignments", "node_topology", "unplaced_pods", "quota_counted", "clock",
+            "app_group", "network_topology", "node_metrics"} <= members
+    assert sorted(name for name in members if not hasattr(SimContext, name)) == []
     assert sorted(name for name in members if not hasattr(ClusterState(), name)) == []
+
+
+def test_no_plugin_looks_a_context_member_up_by_name() -> None:
+    found = {str(path.relative_to(ENGINE)): re.findall(r"getattr\(ctx\b", path.read_text())
+             for path in ENGINE.rglob("*.py")}
+    assert {path: hits for path, hits in found.items() if hits} == {}
 
 
 def test_the_members_read_the_simulated_state() -> None:

@@ -24,7 +24,6 @@ from extender.engine.framework import (
 )
 from extender.engine.plugins.capacity_scheduling.quota import (
     QuotaSnapshot,
-    assigned,
     quota_snapshot,
 )
 from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult
@@ -107,8 +106,7 @@ def _sum(vectors: list[Resources]) -> Resources:
 
 def snapshot_of(ctx: ClusterContext, pod: PodView) -> QuotaSnapshot:
     """The cluster's quotas as the pod's cycle sees them (its own reservation left out)."""
-    counted = getattr(ctx, "quota_counted", assigned)
-    return quota_snapshot(ctx.quotas(), lambda ns: ctx.quota_used(ns, pod.uid), counted)
+    return quota_snapshot(ctx.quotas(), lambda ns: ctx.quota_used(ns, pod.uid), ctx.quota_counted)
 
 
 def quota_state(ctx: ClusterContext, pod: PodView) -> QuotaState | None:

@@ -10,8 +10,6 @@ every extension point (`core.PodGroupManager` holds their shared state).
 
 from __future__ import annotations
 
-import time
-
 from extender.engine.args import CoschedulingArgs
 from extender.engine.framework import ClusterContext, CycleState, Status
 from extender.engine.plugins.coscheduling.core import (
@@ -40,5 +38,4 @@ class Coscheduling:
                    ctx: ClusterContext) -> Status | None:
         if not pod.pod_group:
             return None
-        clock = getattr(ctx, "clock", time.monotonic)
-        return self.manager.pre_filter(pod, ctx, clock())
+        return self.manager.pre_filter(pod, ctx, ctx.clock())

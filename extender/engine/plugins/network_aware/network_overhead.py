@@ -26,7 +26,8 @@ pod's cycle fails with an Error naming the missing object instead.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from extender.engine.framework import (
     MAX_NODE_SCORE,
@@ -73,13 +74,13 @@ def go_slice(values: Iterable[str]) -> str:
     return "[" + " ".join(values) + "]"
 
 
-def find_in_namespaces(ctx: ClusterContext, getter: str, namespaces: Sequence[str],
-                       name: str) -> object | None:
-    """The first namespace's object of that name (`find*NetworkOverhead`); None when no
-    namespace has one, or the context keeps no such objects."""
-    get = getattr(ctx, getter, None)
-    if get is None:
-        return None
+T = TypeVar("T")
+
+
+def find_in_namespaces(get: Callable[[str, str], T | None], namespaces: Sequence[str],
+                       name: str) -> T | None:
+    """The first namespace's object of that name (`find*NetworkOverhead`), by `get`
+    (namespace, name); None when no namespace has one."""
     for namespace in namespaces:
         found = get(namespace, name)
         if found is not None:
@@ -168,8 +169,8 @@ def plan_for(pod: PodView, ctx: ClusterContext,
     if not ag_name:
         return None  # "Pod does not belong to an AppGroup, return"
     namespaces = args.namespaces
-    app_group = find_in_namespaces(ctx, "app_group", namespaces, ag_name)
-    topology = find_in_namespaces(ctx, "network_topology", namespaces,
+    app_group = find_in_namespaces(ctx.app_group, namespaces, ag_name)
+    topology = find_in_namespaces(ctx.network_topology, namespaces,
                                   args.network_topology_name)
     manual = args.weights_name != NETPERF_COSTS
     if topology is None and manual:
@@ -221,11 +222,9 @@ def scheduled_pods(ag_name: str, ctx: ClusterContext) -> Counter[tuple[str, str]
             workload = pod_workload(group.labels)
             for host, count in group.nodes.items():
                 found[(workload, host)] += count
-    unplaced = getattr(ctx, "unplaced_pods", None)
-    if unplaced is not None:  # bound to nodes the state does not know: listed all the same
-        for pod in unplaced():
-            if pod_app_group(pod.labels) == ag_name and pod.node_name:
-                found[(pod_workload(pod.labels), pod.node_name)] += 1
+    for pod in ctx.unplaced_pods():  # bound to nodes the state does not know: listed all the same
+        if pod_app_group(pod.labels) == ag_name and pod.node_name:
+            found[(pod_workload(pod.labels), pod.node_name)] += 1
     return found
 
 

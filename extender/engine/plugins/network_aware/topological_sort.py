@@ -29,8 +29,7 @@ class TopologicalSort:
         self.args = args or TopologicalSortArgs()
 
     def app_group(self, ctx: ClusterContext, name: str) -> AppGroupView | None:
-        found = find_in_namespaces(ctx, "app_group", self.args.namespaces, name)
-        return found if isinstance(found, AppGroupView) else None
+        return find_in_namespaces(ctx.app_group, self.args.namespaces, name)
 
     def less(self, info1: Any, info2: Any, ctx: ClusterContext) -> bool:
         """`Less(pInfo1, pInfo2)` for two queued pods."""

@@ -105,7 +105,7 @@ class NodeResourceTopologyMatch:
                  ) -> tuple[NRTView | None, Sequence[NumaCell]]:
         """`GetCachedNRTCopy`: the node's report and its NUMA cells, with the overreserve
         cache's reservations taken off when it is on."""
-        lookup: Callable[[str], NRTView | None] | None = getattr(ctx, "node_topology", None)
+        lookup: Callable[[str], NRTView | None] | None = ctx.node_topology
         view = lookup(node_name) if lookup is not None else None
         if view is None:
             return None, ()

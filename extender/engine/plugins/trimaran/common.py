@@ -85,7 +85,7 @@ def snapshot_token(snapshot: WatcherMetrics) -> int:
 
 def snapshot_of(ctx: ClusterContext) -> WatcherMetrics | None:
     """The cluster's newest metrics snapshot (a context without a metrics source has none)."""
-    return getattr(ctx, "node_metrics", None)
+    return ctx.node_metrics
 
 
 def node_metrics(snapshot: WatcherMetrics | None, node_name: str) -> list[Metric] | None:
