@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 
 from extender.api.bounded import DEFAULT_CACHE_BYTES
+from extender.engine import registry
 from extender.engine.framework import REUSE_ROWS, REUSE_STATE, Code, Status
 from extender.engine.nodetable import NodeTable
 
@@ -342,7 +343,7 @@ def replies_for(table: NodeTable) -> RowReplies:
 def reuse_token(plugins: Sequence[object], generation: int, node_generation: int) -> ReuseToken | None:
     """What a reply over these plugins depends on besides its rows: nothing more, the node
     set, or the whole state's generation; None when some plugin forbids reuse."""
-    levels = {getattr(plugin, "reply_reuse", None) for plugin in plugins}
+    levels = {registry.reply_reuse(plugin) for plugin in plugins}
     if None in levels:
         return None
     if REUSE_STATE in levels:

@@ -29,6 +29,7 @@ from extender.engine.filters.node_ports import NodePorts
 from extender.engine.filters.node_resources_fit import NodeResourcesFit
 from extender.engine.filters.node_unschedulable import NodeUnschedulable
 from extender.engine.filters.taint_toleration import TaintToleration
+from extender.engine.framework import REUSE_ROWS, REUSE_STATE
 from extender.engine.plugins import (
     capacity_scheduling,
     coscheduling,
@@ -80,6 +81,10 @@ class PluginRecord:
     #: `EventsToRegister`: what can make a pod this plugin rejected schedulable again.
     events: tuple[ClusterEvent, ...] = ()
     filter_memo: FilterMemo = FilterMemo.NONE
+    #: What its answers for a pod depend on (`framework.REUSE_ROWS`, `REUSE_STATE`), so that a
+    #: reply over it may be served again (`api.rowreply`) and the simulator may keep a retried
+    #: pod's verdicts (`simulator.filtermemo`); None: never (e.g. it reads the clock).
+    reply_reuse: str | None = None
 
     @property
     def extension_points(self) -> tuple[str, ...]:
@@ -93,35 +98,40 @@ _NODE_ADD_OR_LABEL = ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_LABEL)
 RECORDS = (
     PluginRecord("NodeUnschedulable", filter=lambda a, v: NodeUnschedulable(),
                  events=(ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_TAINT),),
-                 filter_memo=FilterMemo.NODE_VIEW),
+                 filter_memo=FilterMemo.NODE_VIEW, reply_reuse=REUSE_ROWS),
     PluginRecord("NodeName", filter=lambda a, v: NodeName(), events=(ClusterEvent(NODE, _A.ADD),),
-                 filter_memo=FilterMemo.NODE_VIEW),
+                 filter_memo=FilterMemo.NODE_VIEW, reply_reuse=REUSE_ROWS),
     PluginRecord("TaintToleration", filter=lambda a, v: TaintToleration(v),
                  score=lambda a, v: taint_score.TaintToleration(),
                  events=(ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_TAINT),),
-                 filter_memo=FilterMemo.NODE_VIEW),
+                 filter_memo=FilterMemo.NODE_VIEW, reply_reuse=REUSE_ROWS),
     PluginRecord("NodeAffinity", args.NodeAffinityArgs, filter=lambda a, v: NodeAffinity(a),
                  score=lambda a, v: node_affinity.NodeAffinity(a), events=(_NODE_ADD_OR_LABEL,),
-                 filter_memo=FilterMemo.NODE_VIEW),
+                 filter_memo=FilterMemo.NODE_VIEW, reply_reuse=REUSE_ROWS),
     PluginRecord("NodePorts", filter=lambda a, v: NodePorts(),
-                 events=(ClusterEvent(POD, _A.DELETE), ClusterEvent(NODE, _A.ADD))),
+                 events=(ClusterEvent(POD, _A.DELETE), ClusterEvent(NODE, _A.ADD)),
+                 reply_reuse=REUSE_ROWS),
     PluginRecord("NodeResourcesFit", args.NodeResourcesFitArgs, filter=lambda a, v: NodeResourcesFit(a),
                  score=lambda a, v: fit_score.NodeResourcesFit(a),
                  events=(ClusterEvent(POD, _A.DELETE),
-                         ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_ALLOCATABLE))),
+                         ClusterEvent(NODE, _A.ADD | _A.UPDATE_NODE_ALLOCATABLE)),
+                 reply_reuse=REUSE_ROWS),
     PluginRecord("PodTopologySpread", args.PodTopologySpreadArgs,
                  filter=lambda a, v: pod_topology_spread.PodTopologySpread(a),
                  score=lambda a, v: pod_topology_spread.PodTopologySpread(a),
                  events=(ClusterEvent(POD, _A.ALL),
-                         ClusterEvent(NODE, _A.ADD | _A.DELETE | _A.UPDATE_NODE_LABEL))),
+                         ClusterEvent(NODE, _A.ADD | _A.DELETE | _A.UPDATE_NODE_LABEL)),
+                 reply_reuse=REUSE_STATE),
     PluginRecord("InterPodAffinity", args.InterPodAffinityArgs,
                  filter=lambda a, v: inter_pod_affinity.InterPodAffinity(a),
                  score=lambda a, v: inter_pod_affinity.InterPodAffinity(a),
-                 events=(ClusterEvent(POD, _A.ALL), _NODE_ADD_OR_LABEL)),
+                 events=(ClusterEvent(POD, _A.ALL), _NODE_ADD_OR_LABEL), reply_reuse=REUSE_STATE),
     # Score-only plugins never reject a pod, so they register no event.
     PluginRecord("NodeResourcesBalancedAllocation", args.NodeResourcesBalancedAllocationArgs,
-                 score=lambda a, v: balanced_allocation.NodeResourcesBalancedAllocation(a, v)),
-    PluginRecord("ImageLocality", score=lambda a, v: image_locality.ImageLocality()),
+                 score=lambda a, v: balanced_allocation.NodeResourcesBalancedAllocation(a, v),
+                 reply_reuse=REUSE_ROWS),
+    PluginRecord("ImageLocality", score=lambda a, v: image_locality.ImageLocality(),
+                 reply_reuse=REUSE_ROWS),
     PluginRecord("PodState", score=lambda a, v: pod_state.PodState()),
     PluginRecord("DefaultPreemption", args.DefaultPreemptionArgs,
                  post_filter=lambda a, v: DefaultPreemption(a)),
@@ -176,6 +186,12 @@ RECORDS = (
 )
 
 PLUGINS: dict[str, PluginRecord] = {record.name: record for record in RECORDS}
+
+
+def reply_reuse(plugin: object) -> str | None:
+    """The record's `reply_reuse` of a plugin instance (None for one not registered)."""
+    record = PLUGINS.get(getattr(plugin, "name", ""))
+    return record.reply_reuse if record is not None else None
 
 
 def _point(point: str) -> dict[str, PluginRecord]:

@@ -4,7 +4,7 @@ In a saturated cluster a pod fails on every node, waits in the pool, and is retr
 a pod is deleted anywhere (kube-scheduler's queue moves it then, and the simulation keeps
 those attempts: they are part of the outcome). Between two attempts only a few nodes change.
 When every check the pod meets is node-local — no PreFilter rejection, no cross-node plugin
-state, and every node-local plugin declares `reply_reuse = REUSE_ROWS` (its answer depends on
+state, and every node-local plugin's record declares `reply_reuse=REUSE_ROWS` (its answer depends on
 the node's view and pods only, the contract the server's reply reuse relies on) — a node's
 verdict depends on the node, the pods nominated to it and the pod's content, so the verdicts
 of the nodes that did not change (`changes.NodeChanges`) are the ones found then, and only
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from extender.engine import registry
 from extender.engine.framework import REUSE_ROWS, Status, is_cross_node
 from extender.engine.profile import Profile
 from extender.engine.runner import FilterPass
@@ -28,8 +29,8 @@ from extender.simulator.reservations import Reservations
 
 def rows_only(profile: Profile) -> bool:
     """Whether every node-local filter plugin of the profile answers from the node's view and
-    pods alone (`reply_reuse = REUSE_ROWS`)."""
-    return all(getattr(plugin, "reply_reuse", None) == REUSE_ROWS
+    pods alone (its record's `reply_reuse=REUSE_ROWS`)."""
+    return all(registry.reply_reuse(plugin) == REUSE_ROWS
                for plugin in profile.filters if not is_cross_node(plugin))
 
 

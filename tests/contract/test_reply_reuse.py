@@ -161,3 +161,19 @@ def test_a_repeated_request_is_reused_until_a_candidate_changes():
             # Another spec is another pod signature.
             send(client, "prioritize", pending_pod(1, 5), NAMES[:3])
     assert reused == [False, True, True, False, False]
+
+
+def test_what_a_reply_depends_on_is_declared_once_in_the_record() -> None:
+    """`reply_reuse` lives in the plugin's `PluginRecord` (beside `filter_memo`), not on its
+    classes: every default plugin declares it; a plugin reading the clock or metrics, none."""
+    from extender.engine import registry
+    from extender.engine.framework import REUSE_ROWS, REUSE_STATE
+
+    defaults = {*registry.DEFAULT_FILTERS, *(name for name, _ in registry.DEFAULT_SCORES)}
+    assert {name: registry.PLUGINS[name].reply_reuse for name in defaults} == {
+        name: REUSE_STATE if name in ("PodTopologySpread", "InterPodAffinity") else REUSE_ROWS
+        for name in defaults}
+    assert registry.PLUGINS["TargetLoadPacking"].reply_reuse is None
+    profile = build_profile(parse_policy(DEFAULT_POLICY))
+    assert all(not hasattr(type(p), "reply_reuse") for p in profile.filters)
+    assert [registry.reply_reuse(p) for p, _ in profile.scorers][:2] == [REUSE_ROWS, REUSE_ROWS]

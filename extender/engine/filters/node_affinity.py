@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Final
 
 from extender.engine.args import NodeAffinityArgs
-from extender.engine.framework import REUSE_ROWS, BatchCheck, NodeCheck, Status, unresolvable
+from extender.engine.framework import BatchCheck, NodeCheck, Status, unresolvable
 from extender.model import k8s
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -39,7 +39,6 @@ def matches(pod: PodView, labels: Mapping[str, str], name: str) -> bool:
 
 class NodeAffinity:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:
         added = added_affinity(args)

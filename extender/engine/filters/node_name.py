@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extender.engine.framework import REUSE_ROWS, NodeCheck, Status, unresolvable
+from extender.engine.framework import NodeCheck, Status, unresolvable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -12,7 +12,6 @@ REASON = "node(s) didn't match the requested node name"
 
 class NodeName:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def prepare(self, pod: PodView) -> NodeCheck | None:
         wanted = pod.node_name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from extender.engine.framework import REUSE_ROWS, NodeCheck, Status, unschedulable
+from extender.engine.framework import NodeCheck, Status, unschedulable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import HostPort, PodView
 
@@ -25,7 +25,6 @@ def conflicts(wanted: tuple[HostPort, ...], used: Counter[HostPort]) -> bool:
 
 class NodePorts:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def prepare(self, pod: PodView) -> NodeCheck | None:
         wanted = pod.host_ports

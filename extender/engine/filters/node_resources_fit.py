@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from extender.engine.args import NodeResourcesFitArgs
-from extender.engine.framework import REUSE_ROWS, BatchCheck, Code, Status
+from extender.engine.framework import BatchCheck, Code, Status
 from extender.engine.nodetable import NodeTable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -142,7 +142,6 @@ class _FitCheck(BatchCheck):
 
 class NodeResourcesFit:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
         args = args or NodeResourcesFitArgs()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from extender.engine.framework import REUSE_ROWS, BatchCheck, Status, unresolvable
+from extender.engine.framework import BatchCheck, Status, unresolvable
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.taints import UNSCHEDULABLE_TAINT, tolerates_any
@@ -31,7 +31,6 @@ class _UnschedulableCheck(BatchCheck):
 
 class NodeUnschedulable:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def prepare(self, pod: PodView) -> _UnschedulableCheck | None:
         if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from extender.engine.args import NEWEST_VERSION, Version
-from extender.engine.framework import REUSE_ROWS, BatchCheck, Status, unresolvable
+from extender.engine.framework import BatchCheck, Status, unresolvable
 from extender.model.node import TaintSet
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -73,7 +73,6 @@ _UNTOLERATED = unresolvable(NAME, REASON)
 
 class TaintToleration:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, version: Version = NEWEST_VERSION) -> None:
         self.name_taint = version < TAINT_LEFT_OUT_SINCE

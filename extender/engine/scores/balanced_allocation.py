@@ -24,7 +24,6 @@ from extender.engine.args import NEWEST_VERSION, NodeResourcesBalancedAllocation
 from extender.engine.framework import (
     MAX_NODE_SCORE,
     NOT_VECTORISED,
-    REUSE_ROWS,
     ClusterContext,
     CycleState,
     ScoredAsIs,
@@ -113,7 +112,6 @@ def fractions_of(columns: Sequence[Column], i: int, without: Sequence[int] | Non
 
 class NodeResourcesBalancedAllocation(ScoredAsIs):
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None,
                  version: Version = NEWEST_VERSION) -> None:

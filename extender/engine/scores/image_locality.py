@@ -15,7 +15,6 @@ import numpy as np
 from extender.engine.args import NoArgs
 from extender.engine.framework import (
     MAX_NODE_SCORE,
-    REUSE_ROWS,
     ClusterContext,
     CycleState,
     ScoredAsIs,
@@ -58,7 +57,6 @@ def held_sizes(view: NodeView, images: tuple[str, ...]) -> tuple[int | None, ...
 
 class ImageLocality(ScoredAsIs):
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NoArgs | None = None) -> None:
         pass

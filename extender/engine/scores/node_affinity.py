@@ -15,7 +15,6 @@ from extender.engine.args import NodeAffinityArgs
 from extender.engine.filters.node_affinity import added_affinity
 from extender.engine.framework import (
     MAX_NODE_SCORE,
-    REUSE_ROWS,
     ClusterContext,
     CycleState,
     PluginError,
@@ -45,7 +44,6 @@ def preferred_sum(terms: PreferredTerms, view: NodeView) -> int:
 
 class NodeAffinity:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:
         added = added_affinity(args)

@@ -15,7 +15,6 @@ from extender.engine.args import NodeResourcesFitArgs, UtilizationShapePoint
 from extender.engine.framework import (
     MAX_NODE_SCORE,
     NOT_VECTORISED,
-    REUSE_ROWS,
     ClusterContext,
     CycleState,
     ScoredAsIs,
@@ -167,7 +166,6 @@ class NodeResourcesFit(ScoredAsIs):
     """The scoring half of NodeResourcesFit; the filter half lives in `engine.filters`."""
 
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
         strategy = (args or NodeResourcesFitArgs()).scoring_strategy

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from extender.engine.args import NoArgs
-from extender.engine.framework import MAX_NODE_SCORE, REUSE_ROWS, ClusterContext, CycleState
+from extender.engine.framework import MAX_NODE_SCORE, ClusterContext, CycleState
 from extender.engine.nodetable import NodeTable
 from extender.engine.scores.memo import memoised, score_key
 from extender.engine.scores.normalize import default_normalize_score, normalize_rows
@@ -51,7 +51,6 @@ def per_taint_set(tolerations: tuple[Toleration, ...]) -> Callable[[NodeView], i
 
 class TaintToleration:
     name = NAME
-    reply_reuse = REUSE_ROWS
 
     def __init__(self, args: NoArgs | None = None) -> None:
         pass

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from extender.engine.args import InterPodAffinityArgs
 from extender.engine.framework import (
-    REUSE_STATE,
     ClusterContext,
     CycleState,
     PluginError,
@@ -37,7 +36,6 @@ __all__ = ["NAME", "InterPodAffinity"]
 
 class InterPodAffinity:
     name = NAME
-    reply_reuse = REUSE_STATE
 
     def __init__(self, args: InterPodAffinityArgs | None = None) -> None:
         self.args = args or InterPodAffinityArgs()

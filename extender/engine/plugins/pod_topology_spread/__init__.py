@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from extender.engine.args import PodTopologySpreadArgs
-from extender.engine.framework import REUSE_STATE, ClusterContext, Code, CycleState, Status
+from extender.engine.framework import ClusterContext, Code, CycleState, Status
 from extender.engine.plugins.pod_topology_spread.common import (
     DO_NOT_SCHEDULE,
     NAME,
@@ -34,7 +34,6 @@ PRE_SCORE_KEY = "PreScore" + NAME
 
 class PodTopologySpread:
     name = NAME
-    reply_reuse = REUSE_STATE
 
     def __init__(self, args: PodTopologySpreadArgs | None = None) -> None:
         self.args = args or PodTopologySpreadArgs()
