@@ -73,7 +73,7 @@ def pod_from_raw(raw: msgspec.Raw, body: bytes) -> tuple[PodView, bytes]:
         view = same_spec.rebound(pod.metadata)
     else:
         view = pod_view(pod)
-        _views_by_spec.put(signature, view, len(signature))
+        _views_by_spec.put(signature, view, len(key) + len(signature))  # as `_recent_pods` counts it
     found = view, signature
     _recent_pods.put(key, found, len(key) + len(signature))
     return found
