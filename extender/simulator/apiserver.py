@@ -603,7 +603,7 @@ class ClusterMirror:
     def publish(self, sim: Any) -> int:
         """Bring the API server's objects to the simulation's cluster; returns the cluster's
         resourceVersion afterwards."""
-        now = sim._epoch_now()
+        now = sim.epoch_now()
         created = self._note_created(sim)
         state = sim.state
         api = self.api

@@ -55,7 +55,8 @@ class SimulatedCluster:
 
     # -- time and nodes -------------------------------------------------------------------------------
 
-    def _epoch_now(self) -> float:
+    def epoch_now(self) -> float:
+        """Now on the virtual clock, in epoch seconds (the clock the engine's plugins read)."""
         return self.workload.epoch + to_seconds(self.clock.now())
 
     def _epoch_of(self, t: int) -> float:
@@ -211,8 +212,8 @@ class SimulatedCluster:
         if self.events is not None:
             self.events.emit(now, "arrive", pod=pod.key, priority=pod.priority)
         if pod.node_name:  # already bound elsewhere: it just takes its room
-            bound = pod_with(pod, start_time=self._epoch_now(),
-                             scheduled_time=pod.scheduled_time or self._epoch_now())
+            bound = pod_with(pod, start_time=self.epoch_now(),
+                             scheduled_time=pod.scheduled_time or self.epoch_now())
             self.state.assume(bound, pod.node_name, math.inf)
             self.changes.node(pod.node_name)
             rec.status, rec.node, rec.scheduled_at = SCHEDULED, pod.node_name, now
@@ -505,7 +506,7 @@ class SimulatedCluster:
         no plugin of the queue listens to it."""
         obj = created.obj
         if created.stamp:  # the API server's stamp, whole seconds as metav1.Time keeps it
-            stamp = datetime.fromtimestamp(math.floor(self._epoch_now()), UTC)
+            stamp = datetime.fromtimestamp(math.floor(self.epoch_now()), UTC)
             obj.metadata.creation_timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         namespace, name = obj.metadata.namespace, obj.metadata.name
         if created.kind not in ("PodGroup", "ElasticQuota"):

@@ -120,4 +120,4 @@ class SimContext:
     def clock(self) -> float:
         """The virtual time, in epoch seconds (what Coscheduling's TTLs and failure times
         are kept in)."""
-        return self._sim._epoch_now()
+        return self._sim.epoch_now()

@@ -159,7 +159,7 @@ class GangScheduling:
         rejected = [w for w in self.waiting.values() if w.group == group]
         for waiting in rejected:
             self._unwait(waiting)
-        self.gang.manager.reject_group(full_name, self._epoch_now())
+        self.gang.manager.reject_group(full_name, self.epoch_now())
         self._resort_group(group)
         self._reject_waiting([(w, UNRESERVE_REJECTION, True) for w in rejected])
 
@@ -181,7 +181,7 @@ class GangScheduling:
                 for other in others:
                     self._unwait(other)
                     todo.append((other, UNRESERVE_REJECTION, True))
-                self.gang.manager.reject_group(full_name, self._epoch_now())
+                self.gang.manager.reject_group(full_name, self.epoch_now())
                 self._resort_group(waiting.group)
             assumed = self.state.pods.get(waiting.uid)
             if self.events is not None:

@@ -150,9 +150,9 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         self.workload = workload
         self.clock = VirtualClock()
         # The state stamps its changes; keep it off the wall clock.
-        state.clock = self._epoch_now
+        state.clock = self.epoch_now
         # And the Unix-time one (when pods became assigned, against the load metrics' window).
-        state.wall_clock = self._epoch_now
+        state.wall_clock = self.epoch_now
         self.timeline = Timeline(self.clock)
         self.pending: dict[str, PodView] = {}  # uid -> current view of each pending pod
         self.records: dict[str, PodRecord] = {}
@@ -464,7 +464,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                 except ExtenderError as exc:
                     return str(exc)
         now = self.clock.now()
-        epoch_now = self._epoch_now()
+        epoch_now = self.epoch_now()
         # The binding sets PodScheduled=True (PreemptionToleration counts from it).
         self.state.assume(pod_with(pod, start_time=epoch_now, scheduled_time=epoch_now),
                           node_name, math.inf)
@@ -561,7 +561,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         post = self._preemption(pod, placement, pod_raw, profile)
         if self.gang is None or post.nominate or post.code != Code.UNSCHEDULABLE:
             return post
-        status, reject = self.gang.manager.post_filter(pod, self.ctx, self._epoch_now())
+        status, reject = self.gang.manager.post_filter(pod, self.ctx, self.epoch_now())
         reasons = ([post.message] if post.message else []) + list(status.reasons)
         post.message = ", ".join(reasons)
         if reject:
@@ -574,7 +574,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         plugin = profile.post_filter
         if plugin is None:
             return _PostFilter()
-        now = self._epoch_now()
+        now = self.epoch_now()
         step = extender_step(self.config.extenders, pod, pod_raw, self.state.nodes,
                              self.raw_pods)
         if self.dry_runs is not None:

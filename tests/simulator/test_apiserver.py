@@ -257,7 +257,7 @@ def test_the_mirror_renders_what_the_simulation_sees(api: ApiServer, tmp_path: P
         state=state, pending={waiting.uid: waiting},
         raw_pods={waiting.uid: waiting_raw, placed.uid: placed_raw}, raw_nodes={},
         workload=SimpleNamespace(objects=[ObjectArrival(0, "PodGroup", group)]),
-        clock=SimpleNamespace(now=lambda: 5_000_000_000), _epoch_now=lambda: epoch + 5)
+        clock=SimpleNamespace(now=lambda: 5_000_000_000), epoch_now=lambda: epoch + 5)
     mirror = ClusterMirror(api, snapshot)
     version = mirror.publish(sim)
     assert version == api.rv
