@@ -128,10 +128,8 @@ class RowReplies:
         when some name is not a node of the table (the caller takes the per-node path).
         Raises `msgspec.DecodeError` when `raw` is not a list of strings."""
         raw = bytes(raw)
-        key = _list_key(raw)
-        found = self._lists.get(key)
-        if found is not None and found.layout == table.layout and found.raw == raw:
-            self._used(key)
+        key, found = self._find(raw, table)
+        if found is not None:
             return found, None
         names = _names_decoder.decode(raw)
         rows = table.rows(names)
@@ -186,13 +184,18 @@ class RowReplies:
         cut = body.rfind(_NAMES_FIELD)
         if cut <= 0:
             return None
-        raw = bytes(body[cut + len(_NAMES_FIELD):len(body) - 1])
+        _, entry = self._find(bytes(body[cut + len(_NAMES_FIELD):len(body) - 1]), table)
+        return (entry, cut) if entry is not None else None
+
+    def _find(self, raw: bytes, table: NodeTable) -> tuple[tuple[int, int], NameList | None]:
+        """The key of the list `raw` (its JSON bytes) and, when remembered for the table's
+        layout, the list (marked as used)."""
         key = _list_key(raw)
-        entry = self._lists.get(key)
-        if entry is not None and entry.layout == table.layout and entry.raw == raw:
-            self._used(key)
-            return entry, cut
-        return None
+        found = self._lists.get(key)
+        if found is None or found.layout != table.layout or found.raw != raw:
+            return key, None
+        self._used(key)
+        return key, found
 
     def _used(self, key: tuple[int, int]) -> None:
         try:
@@ -246,12 +249,9 @@ class RowReplies:
         return reply
 
     def _remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> None:
-        key = _list_key(raw)
-        found = self._lists.get(key)
-        if found is not None and found.layout == table.layout and found.raw == raw:
-            self._used(key)
-            return
-        self._insert(key, NameList(raw, table.layout, rows))
+        key, found = self._find(raw, table)
+        if found is None:
+            self._insert(key, NameList(raw, table.layout, rows))
 
     def _filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
                       statuses: Sequence[Status | None]) -> tuple[bytes, bytes]:
