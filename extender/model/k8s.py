@@ -7,6 +7,8 @@ msgspec without building objects, which is what makes 5000-node bodies cheap to 
 
 from __future__ import annotations
 
+import uuid
+
 import msgspec
 
 QuantityValue = str | int | float
@@ -23,6 +25,15 @@ class OwnerReference(_Base):
     name: str = ""
     uid: str = ""
     controller: bool | None = None
+
+
+#: Where a pod without `metadata.uid` (hand-written files) gets one: a UUID of its
+#: namespace/name, the same wherever it is read (snapshot or workload).
+PODS_WITHOUT_UID = uuid.UUID("6f0c5d3e-8d1c-4a59-9d0e-5a1b2c3d4e5f")
+
+
+def derived_uid(namespace: str, name: str) -> str:
+    return str(uuid.uuid5(PODS_WITHOUT_UID, f"{namespace}/{name}"))
 
 
 class ObjectMeta(_Base):

@@ -35,12 +35,12 @@ def _percentage(text: str) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cluster", required=True, metavar="CLUSTER",
+    p.add_argument("--cluster", metavar="CLUSTER",
                    help="snapshot: kubectl get nodes,pods,pdb,priorityclasses -A -o yaml|json "
                         "(podgroups,elasticquotas too for Coscheduling/CapacityScheduling)")
-    p.add_argument("--workload", required=True, metavar="PODS",
+    p.add_argument("--workload", metavar="PODS",
                    help="pending pods (List or multi-document YAML) and SimulationEvents")
-    policy = p.add_mutually_exclusive_group(required=True)
+    policy = p.add_mutually_exclusive_group()
     policy.add_argument("--policy", metavar="POLICY", help="ExtenderPolicy file")
     policy.add_argument("--compare", nargs=2, metavar=("POLICY_A", "POLICY_B"),
                         help="run the same cluster, workload and seed through two policies and "
@@ -51,6 +51,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                              "plugins and pluginConfig, percentageOfNodesToScore, pod backoff "
                              "and extenders[] (see extender/simulator/schedulerconfig.py); "
                              "explicit --percentage-of-nodes-to-score/--pod-*-backoff win")
+    policy.add_argument("--agreement", nargs=2, metavar=("SIM.json", "REAL.json"),
+                        help="compare a simulated run's report with a real one's (--on-sandbox "
+                             "--report) pod by pod: outcome, node (the real node among the "
+                             "simulator's tied best agrees), victims, attempts; the last line is "
+                             "`agreement: A/N pods` (--report: the comparison as JSON; --html: "
+                             "the divergences first, then both runs)")
+    p.add_argument("--follow", metavar="REAL.json",
+                   help="break ties toward a real run's report: where the real node of a pod "
+                        "is among the nodes tied for the top score, take it, so the two runs "
+                        "stay comparable pod by pod (see --agreement)")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks and preemption offsets")
     p.add_argument("--report", metavar="FILE", help="write the JSON report here ('-': stdout)")
     p.add_argument("--events", metavar="FILE",
@@ -179,7 +189,7 @@ def _progress_lines(stream: TextIO, interval: float) -> Callable[[int, int, int]
     return update
 
 
-def _check_output(flag: str, path: str | None) -> str | None:
+def check_output(flag: str, path: str | None) -> str | None:
     """Why `path` cannot be written (checked before the run, not after it), or None."""
     if not path or (flag == "--report" and path == "-"):
         return None
@@ -194,7 +204,7 @@ def _check_output(flag: str, path: str | None) -> str | None:
     return None
 
 
-def _summary(totals: dict[str, Any], failures: dict[str, int]) -> str:
+def summary_line(totals: dict[str, Any], failures: dict[str, int]) -> str:
     """The run in one line: outcomes, virtual time and why the run ended, extender failures."""
     outcome = (f"{totals['scheduled']} scheduled, {totals['pending']} pending, "
                f"{totals['preempted']} preempted, {totals['deleted']} deleted")
@@ -238,10 +248,20 @@ def run(args: argparse.Namespace) -> int:
             return 2
     for flag, path in (("--report", args.report), ("--events", getattr(args, "events", None)),
                        ("--plot", args.plot), ("--html", args.html)):
-        problem = _check_output(flag, path)
+        problem = check_output(flag, path)
         if problem:  # before the run, not after it with a traceback
             print(f"extender simulate: {problem}", file=sys.stderr)
             return 2
+    if getattr(args, "agreement", None):
+        return run_agreement(args)
+    missing = [flag for flag, value in (("--cluster", args.cluster), ("--workload", args.workload))
+               if not value]
+    if not (args.policy or args.compare or getattr(args, "config", None)):
+        missing.append("one of --policy, --config, --compare, --agreement")
+    if missing:
+        print(f"extender simulate: the following arguments are required: {', '.join(missing)}",
+              file=sys.stderr)
+        return 2
     if args.compare:  # each policy through this function, then the differences
         from extender.simulator.compare import run_compare
 
@@ -260,8 +280,14 @@ def run(args: argparse.Namespace) -> int:
         utilization = None
         if args.utilization:  # after the workload: its time 0 places RFC 3339 sample times
             utilization = load_utilization(args.utilization, epoch_ns=workload.epoch_ns)
+        follow = None
+        if getattr(args, "follow", None):
+            from extender.simulator.agreement import load_report
+            from extender.simulator.follow import Follow
+
+            follow = Follow(load_report(args.follow))
     except (PolicyError, SchedulerConfigError, SnapshotError, WorkloadError,
-            UtilizationError) as exc:
+            UtilizationError, ValueError) as exc:
         print(f"extender simulate: {exc}", file=sys.stderr)
         return 2
 
@@ -299,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,
         victim_grace_period=args.victim_grace_period, max_time=args.max_time or None,
-        extenders=extenders, utilization=utilization,
+        extenders=extenders, utilization=utilization, follow=follow,
         extender_bind=args.extender_bind or (setup is not None and setup.extender_bind))
 
     with ExitStack() as stack:
@@ -374,7 +400,7 @@ def run(args: argparse.Namespace) -> int:
     totals = report["totals"]
     out = sys.stderr if args.report == "-" else sys.stdout
     rate = totals["scheduled"] / wall if wall > 0 else 0.0
-    print(f"{_summary(totals, result.extender_failures)}; {wall:.2f}s wall, {rate:.0f} pods/s",
+    print(f"{summary_line(totals, result.extender_failures)}; {wall:.2f}s wall, {rate:.0f} pods/s",
           file=out)
     if "utilization" in report:
         replay = report["utilization"]
@@ -382,4 +408,40 @@ def run(args: argparse.Namespace) -> int:
               f"({replay['snapshots']} snapshots) from {args.utilization}", file=out)
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    """`--agreement SIM.json REAL.json`: the text on stdout (stderr with `--report -`),
+    `--report` the comparison as JSON, `--html` a page with the divergences first."""
+    import json
+
+    from extender.simulator.agreement import (
+        AgreementError,
+        agreement,
+        format_agreement,
+        load_report,
+    )
+
+    sim_path, real_path = args.agreement
+    try:
+        sim, real = load_report(sim_path), load_report(real_path)
+    except AgreementError as exc:
+        print(f"extender simulate: --agreement: {exc}", file=sys.stderr)
+        return 2
+    result = agreement(sim, real)
+    out = sys.stderr if args.report == "-" else sys.stdout
+    out.write(format_agreement(result))
+    if args.report:
+        text = json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        if args.report == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.report).write_text(text, encoding="utf-8")
+    if args.html:
+        from extender.simulator.agreementhtml import render_agreement_html
+        from extender.simulator.htmlreport import write_html
+
+        write_html(render_agreement_html(sim, real, result, names=(
+            f"simulated: {Path(sim_path).name}", f"real: {Path(real_path).name}")), args.html)
     return 0

@@ -27,6 +27,7 @@ from extender.simulator.clock import (
     to_seconds,
 )
 from extender.simulator.events import NODE_ADD, node_update_events
+from extender.simulator.follow import workload_owner
 from extender.simulator.precheck import node_pre_check
 from extender.simulator.records import (
     DELETED,
@@ -90,6 +91,9 @@ class SimulatedCluster:
         rec = self.records.get(pod.uid)
         if rec is None:
             rec = PodRecord(pod.uid, pod.namespace, pod.name, pod.priority, origin)
+            if pod.controller_ref is not None:
+                rec.owner = workload_owner(pod.controller_ref[1], pod.controller_ref[2],
+                                           pod.labels)
             self.records[pod.uid] = rec
         return rec
 
@@ -371,6 +375,7 @@ class SimulatedCluster:
             self._forget_attempts(pending.uid)
             del self.pending[pending.uid]
             self.queue.delete(pending)
+            self.queue.done(f"{pending.namespace}/{pending.name}")
             rec = self._record(pending, "workload")
             rec.status, rec.finished_at = DELETED, self.clock.now()
             self.settled += 1

@@ -915,21 +915,27 @@ def render_html(report: Mapping[str, Any], events: Iterable[Event] | None = None
 
 
 def render_compare_html(runs: Sequence[tuple[str, Mapping[str, Any], Iterable[Event] | None]],
-                        comparison: Mapping[str, Any], *,
-                        title: str = "extender simulate --compare") -> str:
-    """Two runs on one page: the differences first, then each run's timeline on one shared
-    time axis, their rejections side by side, and each run's drill-down."""
+                        comparison: Mapping[str, Any] | None, *,
+                        title: str = "extender simulate --compare",
+                        differences: str | None = None,
+                        subtitle: str = "same cluster, workload and seed") -> str:
+    """Two runs on one page: the differences first (`comparison` drawn by `comparison_html`,
+    or `differences` as given), then each run's timeline on one shared time axis, their
+    rejections side by side, and each run's drill-down."""
     views = [(name, collect(report, events)) for name, report, events in runs]
     end = max(v.end_t for _, v in views)
     sections = [(name, _run_sections(v, f"{chr(97 + i)}-", end=end))
                 for i, (name, v) in enumerate(views)]
     names = [name for name, _ in views]
     body = [f"<header><h1>{escape(title)}</h1>"
-            f"<p class=\"sub\">{' vs '.join(escape(n) for n in names)} — same cluster, workload "
-            f"and seed</p><nav><a href=\"#differences\">differences</a><a href=\"#timelines\">"
+            f"<p class=\"sub\">{' vs '.join(escape(n) for n in names)} — {escape(subtitle)}"
+            f"</p><nav><a href=\"#differences\">differences</a><a href=\"#timelines\">"
             "timelines</a><a href=\"#rejections\">rejections</a><a href=\"#pods-section\">pods</a>"
             "</nav></header>"]
-    body.append(f'<section id="differences"><h2>differences</h2>{comparison_html(comparison)}</section>')
+    if differences is None:
+        assert comparison is not None
+        differences = comparison_html(comparison)
+    body.append(f'<section id="differences"><h2>differences</h2>{differences}</section>')
     body.append('<section id="timelines"><h2>timelines (virtual time, one axis)</h2>')
     for name, s in sections:
         body.append(f"<h3>{escape(name)}</h3>{s['summary']}{s['timeline']}")

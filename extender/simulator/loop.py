@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from extender.engine.args import parse_version
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import ClusterContext, Code
@@ -43,6 +45,7 @@ from extender.engine.plugins.coscheduling.core import NAME as COSCHEDULING
 from extender.engine.plugins.coscheduling.core import (
     OPTIMISTIC_REJECTION,
 )
+from extender.engine.preemption.evaluator import candidate_on
 from extender.engine.preemption.toleration import PLUGIN as PREEMPTION_TOLERATION
 from extender.engine.profile import Profile
 from extender.model.nodeinfo import NodeInfo
@@ -76,8 +79,10 @@ from extender.simulator.profiles import (
     check_profiles,
 )
 from extender.simulator.queue import (
+    QUEUEING_HINTS,
     PriorityQueue,
     QueuedPodInfo,
+    pod_key,
 )
 from extender.simulator.records import (
     DELETED,
@@ -189,6 +194,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             nominator=Nominator(pod_alive=lambda p: p.uid in self.pending,
                                 on_change=self.changes.node),
             sort_key=self._queue_sort_key(profile),
+            queueing_hints=self.version_of_profile >= QUEUEING_HINTS,
         )
         self.queue.start(self.timeline)
         self.rng = random.Random(self.config.seed)
@@ -430,6 +436,8 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                                        pod_raw, self.raw_nodes)
         if algorithm is not self.algorithm:
             self.algorithm.next_start_node_index = algorithm.next_start_node_index
+        if placement.node is not None:
+            self._note_ties(rec, pod, placement)
         post: _PostFilter | None = None
         if placement.node is None and not placement.error:
             post = self._post_filter(pod, placement, pod_raw, profile)
@@ -449,6 +457,20 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         elif placement.node is not None:
             placement = Placement([], placement.diagnosis, error=f'node "{placement.node.name}" not found')
         self._handle_failure(info, placement, post, len(nodes))
+
+    def _note_ties(self, rec: PodRecord, pod: PodView, placement: Placement) -> None:
+        """Record the nodes that shared the top score; with `config.follow`, take the real
+        run's node where it is one of them."""
+        assert placement.node is not None
+        tied = [placement.node.name]
+        if len(placement.feasible) > 1 and len(placement.totals):
+            scores = np.asarray(placement.totals)
+            tied = [placement.feasible[i].name for i in np.flatnonzero(scores == scores.max())]
+        rec.tied = tied if len(tied) > 1 else []
+        if self.config.follow is not None:
+            choice = self.config.follow.choose(pod, tied, placement.node.name)
+            if choice is not None and choice != placement.node.name:
+                placement.node = next(n for n in placement.feasible if n.name == choice)
 
     # -- outcomes -------------------------------------------------------------------------------------
 
@@ -471,6 +493,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         self.changes.node(node_name)
         self._forget_attempts(pod.uid)
         self.queue.nominator.delete(pod)
+        self.queue.done(pod_key(pod))
         del self.pending[pod.uid]
         rec = self.records[pod.uid]
         rec.status, rec.node, rec.scheduled_at = SCHEDULED, node_name, now
@@ -590,4 +613,19 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                                code=result.status.code)
         node, victims = result.node_name, result.victims
         assert victims is not None
+        if self.config.follow is not None:
+            node, victims = self._follow_preemption(profile, pod, node, victims, now)
         return _PostFilter("", node, node, victims.pods)
+
+    def _follow_preemption(self, profile: Profile, pod: PodView, node: str, victims: Any,
+                           now: float) -> tuple[str, Any]:
+        """With `config.follow`: the node a real kube-scheduler preempted on, when preempting
+        there makes the pod fit too (it chose among candidates found from a random offset,
+        with ties in Go's map order); its victims are then this dry run's for that node."""
+        def victims_on(name: str) -> Any:
+            return candidate_on(profile, pod, name, self.ctx, now)
+
+        real = self.config.follow.choose_preemption(pod, node, victims_on)
+        if real is None:
+            return node, victims
+        return real

@@ -1,7 +1,7 @@
 """kube-scheduler's scheduling queue (`PriorityQueue`), on virtual time.
 
-A faithful copy of the legacy (queueing-hints disabled) behaviour of
-`pkg/scheduler/internal/queue/scheduling_queue.go` (≈v1.28–v1.30), see reference §D:
+A copy of `pkg/scheduler/internal/queue/scheduling_queue.go` (legacy mode ≈v1.28–v1.31; with
+queueing hints from 1.32), see reference §D:
 
 - activeQ: heap, PrioritySort order (priority desc, then queue timestamp asc), or the
   profile's own QueueSort order given as a key (`sort_key`): a tuple, or an object whose `<`
@@ -10,7 +10,15 @@ A faithful copy of the legacy (queueing-hints disabled) behaviour of
 - unschedulablePods: a pool keyed by namespace/name;
 - flushers: backoff-completed every 1 s, unschedulable leftovers every 30 s;
 - `moveRequestCycle`: a pod that fails while a cluster move happened during its cycle goes to
-  backoffQ, not to the pool;
+  backoffQ, not to the pool (queueing hints disabled: before 1.32);
+- with queueing hints (`queueing_hints`, on by default from 1.32, GA in 1.34): the cluster
+  events that happen while a pod is in flight (popped, until it is requeued or done) are kept,
+  and a pod that fails is requeued (backoffQ, or activeQ once its backoff is over) only if one
+  of them is worth it (a plugin that rejected it registered the event, or a wildcard event for
+  it), else it goes to the pool (`determineSchedulingHintForInFlightPod`);
+- not modelled: popping from backoffQ when activeQ is empty (SchedulerPopFromBackoffQ, on by
+  default from 1.33): with gangs its retries depend on when concurrent binding cycles end
+  (see the README's agreement section);
 - the nominator for pods that preemption nominated to a node.
 
 Pop never blocks: it returns None on an empty activeQ and the loop moves virtual time on.
@@ -31,6 +39,8 @@ from extender.simulator.events import (
     ASSIGNED_POD_DELETE,
     ASSIGNED_POD_UPDATE,
     UNSCHEDULABLE_TIMEOUT,
+    WILDCARD,
+    ActionType,
     ClusterEvent,
     all_plugins,
     interest_map,
@@ -178,8 +188,15 @@ def is_pod_updated(old_pod: Pod | None, new_pod: Pod) -> bool:
     )
 
 
+#: The release from which kube-scheduler runs with queueing hints (SchedulerQueueingHints beta
+#: and on by default in 1.32, GA in 1.34).
+QUEUEING_HINTS = (1, 32)
+#: `framework.EventForceActivate`: a wildcard event, for one pod.
+FORCE_ACTIVATE_EVENT = ClusterEvent(WILDCARD, ActionType.ALL, FORCE_ACTIVATE)
+
+
 class PriorityQueue:
-    """kube-scheduler's PriorityQueue (legacy mode) on a `VirtualClock`."""
+    """kube-scheduler's PriorityQueue on a `VirtualClock` (see the module docstring)."""
 
     def __init__(
         self,
@@ -191,8 +208,15 @@ class PriorityQueue:
         plugins: Iterable[str] | None = None,
         nominator: Nominator | None = None,
         sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+        queueing_hints: bool = False,
     ) -> None:
         self.clock = clock
+        self.queueing_hints = queueing_hints
+        #: With queueing hints: in-flight pod key -> where its events start in `_flight_events`
+        #: (offset by `_flight_base`), and the events (with the pod a wildcard one is for).
+        self._in_flight: dict[str, int] = {}
+        self._flight_events: list[tuple[ClusterEvent, str | None]] = []
+        self._flight_base = 0
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable_pods = pod_max_in_unschedulable_pods
@@ -285,14 +309,47 @@ class PriorityQueue:
         info.attempts += 1
         self.scheduling_cycle += 1
         info.unschedulable_plugins.clear()
+        if self.queueing_hints:
+            self._in_flight[info.key] = self._flight_base + len(self._flight_events)
         return info
+
+    def done(self, key: str) -> None:
+        """`Done`: the pod's attempt is over (bound, or gone); its in-flight events go."""
+        if self._in_flight.pop(key, None) is not None and not self._in_flight:
+            self._flight_base += len(self._flight_events)
+            self._flight_events.clear()
+
+    def _record_in_flight(self, event: ClusterEvent, target: str | None = None) -> None:
+        """`addEventIfAnyInFlight` (target None) / `addEventsIfPodInFlight` (target: the pod
+        the event is for, which must be in flight)."""
+        if not self.queueing_hints or not self._in_flight:
+            return
+        if target is None or target in self._in_flight:
+            self._flight_events.append((event, target))
+
+    def _hint_for_in_flight(self, info: QueuedPodInfo) -> bool:
+        """`determineSchedulingHintForInFlightPod`: whether an event of its flight is worth
+        requeuing it for (else it goes to the pool). A pod that failed with an error (no
+        rejecting plugin) is always requeued."""
+        if not info.unschedulable_plugins:
+            return True
+        start = self._in_flight.get(info.key)
+        if start is None:
+            return False
+        for event, target in self._flight_events[start - self._flight_base:]:
+            if target is not None and target != info.key:
+                continue  # a wildcard event for another pod
+            if self._worth_requeuing(info, event):
+                return True
+        return False
 
     def add_unschedulable_if_not_present(self, info: QueuedPodInfo,
                                          pod_scheduling_cycle: int) -> str:
         """Requeue a pod after a failed attempt; returns the sub-queue it went to.
 
         `info.unschedulable_plugins` must hold the plugins that rejected it (empty for an
-        error). A move request during its cycle, or no rejecting plugin → backoffQ."""
+        error). No rejecting plugin, or (legacy) a move request during its cycle, or (with
+        queueing hints) an event of its flight worth requeuing it for → backoffQ."""
         key = info.key
         if key in self._unschedulable:
             raise QueueError(f"Pod {key} is already present in unschedulable queue")
@@ -301,10 +358,18 @@ class PriorityQueue:
         if key in self._backoff:
             raise QueueError(f"Pod {key} is already present in the backoff queue")
         self._stamp(info)
-        if self.move_request_cycle >= pod_scheduling_cycle or not info.unschedulable_plugins:
+        if self.queueing_hints:
+            requeue = self._hint_for_in_flight(info)
+            self.done(key)
+            # requeuePodWithQueueingStrategy(queueAfterBackoff): backoffQ, or activeQ if its
+            # backoff is over (no backoff: podMaxBackoffSeconds 0).
+            where = self._requeue(info) if requeue else ""
+        elif self.move_request_cycle >= pod_scheduling_cycle or not info.unschedulable_plugins:
             self._backoff.add_or_update(info)
             where = BACKOFF
         else:
+            where = ""
+        if not where:
             self._unschedulable[key] = info
             where = UNSCHEDULABLE
         self.nominator.add(info.pod)
@@ -364,6 +429,9 @@ class PriorityQueue:
                 info = self._backoff.delete(key)
                 source = BACKOFF
             if info is None:
+                # In flight: it is requeued when it comes back (upstream's Activate).
+                self._record_in_flight(FORCE_ACTIVATE_EVENT, key)
+                self.move_request_cycle = self.scheduling_cycle
                 continue
             self._add_to_active(info)
             self.nominator.add(info.pod)
@@ -413,6 +481,7 @@ class PriorityQueue:
             if self.on_move is not None:
                 self.on_move(info.pod, UNSCHEDULABLE, where, event.label)
         self.move_request_cycle = self.scheduling_cycle
+        self._record_in_flight(event)
         return moved
 
     def _pool_sorted(self) -> list[QueuedPodInfo]:

@@ -99,6 +99,10 @@ class SimulationConfig:
     #: (`filtermemo`, `dryrun`): "on"; "off" judges every node every time; "verify" does both
     #: and raises AssertionError where they differ (for tests). The outcome is the same.
     fast_paths: FastPaths = "on"
+    #: Break ties toward what a real run chose (`follow.Follow`, `--follow REAL.json`): where
+    #: the real node is among this cycle's tied best, take it, so the two runs stay
+    #: comparable pod by pod. None: the seeded draw alone.
+    follow: Any = None
 
 
 
@@ -126,6 +130,11 @@ class PodRecord:
     finished_at: int | None = None
     preempted_by: str = ""
     preemptions_caused: list[str] = field(default_factory=list)
+    #: "<kind>/<name>" of its controller (ownerReferences' controller), "" for a bare pod.
+    owner: str = ""
+    #: The nodes that shared the top score in the cycle that placed it (when more than one):
+    #: kube-scheduler picks among them at random, so any of them is as right as another.
+    tied: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:

@@ -52,7 +52,7 @@ def _usage(u: NodeUsage) -> dict[str, Any]:
 
 
 def _pod(rec: PodRecord) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "namespace": rec.namespace,
         "name": rec.name,
         "priority": rec.priority,
@@ -68,6 +68,11 @@ def _pod(rec: PodRecord) -> dict[str, Any]:
         "preemptedBy": rec.preempted_by or None,
         "preempted": sorted(rec.preemptions_caused),
     }
+    if rec.owner:
+        out["owner"] = rec.owner
+    if rec.tied:
+        out["tiedNodes"] = sorted(rec.tied)
+    return out
 
 
 def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]:

@@ -47,7 +47,6 @@ applied.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +91,6 @@ NODE_NAME_ACTIONS = ("deleteNode", "cordonNode", "uncordonNode")
 #: The kinds a workload file may hold.
 SUPPORTED_KINDS = ("Pod", *CONTROLLER_KINDS, *OBJECT_KINDS, EVENT_KIND)
 _FILE_POD = "a Pod of the file"
-_UID_NAMESPACE = uuid.UUID("6f0c5d3e-8d1c-4a59-9d0e-5a1b2c3d4e5f")
 
 
 @dataclass(slots=True)
@@ -138,7 +136,7 @@ def _fill_identity(obj: dict[str, Any]) -> dict[str, Any]:
     if not meta.get("namespace"):
         meta["namespace"] = "default"
     if not meta.get("uid"):
-        meta["uid"] = str(uuid.uuid5(_UID_NAMESPACE, f"{meta['namespace']}/{meta.get('name', '')}"))
+        meta["uid"] = k8s.derived_uid(meta["namespace"], meta.get("name", ""))
     obj["metadata"] = meta
     return obj
 

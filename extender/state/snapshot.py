@@ -215,6 +215,9 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
 def apply_object(state: ClusterState, kind: str, typed: Any) -> None:
     """Add one object of a snapshot to the state, as `load_into` does."""
     if kind == "Pod":
+        meta = typed.metadata
+        if not meta.uid:  # a hand-written file: keyed by uid, pods would overwrite each other
+            meta.uid = k8s.derived_uid(meta.namespace or "default", meta.name)
         state.apply_pod(typed)
     else:
         state.apply(kind, typed)

@@ -169,5 +169,5 @@ def test_the_summary_says_why_the_run_ended(reason):
     totals = {"scheduled": 1, "pending": 0, "preempted": 0, "deleted": 0, "cycles": 2,
               "virtualTimeSeconds": 12.5, "truncated": reason == "horizon", "endReason": reason}
     expected = {"settled": "(settled)", "horizon": "(horizon: truncated by --max-time)"}[reason]
-    assert simulate_cli._summary(totals, {}) == (
+    assert simulate_cli.summary_line(totals, {}) == (
         f"1 scheduled, 0 pending, 0 preempted, 0 deleted; 2 cycles over 12.500s virtual {expected}")

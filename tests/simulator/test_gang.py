@@ -53,17 +53,20 @@ def test_three_gangs_all_or_nothing(tmp_path):
     for i in range(4):
         assert pods[f"g3-{i}"]["status"] == "Pending"
         assert pods[f"g3-{i}"]["scheduledAtSeconds"] is None
-    assert pods["g3-3"]["message"] == (
+    # Each round, the pod that finds no room fails in PostFilter; the rejected waiting pods
+    # fail their binding cycle (a FitError over their one node). Retried as a group: the
+    # failing pod saw its siblings' rejections (AssignedPodDelete, which NodeResourcesFit
+    # registered) while in flight, so it backs off (1 s, 2 s, 4 s; ticks at whole seconds)
+    # and comes back at 5 s, 8 s and 13 s; the rejected ones saw nothing Coscheduling
+    # registered and wait in the pool until it, waiting at Permit, activates them. So the pod
+    # that fails rotates: in the last round (13 s) it is g3-2.
+    assert pods["g3-2"]["message"] == (
         "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
         "3 No preemption victims found for incoming pod., PodGroup default/g3 gets rejected "
-        "due to Pod g3-3 is unschedulable even after PostFilter")
-    for i in range(3):
-        # The rejected waiting pods fail their binding cycle: a FitError over their one node.
+        "due to Pod g3-2 is unschedulable even after PostFilter")
+    for i in (0, 1, 3):
         assert pods[f"g3-{i}"]["message"] == (
             "0/1 nodes are available: 1 optimistic rejection in PostFilter.")
-    # Retried as a group: the rejections' AssignedPodDelete and backoff (1 s, 2 s, 4 s, ticks at
-    # whole seconds) bring them back at 5 s, 8 s and 13 s; a waiting sibling activates the one
-    # left in the unschedulable pool. Each round ends the same way.
     assert [pods[f"g3-{i}"]["attempts"] for i in range(4)] == [4, 4, 4, 4]
     assert sum(n["after"]["cpuMilli"] for n in report["nodes"]) == 8000  # g1 and g2 only
     assert report["totals"]["scheduled"] == 8

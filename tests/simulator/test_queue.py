@@ -250,6 +250,47 @@ def test_error_without_rejecting_plugin_goes_to_backoff():
     assert fail(q, a) == BACKOFF
 
 
+# -- queueing hints (1.32+): the events of a pod's own flight ------------------------------
+
+
+def test_with_hints_only_an_event_a_rejecting_plugin_registered_requeues():
+    # Legacy: any move during the cycle sends the failure to backoffQ. With queueing hints
+    # (kube-scheduler 1.32+), only an event of its flight that a rejecting plugin registered.
+    _, q = make_queue(queueing_hints=True)
+    for name in ("a", "b", "c"):
+        q.add(FakePod(name))
+    a, b = q.pop(), q.pop()
+    q.assigned_pod_deleted(FakePod("gone"))  # NodeResourcesFit registered pod deletes
+    assert fail(q, a, "NodeResourcesFit") == BACKOFF
+    assert fail(q, b, "NodeAffinity") == UNSCHEDULABLE  # it did not
+    c = q.pop()  # after the event: not part of its flight
+    assert fail(q, c, "NodeResourcesFit") == UNSCHEDULABLE
+
+
+def test_with_hints_errors_and_force_activation_requeue():
+    _, q = make_queue(queueing_hints=True)
+    for name in ("a", "b", "c"):
+        q.add(FakePod(name))
+    a, b, c = q.pop(), q.pop(), q.pop()
+    assert fail(q, a) == BACKOFF  # an error: no rejecting plugin
+    # Activating an in-flight pod: a wildcard event for it alone (upstream's Activate).
+    assert not q.activate([b.pod])
+    assert fail(q, b, "Coscheduling") == BACKOFF
+    assert fail(q, c, "Coscheduling") == UNSCHEDULABLE
+
+
+def test_with_hints_done_forgets_the_flight():
+    _, q = make_queue(queueing_hints=True)
+    q.add(FakePod("a"))
+    q.add(FakePod("b"))
+    a = q.pop()
+    q.assigned_pod_deleted(FakePod("gone"))
+    q.done(a.key)  # bound
+    b = q.pop()
+    assert fail(q, b, "NodeResourcesFit") == UNSCHEDULABLE
+    assert (q._flight_events, q._in_flight) == ([], {})  # nothing kept once none is in flight
+
+
 def test_requeue_of_a_queued_pod_is_rejected():
     _, q = make_queue()
     info = q.add(FakePod("a"))

@@ -201,6 +201,22 @@ class PreemptionResult:
 ExtenderStep = Callable[[Mapping[str, Victims]], Mapping[str, Victims] | Status]
 
 
+def candidate_on(profile: Profile, pod: PodView, node: str, state: ClusterContext,
+                 now: float) -> Victims | None:
+    """The victims the dry run finds for `pod` on `node` alone, or None when preempting there
+    cannot make it fit (the simulator's `--follow` uses it to take the node a real
+    kube-scheduler chose among equally good candidates)."""
+    post_filter = profile.post_filter
+    info = state.nodes.get(node)
+    if post_filter is None or info is None:
+        return None
+    can_preempt = post_filter.can_preempt(pod, state, now)
+    filters = dry_run_filters(prepare_filters(profile, pod, state), post_filter, pod, state)
+    dry = dry_run_preemption(filters, pod, [info], state, 0, 1, now, can_preempt,
+                             guard=post_filter.victim_guard, no_victims=post_filter.no_victims)
+    return dry.candidates.get(node)
+
+
 def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
             state: ClusterContext, now: float, rng: random.Random, *,
             call_extenders: ExtenderStep | None = None) -> PreemptionResult:

@@ -1,0 +1,66 @@
+"""The page of `extender simulate --agreement … --html`: the real-vs-simulated comparison.
+
+The per-pod divergences come first (each with both sides' outcome, node, tied nodes, victims
+and last message), then the counts per aspect, then both runs as `--compare` draws two:
+timelines on one axis, rejections side by side, each run's pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from extender.simulator.agreement import ASPECTS
+from extender.simulator.htmlreport import render_compare_html
+
+
+def _side(side: Mapping[str, Any] | None) -> str:
+    if side is None:
+        return "(no such pod)"
+    parts = [f"{side['status']} · {side['node'] or '–'}"]
+    if len(side["tiedNodes"]) > 1:
+        parts.append(f"tied best: {', '.join(side['tiedNodes'])}")
+    if side["victims"]:
+        parts.append(f"preempted: {', '.join(side['victims'])}")
+    parts.append(f"{side['attempts']} attempt(s)")
+    if side["message"]:
+        parts.append(side["message"])
+    return "<br>".join(escape(p) for p in parts)
+
+
+def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
+    """Divergences first, then the counts."""
+    n = result["pods"]
+    divergences = result["divergences"]
+    out = [f'<p id="agreement-line"><strong>agreement: {result["agree"]}/{n} pods</strong></p>',
+           f"<h3>pods that diverge: {len(divergences)} of {n}</h3>"]
+    if divergences:
+        out.append('<table class="diff" id="agreement-pods"><thead><tr><th>pod</th>'
+                   f'<th>differs</th><th>{escape(names[0])}</th><th>{escape(names[1])}</th>'
+                   "</tr></thead><tbody>")
+        for d in divergences:
+            pod = (d["real"] or d["simulated"])["pod"]
+            out.append(f'<tr data-pod="{escape(pod)}"><td>{escape(pod)}</td>'
+                       f'<td>{escape(", ".join(d["differs"]))}</td>'
+                       f'<td class="changed">{_side(d["simulated"])}</td>'
+                       f'<td class="changed">{_side(d["real"])}</td></tr>')
+        out.append("</tbody></table>")
+    out.append('<table class="diff" id="agreement-aspects"><thead><tr><th>aspect</th>'
+               '<th class="num">pods that agree</th></tr></thead><tbody>')
+    for aspect in (*ASPECTS, "attempts"):
+        out.append(f'<tr data-aspect="{aspect}"><td>{aspect}</td>'
+                   f'<td class="num">{result["aspects"][aspect]}/{n}</td></tr>')
+    out.append(f'<tr data-aspect="preemptions"><td>preemptions with the same victims</td>'
+               f'<td class="num">{result["preemptionsAgree"]}/{result["preemptions"]}</td></tr>')
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def render_agreement_html(sim: Mapping[str, Any], real: Mapping[str, Any],
+                          result: Mapping[str, Any], *,
+                          names: Sequence[str] = ("simulated", "real")) -> str:
+    return render_compare_html(
+        [(names[0], sim, None), (names[1], real, None)], None,
+        title="extender simulate --agreement", differences=agreement_html(result, names),
+        subtitle="the simulator's prediction against a real kube-scheduler's run")

@@ -1,0 +1,119 @@
+"""Which pod of one run is which pod of another, and `--follow REAL.json`.
+
+A real cluster names a Deployment's, ReplicaSet's or Job's pods with random suffixes, so a
+simulated run and a real one share only the names of bare pods and StatefulSet pods. Both
+reports say who owns each pod (`owner`: the workload, `Deployment/web` for the pods of
+Deployment web's ReplicaSet); the pods of one owner are interchangeable, and the k-th of them
+to be bound in one run stands for the k-th bound in the other (`identity`).
+
+`Follow` breaks the simulator's ties toward a real run: where kube-scheduler picked the node
+at random among equal top scores, any of them was as right as another; taking the real one
+keeps the two clusters alike pod after pod, so each later decision is compared on the same
+state. A real node that is not among the simulator's tied best is never taken: that pod is
+reported as a divergence. Preemption is followed too: kube-scheduler looks for candidates from
+a random offset and breaks their last ties in Go's map order, so where the real run preempted
+on another node and preempting there makes the pod fit in the simulation as well, the
+simulator preempts there, with the victims its own dry run picks on that node (the victims
+are then compared).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from extender.model.pod import PodView
+
+#: The label a Deployment's ReplicaSet and its pods carry (their name ends with it).
+POD_TEMPLATE_HASH = "pod-template-hash"
+#: Owners whose pods have stable names (`<set>-<ordinal>`): those pods pair by name.
+NAMED_OWNERS = ("StatefulSet",)
+
+
+def workload_owner(kind: str, name: str, labels: Mapping[str, str] | None) -> str:
+    """`<kind>/<name>` of a pod's controller; a Deployment's ReplicaSet (its name ends with
+    the pods' `pod-template-hash`) stands for its Deployment."""
+    template_hash = (labels or {}).get(POD_TEMPLATE_HASH)
+    if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
+        return f"Deployment/{name[:-len(template_hash) - 1]}"
+    return f"{kind}/{name}"
+
+
+def identity(namespace: str, name: str, owner: str | None) -> str:
+    """What pairs a pod with its counterpart in another run: its name, or its owner when the
+    owner names its pods at random."""
+    if owner and owner.split("/", 1)[0] not in NAMED_OWNERS:
+        return f"{namespace}/{owner}"
+    return f"{namespace}/{name}"
+
+
+def report_identity(pod: Mapping[str, Any]) -> str:
+    return identity(pod["namespace"], pod["name"], pod.get("owner"))
+
+
+def bind_order(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The report's pods that were bound, in the order they were (ties by name)."""
+    bound = [p for p in pods if p.get("scheduledAtSeconds") is not None and p.get("node")]
+    return sorted(bound, key=lambda p: (p["scheduledAtSeconds"], p["namespace"], p["name"]))
+
+
+class Follow:
+    """The real run's nodes per pod identity: a multiset, since the order in which the API
+    server saw a controller's pods bound is not the order kube-scheduler decided them in
+    (binding is asynchronous)."""
+
+    def __init__(self, report: Mapping[str, Any]) -> None:
+        self.nodes: dict[str, Counter[str]] = {}
+        pods = report.get("pods") or []
+        for pod in bind_order(pods):
+            self.nodes.setdefault(report_identity(pod), Counter())[pod["node"]] += 1
+        #: Per identity, the nodes its pods preempted on (their victims' node).
+        self.preemptions: dict[str, Counter[str]] = {}
+        by_key = {f"{p['namespace']}/{p['name']}": p for p in pods}
+        for pod in pods:
+            victims = [by_key[k] for k in pod.get("preempted") or () if k in by_key]
+            if victims and victims[0].get("node"):
+                self.preemptions.setdefault(report_identity(pod), Counter())[
+                    victims[0]["node"]] += 1
+        self.taken = 0  # ties broken toward the real node
+        self.preemptions_taken = 0  # preemptions moved to the real node
+
+    def _identity(self, pod: PodView) -> str:
+        ref = pod.controller_ref
+        owner = workload_owner(ref[1], ref[2], pod.labels) if ref is not None else None
+        return identity(pod.namespace, pod.name, owner)
+
+    def choose_preemption(self, pod: PodView, own: str,
+                          victims_on: Callable[[str], Any]) -> tuple[str, Any] | None:
+        """(node, victims) where a counterpart of `pod` preempted, when that is not `own` and
+        preempting there makes the pod fit (`victims_on(node)` not None); else None."""
+        left = self.preemptions.get(self._identity(pod))
+        if not left:
+            return None
+        if left[own] > 0:
+            left[own] -= 1
+            return None
+        for node in [n for n, count in left.items() if count > 0]:
+            victims = victims_on(node)
+            if victims is not None:
+                left[node] -= 1
+                self.preemptions_taken += 1
+                return node, victims
+        return None
+
+    def choose(self, pod: PodView, tied: list[str], own: str) -> str | None:
+        """Where this pod goes: `own` (the simulator's pick) when a counterpart went there,
+        else a tied node a counterpart went to, else None (`own`, a divergence). The
+        counterpart's node is used up."""
+        left = self.nodes.get(self._identity(pod))
+        if not left:
+            return None
+        if left[own] > 0:
+            left[own] -= 1
+            return None
+        node = next((n for n in tied if left[n] > 0), None)
+        if node is not None:
+            left[node] -= 1
+            self.taken += 1
+        return node

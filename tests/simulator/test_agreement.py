@@ -1,0 +1,193 @@
+"""`extender simulate --agreement` and `--follow`: a simulated run against a real one, pod by
+pod (pairing by name or owner, the real node among the simulator's tied best agrees, victims
+by identity, attempts within a tolerance) and ties broken toward the real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from extender.cli import main
+from extender.simulator.agreement import (
+    agreement,
+    attempt_tolerance,
+    format_agreement,
+    pair_pods,
+)
+from extender.simulator.follow import identity, workload_owner
+from tests.simulator.helpers import LEAST_ALLOCATED_ONLY, by_name, node, pod, simulate, write
+
+
+def _pod(name: str, status: str = "Scheduled", node: str | None = "n1", *, at: float | None = 1.0,
+         owner: str | None = None, tied: list[str] | None = None, attempts: int = 1,
+         preempted: list[str] | None = None, message: str | None = None) -> dict:
+    out = {"namespace": "default", "name": name, "status": status, "node": node,
+           "scheduledAtSeconds": at if node else None, "attempts": attempts,
+           "preempted": preempted or [], "message": message}
+    if owner:
+        out["owner"] = owner
+    if tied:
+        out["tiedNodes"] = tied
+    return out
+
+
+def _report(*pods: dict) -> dict:
+    return {"kind": "SimulationReport", "pods": list(pods),
+            "totals": {"pods": len(pods), "scheduled": sum(p["status"] == "Scheduled" for p in pods)}}
+
+
+def test_the_owner_of_a_deployments_pods_is_the_deployment():
+    labels = {"pod-template-hash": "5d7c9f"}
+    assert workload_owner("ReplicaSet", "web-5d7c9f", labels) == "Deployment/web"
+    assert workload_owner("ReplicaSet", "web-5d7c9f", {}) == "ReplicaSet/web-5d7c9f"
+    assert workload_owner("Job", "etl", labels) == "Job/etl"
+    # Random names pair by owner; StatefulSet and bare pods by name.
+    assert identity("ns", "web-5d7c9f-x8k2p", "Deployment/web") == "ns/Deployment/web"
+    assert identity("ns", "db-0", "StatefulSet/db") == "ns/db-0"
+    assert identity("ns", "solo", None) == "ns/solo"
+
+
+def test_pods_of_one_owner_pair_in_bind_order():
+    sim = [_pod("web-aaaaa", node="n2", at=2.0, owner="Deployment/web"),
+           _pod("web-bbbbb", node="n1", at=1.0, owner="Deployment/web"),
+           _pod("solo", node="n3")]
+    real = [_pod("web-zzzzz", node="n1", at=1.5, owner="Deployment/web"),
+            _pod("web-yyyyy", "Pending", None, owner="Deployment/web"),
+            _pod("solo", node="n3")]
+    pairs = [(s and s["name"], r and r["name"]) for s, r in pair_pods(sim, real)]
+    assert pairs == [("web-bbbbb", "web-zzzzz"), ("web-aaaaa", "web-yyyyy"), ("solo", "solo")]
+    result = agreement(_report(*sim), _report(*real))
+    assert result["agree"] == 2 and result["pods"] == 3
+    (d,) = result["divergences"]
+    assert d["differs"] == ["outcome", "node"]
+    assert (d["simulated"]["pod"], d["real"]["pod"]) == ("default/web-aaaaa", "default/web-yyyyy")
+
+
+def test_a_real_node_among_the_simulators_tied_best_agrees():
+    sim = _report(_pod("a", node="n1", tied=["n1", "n2", "n3"]), _pod("b", node="n1"))
+    real = _report(_pod("a", node="n3"), _pod("b", node="n2"))
+    result = agreement(sim, real)
+    assert result["aspects"]["node"] == 1
+    assert result["tiedPlacementsOnOtherNodes"] == 1
+    assert [d["real"]["pod"] for d in result["divergences"]] == ["default/b"]
+    text = format_agreement(result)
+    assert text.splitlines()[-1] == "agreement: 1/2 pods"
+    assert "default/b [node]" in text and "simulated: Scheduled on n1" in text
+
+
+def test_victims_compare_by_identity_and_attempts_within_the_tolerance():
+    sim = _report(_pod("urgent", preempted=["default/low-abcde"], attempts=2),
+                  _pod("low-abcde", "Preempted", owner="Deployment/low"))
+    real = _report(_pod("urgent", preempted=["default/low-vwxyz"], attempts=3),
+                   _pod("low-vwxyz", "Preempted", owner="Deployment/low"))
+    result = agreement(sim, real)
+    assert (result["agree"], result["preemptions"], result["preemptionsAgree"]) == (2, 1, 1)
+    assert result["aspects"]["attempts"] == 2
+    other = _report(_pod("urgent", preempted=["default/solo"], attempts=9),
+                    _pod("solo", "Preempted"))
+    result = agreement(sim, other)
+    assert result["preemptionsAgree"] == 0
+    assert result["attemptsApart"] == [{"pod": "default/urgent", "simulated": 2, "real": 9}]
+    assert [attempt_tolerance(a, b) for a, b in ((1, 1), (2, 3), (8, 10), (40, 30))] == [1, 1, 2, 10]
+
+
+def _three_nodes() -> list[dict]:
+    return [node(f"n{i}", "4", "8Gi") for i in (1, 2, 3)]
+
+
+def test_the_report_names_the_tied_nodes_and_follow_takes_the_real_one(tmp_path):
+    pods = [pod("p", "1")]
+    _, plain = simulate(tmp_path, _three_nodes(), pods, seed=0)
+    (p,) = plain["pods"]
+    assert p["tiedNodes"] == ["n1", "n2", "n3"]
+    real = {"kind": "SimulationReport", "pods": [_pod("p", node=next(
+        n for n in ("n3", "n2", "n1") if n != p["node"]))]}
+    from extender.simulator.follow import Follow
+
+    follow = Follow(real)
+    _, followed = simulate(tmp_path, _three_nodes(), pods, seed=0, follow=follow)
+    assert by_name(followed)["p"]["node"] == real["pods"][0]["node"] != p["node"]
+    assert follow.taken == 1
+    # A real node that is not tied for the top score is not taken.
+    busy = [node("n1", "4", "8Gi"), node("n2", "4", "8Gi"), pod("x", "2", node_name="n2")]
+    follow = Follow({"pods": [_pod("p", node="n2")]})
+    _, kept = simulate(tmp_path, busy, pods, seed=0, follow=follow)
+    assert by_name(kept)["p"]["node"] == "n1" and "tiedNodes" not in by_name(kept)["p"]
+    assert follow.taken == 0
+
+
+def test_follow_preempts_where_the_real_run_did(tmp_path):
+    cluster = [node("n1", "2", "8Gi"), node("n2", "2", "8Gi"),
+               pod("low-1", "2", priority=1, node_name="n1"),
+               pod("low-2", "2", priority=1, node_name="n2")]
+    urgent = [pod("urgent", "2", priority=100)]
+    _, plain = simulate(tmp_path, cluster, urgent, seed=0)
+    own = by_name(plain)["urgent"]["preempted"]
+    other = "default/low-2" if own == ["default/low-1"] else "default/low-1"
+    real = {"pods": [_pod("urgent", node="n2" if other.endswith("2") else "n1",
+                          preempted=[other]),
+                     _pod(other.split("/")[1], "Preempted", node="n2" if other.endswith("2")
+                          else "n1")]}
+    from extender.simulator.follow import Follow
+
+    follow = Follow(real)
+    _, followed = simulate(tmp_path, cluster, urgent, seed=0, follow=follow)
+    assert by_name(followed)["urgent"]["preempted"] == [other]
+    assert follow.preemptions_taken == 1
+    result = agreement(followed, {"kind": "SimulationReport", **real,
+                                  "totals": {}})
+    assert result["preemptionsAgree"] == 1
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    sim = tmp_path / "sim.json"
+    real = tmp_path / "real.json"
+    sim.write_text(json.dumps(_report(_pod("a", node="n1", tied=["n1", "n2"]), _pod("b"))))
+    real.write_text(json.dumps(_report(_pod("a", node="n2"), _pod("b", "Pending", None,
+                                                                   message="0/2 nodes are available: 2 Insufficient cpu."))))
+    return sim, real
+
+
+def test_simulate_agreement_prints_report_and_page(tmp_path, capsys):
+    sim, real = _files(tmp_path)
+    out = tmp_path / "agreement.json"
+    html = tmp_path / "agreement.html"
+    assert main(["simulate", "--agreement", str(sim), str(real), "--report", str(out),
+                 "--html", str(html)]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1] == "agreement: 1/2 pods"
+    assert "real:      Pending on -: 0/2 nodes are available: 2 Insufficient cpu." in text
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "SimulationAgreement" and (doc["agree"], doc["pods"]) == (1, 2)
+    page = html.read_text()
+    # The divergences come first, before the two runs.
+    assert page.index('id="agreement-pods"') < page.index('id="timelines"')
+    assert 'data-pod="default/b"' in page and "agreement: 1/2 pods" in page
+
+
+def test_simulate_agreement_refuses_what_is_not_a_report(tmp_path, capsys):
+    sim, _ = _files(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "SimulationComparison"}')
+    assert main(["simulate", "--agreement", str(sim), str(bad)]) == 2
+    assert "bad.json: not a SimulationReport" in capsys.readouterr().err
+    assert main(["simulate", "--agreement", str(sim), str(tmp_path / "none.json")]) == 2
+    assert "none.json: No such file or directory" in capsys.readouterr().err
+
+
+def test_simulate_still_requires_its_inputs(tmp_path, capsys):
+    policy = write(tmp_path / "p.json", [])
+    assert main(["simulate", "--policy", str(policy)]) == 2
+    assert "the following arguments are required: --cluster, --workload" in capsys.readouterr().err
+
+
+def test_follow_refuses_a_file_that_is_not_a_report(tmp_path, capsys):
+    cluster = write(tmp_path / "c.json", _three_nodes())
+    workload = write(tmp_path / "w.json", [pod("p", "1")])
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(LEAST_ALLOCATED_ONLY))
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
+                 "--policy", str(policy), "--follow", str(bad)]) == 2
+    assert "bad.json: not a SimulationReport" in capsys.readouterr().err
