@@ -13,25 +13,23 @@ import hashlib
 import os
 from pathlib import Path
 
+from extender.sandbox import build as sandbox_build
 from extender.sandbox.build import (
     KUBERNETES_MODULE,
+    SCHEDULER_PLUGINS,
+    SCHEDULER_PLUGINS_VERSION,
     BuildError,
     Progress,
     _download,
     _go,
     _run,
     cache_root,
-    required_version,
     resolve_version,
     staging_replaces,
     write_go_mod,
 )
 
 ORACLE = Path(__file__).with_name("oracle")
-#: The scheduler-plugins release the `scheduler-plugins` flavour is built from (the module
-#: proxy lists none; this exact tag is served, v0.35.0 was refused).
-SCHEDULER_PLUGINS = "sigs.k8s.io/scheduler-plugins"
-SCHEDULER_PLUGINS_VERSION = "v0.34.7"
 FLAVOURS = ("in-tree", "scheduler-plugins")
 
 
@@ -54,18 +52,9 @@ def oracle_dir(version: str, flavour: str = "in-tree") -> Path:
 
 
 def scheduler_plugins_kubernetes(progress: Progress = print) -> str:
-    """The k8s.io/kubernetes release the scheduler-plugins flavour is built at: the newest
-    served patch of the minor its tag requires (v0.34.7 requires 1.34.7, whose staging
-    modules the proxy does not all serve; a patch release changes no plugin's API)."""
-    go = _go()
-    directory = oracle_dir("", "scheduler-plugins")
-    directory.mkdir(parents=True, exist_ok=True)
-    info = _download(go, SCHEDULER_PLUGINS, SCHEDULER_PLUGINS_VERSION, directory)
-    required = required_version(Path(info["GoMod"]).read_text(), KUBERNETES_MODULE)
-    if required is None:
-        raise BuildError(f"{SCHEDULER_PLUGINS}@{SCHEDULER_PLUGINS_VERSION} requires no "
-                         f"{KUBERNETES_MODULE}")
-    return resolve_version(".".join(required.removeprefix("v").split(".")[:2]))
+    """The k8s.io/kubernetes release the scheduler-plugins flavour is built at (the sandbox's
+    scheduler-plugins kube-scheduler is built at the same)."""
+    return sandbox_build.scheduler_plugins_kubernetes(oracle_dir("", "scheduler-plugins"))
 
 
 def build_oracle(version: str | None = None, progress: Progress = print,

@@ -20,6 +20,9 @@ from pathlib import Path
 
 from extender import __version__
 
+#: Commands another module adds flags to (`extend(parser)`), where the command's own module
+#: cannot know it: the sandbox is built on the simulator, and adds `simulate --on-sandbox`.
+_EXTENSIONS = {"simulate": "extender.sandbox.replay"}
 # Sub-command providers: each module has `add_commands(subparsers)`.
 _COMMAND_MODULES = ("extender.serve", "extender.ops.commands", "extender.simulator.cli",
                     "extender.ops.explain", "extender.ops.certs", "extender.sandbox.cli",
@@ -97,6 +100,9 @@ def build_parser(command: str | None = None, *, load_all: bool = False,
         names = {n for name, _, aliases in declared or () for n in (name, *aliases)}
         if declared is None or load_all or command in names:
             importlib.import_module(module).add_commands(sub)
+            for name, extension in _EXTENSIONS.items():
+                if name in names or (declared is None and name in sub.choices):
+                    importlib.import_module(extension).extend(sub.choices[name])
             continue
         for name, help_text, aliases in declared:
             if help_text is None:

@@ -250,3 +250,87 @@ def build(version: str | None = None, *, root: Path | None = None,
     progress(f"sandbox {version}: ready in {out.directory}/bin "
              f"({info['seconds']:.0f}s; kubernetes v{version}, etcd {etcd_version})")
     return out
+
+
+#: The scheduler-plugins release whose kube-scheduler `--scheduler-plugins` runs (also the
+#: conformance oracle's `scheduler-plugins` flavour; the module proxy lists no versions: this
+#: exact tag is served, v0.35.0 was refused).
+SCHEDULER_PLUGINS = "sigs.k8s.io/scheduler-plugins"
+SCHEDULER_PLUGINS_VERSION = "v0.34.7"
+
+
+def scheduler_plugins_kubernetes(cwd: Path) -> str:
+    """The k8s.io/kubernetes release scheduler-plugins is built at: the newest served patch of
+    the minor its tag requires (v0.34.7 requires 1.34.7, whose staging modules the proxy does
+    not all serve; a patch release changes no plugin's API)."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    info = _download(_go(), SCHEDULER_PLUGINS, SCHEDULER_PLUGINS_VERSION, cwd)
+    required = required_version(Path(info["GoMod"]).read_text(), KUBERNETES_MODULE)
+    if required is None:
+        raise BuildError(f"{SCHEDULER_PLUGINS}@{SCHEDULER_PLUGINS_VERSION} requires no "
+                         f"{KUBERNETES_MODULE}")
+    return resolve_version(".".join(required.removeprefix("v").split(".")[:2]))
+
+
+def scheduler_plugins_dir(root: Path | None = None) -> Path:
+    return (root or cache_root()) / f"scheduler-plugins-{SCHEDULER_PLUGINS_VERSION}"
+
+
+def scheduler_plugins_binary(root: Path | None = None) -> Path:
+    """The kube-scheduler built with scheduler-plugins (`extender sandbox build
+    --scheduler-plugins`)."""
+    directory = scheduler_plugins_dir(root)
+    program = directory / "bin" / "kube-scheduler"
+    if not program.is_file() or not (directory / "build.json").is_file():
+        raise BuildError(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}'s kube-scheduler is not "
+                         "built: run `extender sandbox build --scheduler-plugins` first")
+    return program
+
+
+def build_scheduler_plugins(*, root: Path | None = None, progress: Progress = print,
+                            force: bool = False) -> Path:
+    """kube-scheduler with scheduler-plugins' plugins (`sigs.k8s.io/scheduler-plugins/cmd/
+    scheduler`), built at the Kubernetes release its tag asks for."""
+    directory = scheduler_plugins_dir(root)
+    stamp = directory / "build.json"
+    program = directory / "bin" / "kube-scheduler"
+    if program.is_file() and stamp.is_file() and not force:
+        progress(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}: reusing {program}")
+        return program
+    go = _go()
+    started = time.monotonic()
+    stamp.unlink(missing_ok=True)
+    version = scheduler_plugins_kubernetes(directory)
+    progress(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}: building its kube-scheduler at "
+             f"{KUBERNETES_MODULE} v{version}")
+    kube = _download(go, KUBERNETES_MODULE, f"v{version}", directory)
+    replaces = staging_replaces(Path(kube["GoMod"]).read_text(), version)
+    # Held at this release (the tag asks for a later patch).
+    replaces.append(f"replace {KUBERNETES_MODULE} => {KUBERNETES_MODULE} v{version}")
+    module = directory / "module"
+    command = f"{SCHEDULER_PLUGINS}/cmd/scheduler"
+    _module_dir(module, "extender.sandbox/scheduler-plugins",
+                f"(\n\t{KUBERNETES_MODULE} v{version}\n\t{SCHEDULER_PLUGINS} "
+                f"{SCHEDULER_PLUGINS_VERSION}\n)", replaces, [command])
+    _run([go, "mod", "tidy"], module, f"go mod tidy for {command}")
+    minor = version.split(".")[1]
+    ldflags = (f"-s -w -X k8s.io/component-base/version.gitVersion=v{version} "
+               f"-X k8s.io/component-base/version.gitMajor=1 "
+               f"-X k8s.io/component-base/version.gitMinor={minor}")
+    partial = directory / "kube-scheduler.partial"
+    _run([go, "build", "-ldflags", ldflags, "-o", str(partial), command], module,
+         f"building {command}@{SCHEDULER_PLUGINS_VERSION}")
+    program.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(partial, program)
+    info = {"schedulerPlugins": SCHEDULER_PLUGINS_VERSION, "kubernetes": f"v{version}",
+            "go": _go_env("GOVERSION"), "seconds": round(time.monotonic() - started, 1)}
+    stamp.write_text(json.dumps(info, indent=2) + "\n")
+    progress(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}: ready ({program}, "
+             f"{info['seconds']:.0f}s)")
+    return program
+
+
+def scheduler_plugins_kubernetes_version(root: Path | None = None) -> str:
+    """The Kubernetes release the built scheduler-plugins kube-scheduler is at."""
+    stamp = scheduler_plugins_dir(root) / "build.json"
+    return str(json.loads(stamp.read_text())["kubernetes"]).lstrip("v")

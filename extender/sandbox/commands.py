@@ -37,6 +37,10 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
                                    "sandbox/<version>/); reused when present.")
     b.add_argument("--kubernetes-version", default=DEFAULT_VERSION, metavar="V", help=version_help)
     b.add_argument("--force", action="store_true", help="build again even if cached")
+    b.add_argument("--scheduler-plugins", action="store_true",
+                   help="instead: kube-scheduler built with sigs.k8s.io/scheduler-plugins (and "
+                        "the control plane of the release it is built at), for `extender "
+                        "simulate --on-sandbox --scheduler-plugins`")
     b.set_defaults(func=run_build)
 
     state_help = f"where the sandbox keeps its state and logs (default: {default_state_dir()})"
@@ -80,6 +84,15 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     try:
+        if args.scheduler_plugins:
+            from extender.sandbox.build import (
+                build_scheduler_plugins,
+                scheduler_plugins_kubernetes_version,
+            )
+
+            build_scheduler_plugins(progress=_progress, force=args.force)
+            build(scheduler_plugins_kubernetes_version(), progress=_progress)
+            return 0
         build(args.kubernetes_version, progress=_progress, force=args.force)
     except BuildError as exc:
         print(f"sandbox build: {exc}", file=sys.stderr)

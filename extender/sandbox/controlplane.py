@@ -107,6 +107,8 @@ class Sandbox:
         self.pki_dir = self.state_dir / "pki"
         self.kubeconfig = self.state_dir / "kubeconfig"
         self.settings_file = self.state_dir / "sandbox.json"
+        #: Another kube-scheduler program (one built with scheduler-plugins), or None.
+        self.scheduler_binary: Path | None = None
 
     # ---- settings ------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -408,8 +410,9 @@ class Sandbox:
         config_file = self.state_dir / f"{name}-config.yaml"
         config_file.write_text(yaml.safe_dump(config, sort_keys=False))
         port = free_port()
+        program = str(self.scheduler_binary) if self.scheduler_binary else self._bin("kube-scheduler")
         self.registry.spawn(name, [
-            self._bin("kube-scheduler"), "--config", str(config_file),
+            program, "--config", str(config_file),
             "--bind-address", "127.0.0.1", "--secure-port", str(port),
             # So the sandbox's admin certificate may read its /metrics and /configz.
             "--authentication-kubeconfig", str(self.kubeconfig),

@@ -71,6 +71,11 @@ def from_file(file: str | Path) -> list[dict[str, Any]]:
             items.extend(doc["items"])
         else:
             items.append(doc)
+    return from_objects(items, where)
+
+
+def from_objects(items: list[Any], where: str) -> list[dict[str, Any]]:
+    """`items` (each a Node) ready to create; `where` names their file in errors."""
     nodes = []
     seen: set[str] = set()
     for i, item in enumerate(items):

@@ -1,0 +1,638 @@
+"""`extender simulate … --on-sandbox`: the simulator's inputs replayed on a real kube-scheduler.
+
+The same files the simulator takes — the cluster snapshot, the workload (pods, workload
+controllers, PriorityClasses, PodGroups, ElasticQuotas, SimulationEvents) and `--policy` or
+`--config` — run on the sandbox (`controlplane.Sandbox`): its nodes are the snapshot's (the
+node agent keeps them Ready, runs the bound pods, finishes `run-for` lifetimes and victims'
+deletions), the snapshot's objects and bound pods are created before kube-scheduler starts,
+and the workload is submitted at its arrival times (divided by `--time-scale`). Workload
+controllers are created as objects: the real kube-controller-manager makes their pods.
+kube-scheduler runs the policy's plugins as a profile (`kubeprofile`) or the configuration's
+own profiles, at `-v=2` so that its log names every attempt.
+
+What happens is recorded from the API server's watch, the `Preempted` events and the
+scheduler's log (`observed`) and written as the simulator writes a run: `--report` (the same
+`SimulationReport`, with `inputs.onSandbox`), `--events`, `--html`. The run ends when every
+arrival is submitted and nothing has changed for `--settle` (no pod changed, no attempt was
+logged, no victim is still terminating), or at `--max-time`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import datetime
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from extender.sandbox.api import Api, ApiError, object_path, path
+from extender.sandbox.observed import Observations
+
+log = logging.getLogger("extender.sandbox.replay")
+
+#: Flags of `extender simulate` that have no meaning on a real cluster.
+NOT_ON_SANDBOX = ("compare", "extender", "serve_api", "utilization", "plot", "follow",
+                  "agreement")
+#: The cluster snapshot's kinds the replay creates before kube-scheduler starts.
+CLUSTER_KINDS = ("Namespace", "PriorityClass", "PodDisruptionBudget", "PodGroup",
+                 "ElasticQuota", "Pod")
+_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation",
+                  "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+#: Pods the replay submits go out in order, one at a time: their order is kube-scheduler's.
+DEFAULT_SETTLE = 15.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group(
+        "on the real kube-scheduler (the sandbox: extender sandbox build first)")
+    g.add_argument("--on-sandbox", action="store_true",
+                   help="replay the cluster and workload on a real kube-scheduler, API server "
+                        "and controller manager on loopback instead of simulating, and record "
+                        "what happens into the same report, events and HTML")
+    g.add_argument("--time-scale", type=float, default=1.0, metavar="F",
+                   help="submit the workload F times faster than its arrival times (default 1; "
+                        "kube-scheduler's own timers — backoff, grace periods — stay real)")
+    g.add_argument("--kubernetes-version", default=None, metavar="V",
+                   help="the sandbox's release (default: extender sandbox's default)")
+    g.add_argument("--sandbox-state-dir", type=Path, default=None, metavar="DIR",
+                   help="where the replay's sandbox keeps its state and logs (default: "
+                        "<sandbox state dir>-replay)")
+    g.add_argument("--settle", type=float, default=DEFAULT_SETTLE, metavar="SECONDS",
+                   help=f"the run ends when nothing changed for this long (default "
+                        f"{DEFAULT_SETTLE:g}s, more than kube-scheduler's 10s max backoff)")
+    g.add_argument("--keep-sandbox", action="store_true",
+                   help="leave the sandbox running afterwards (extender sandbox down "
+                        "--state-dir DIR stops it)")
+    g.add_argument("--scheduler-plugins", action="store_true",
+                   help="run kube-scheduler built with sigs.k8s.io/scheduler-plugins (extender "
+                        "sandbox build --scheduler-plugins), for Coscheduling, "
+                        "CapacityScheduling and the others")
+
+
+def dispatch(simulate: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`extender simulate`'s function: the replay with `--on-sandbox`, else `simulate`."""
+    def run(args: argparse.Namespace) -> int:
+        if getattr(args, "on_sandbox", False):
+            return run_on_sandbox(args)
+        return simulate(args)
+    return run
+
+
+def extend(simulate: argparse.ArgumentParser) -> None:
+    """Add `--on-sandbox` and its flags to `extender simulate` (the simulator does not know
+    the sandbox, which is built on it: `extender.cli` calls this)."""
+    add_arguments(simulate)
+    simulate.set_defaults(func=dispatch(simulate.get_default("func")))
+
+
+# -- inputs ---------------------------------------------------------------------------------------
+
+def _clean(obj: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(obj))
+    meta = out.setdefault("metadata", {})
+    for key in _SERVER_FIELDS:
+        meta.pop(key, None)
+    out.pop("status", None)
+    return out
+
+
+@dataclass
+class Step:
+    """One thing to do at a workload time (seconds)."""
+
+    t: float
+    order: int  # objects, then pods and controllers, then events: as the simulator
+    kind: str  # "create", "delete-pod", "delete-node", "cordon", "uncordon", "update-node"
+    obj: dict[str, Any]
+
+
+def plan(workload: Any, documents: list[Any], scale: float = 1.0) -> list[Step]:
+    """The workload as timed steps (`workload`: `load_workload`'s result, `documents`: the
+    file's objects, for the objects' raw form); pods' `run-for` lifetimes are divided by
+    `scale` as the arrival times are."""
+    from extender.simulator.arrivals import parse_time_ns
+    from extender.simulator.workload import OBJECT_KINDS
+    from extender.state.snapshot import iter_objects
+
+    ns = 1e9
+    steps: list[Step] = []
+    for obj in iter_objects(documents):
+        if obj.get("kind") in OBJECT_KINDS:
+            created = parse_time_ns((obj.get("metadata") or {}).get("creationTimestamp"))
+            t = (created - workload.epoch_ns) / ns if created is not None else 0.0
+            raw = _clean(obj)
+            if obj["kind"] != "PriorityClass":
+                raw["metadata"].setdefault("namespace", "default")
+            steps.append(Step(t, 0, "create", raw))
+    for arrival in workload.arrivals:
+        if arrival.controller is None:
+            pod = _clean(arrival.raw)
+            pod.setdefault("apiVersion", "v1")
+            pod["kind"] = "Pod"
+            steps.append(Step(arrival.time / ns, 1, "create", pod))
+    for controller in workload.controllers:
+        # A Deployment is simulated as its ReplicaSet; the real one gets the Deployment.
+        raw = _clean(getattr(controller, "deployment", None) or controller.raw)
+        steps.append(Step(controller.time / ns, 1, "create", raw))
+    for event in workload.events:
+        action = event.action
+        if action == "deletePod":
+            namespace, _, name = event.target.partition("/")
+            steps.append(Step(event.time / ns, 2, "delete-pod",
+                              {"metadata": {"namespace": namespace, "name": name}}))
+        elif action in ("addNode", "updateNode"):
+            from extender.sandbox.nodes import from_objects
+
+            node = from_objects([event.raw.get(action)], "SimulationEvent")[0]
+            steps.append(Step(event.time / ns, 2, "create" if action == "addNode"
+                              else "update-node", node))
+        else:
+            kind = {"deleteNode": "delete-node", "cordonNode": "cordon",
+                    "uncordonNode": "uncordon"}[action]
+            steps.append(Step(event.time / ns, 2, kind, {"metadata": {"name": event.target}}))
+    steps += _classes_for_priorities(steps)
+    if scale != 1.0:
+        for step in steps:
+            _scale_lifetime(step.obj, scale)
+    steps.sort(key=lambda s: (s.t, s.order))
+    return steps
+
+
+def _scale_lifetime(obj: dict[str, Any], scale: float) -> None:
+    from extender.simulator.arrivals import RUN_FOR_ANNOTATION, parse_duration
+
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") != "Pod":
+        meta = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    if RUN_FOR_ANNOTATION in annotations:
+        seconds = parse_duration(annotations[RUN_FOR_ANNOTATION]) / scale
+        annotations[RUN_FOR_ANNOTATION] = f"{seconds:g}s"
+
+
+def _classes_for_priorities(steps: list[Step]) -> list[Step]:
+    """The simulator takes a pod's `spec.priority` as written (exported pods carry it); the
+    API server refuses a new pod whose priority its PriorityClass does not give. Each pod (or
+    pod template) with a priority but no class gets a class made for that value and
+    preemptionPolicy (`simulate-priority-<value>[-never]`), so it runs with the same priority."""
+    made: dict[str, dict[str, Any]] = {}
+    for step in steps:
+        obj = step.obj
+        if step.kind != "create" or obj.get("kind") not in ("Pod", "Deployment", "ReplicaSet",
+                                                            "StatefulSet", "Job", "DaemonSet"):
+            continue
+        spec = obj.get("spec") or {}
+        if obj["kind"] != "Pod":
+            spec = (spec.get("template") or {}).get("spec") or {}
+        priority = spec.pop("priority", None)
+        if priority is None or spec.get("priorityClassName"):
+            continue
+        policy = spec.pop("preemptionPolicy", None) or "PreemptLowerPriority"
+        name = f"simulate-priority-{priority}" + ("-never" if policy == "Never" else "")
+        spec["priorityClassName"] = name
+        made.setdefault(name, {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": name}, "value": int(priority), "preemptionPolicy": policy,
+            "description": "made by extender simulate --on-sandbox for pods that give "
+                           "spec.priority without a class"})
+    return [Step(0.0, 0, "create", pc) for pc in made.values()]
+
+
+def scheduler_names(objects: list[dict[str, Any]]) -> list[str]:
+    """Every schedulerName the pods and pod templates name (default-scheduler first)."""
+    names = ["default-scheduler"]
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        if obj.get("kind") != "Pod":
+            spec = ((spec.get("template") or {}).get("spec")) or {}
+        name = spec.get("schedulerName")
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+class Replay:
+    """Submits the steps, watches the cluster, decides when it has settled."""
+
+    def __init__(self, api: Api, steps: list[Step], obs: Observations, *, scale: float,
+                 settle: float, deadline: float | None, scheduler_log: Path,
+                 progress: Callable[[str], None]) -> None:
+        self.api, self.steps, self.obs = api, steps, obs
+        self.scale, self.settle, self.deadline = scale, settle, deadline
+        self.scheduler_log = scheduler_log
+        self.progress = progress
+        self.workload_uids: set[str] = set()
+        self.submitted = 0
+        self.truncated = False
+        self.year = datetime.date.today().year
+        self.cluster_uids: set[str] = set()
+
+    async def _watch(self, url: str, handle: Callable[[str, dict[str, Any]], None],
+                     params: dict[str, str]) -> None:
+        """List, then watch from there, again after the server ends a watch."""
+        version = ""
+        while True:
+            try:
+                if not version:
+                    page = await self.api.get(url, {"limit": "0", **params})
+                    version = page["metadata"]["resourceVersion"]
+                    for item in page.get("items") or []:
+                        handle("ADDED", item)
+                async for kind, obj in self.api.watch(url, version, **params):
+                    version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                    if kind != "BOOKMARK":
+                        handle(kind, obj)
+            except ApiError as exc:
+                if exc.code == 410:  # too old: list again
+                    version = ""
+                    continue
+                raise
+            except Exception as exc:  # a dropped stream: watch again from where it was
+                log.debug("watch %s: %s", url, exc)
+                await asyncio.sleep(0.2)
+
+    def _pod(self, kind: str, pod: dict[str, Any]) -> None:
+        uid = pod["metadata"]["uid"]
+        origin = "cluster" if uid in self.cluster_uids else "workload"
+        if origin == "cluster" and uid not in self.obs.pods:
+            self.obs.track(pod, origin, time.time()).node = (pod.get("spec") or {}).get(
+                "nodeName") or ""  # bound before the run: not a placement of it
+        self.obs.pod_event(kind, pod, time.time(), origin)
+
+    def _event(self, kind: str, event: dict[str, Any]) -> None:
+        if kind != "DELETED" and event.get("reason") == "Preempted":
+            self.obs.preempted_event(event)
+
+    async def _do(self, step: Step) -> None:
+        obj, meta = step.obj, step.obj.get("metadata") or {}
+        try:
+            if step.kind == "create":
+                await self.api.create(obj)
+            elif step.kind == "delete-pod":
+                # At once, as the simulator removes it (not after a grace period).
+                await self.api.delete(path("Pod", meta["namespace"], meta["name"]), grace=0)
+            elif step.kind == "delete-node":
+                await self.api.delete(path("Node", name=meta["name"]))
+                self.obs.node_changes.append((time.time(), meta["name"], "delete"))
+            elif step.kind in ("cordon", "uncordon"):
+                await self.api.patch(path("Node", name=meta["name"]),
+                                     {"spec": {"unschedulable": step.kind == "cordon"}})
+                self.obs.node_changes.append((time.time(), meta["name"], "update"))
+            elif step.kind == "update-node":
+                await self.api.patch(object_path(obj), {"metadata": {
+                    "labels": meta.get("labels")}, "spec": obj.get("spec") or {}})
+                self.obs.node_changes.append((time.time(), meta["name"], "update"))
+            if step.kind == "create" and obj.get("kind") == "Node":
+                self.obs.node_changes.append((time.time(), meta["name"], "add"))
+        except ApiError as exc:
+            if obj.get("kind") == "Pod" and step.kind == "create":
+                # Refused at admission (an unknown PriorityClass): a Rejected pod.
+                track = self.obs.track({"metadata": {
+                    "uid": f"rejected:{meta.get('namespace')}/{meta.get('name')}", **meta}},
+                    "workload", time.time())
+                track.arrived, track.rejected = time.time(), exc.message or exc.reason
+            else:
+                self.obs.warnings.append(
+                    f"{step.kind} {obj.get('kind', '')} {meta.get('name')}: {exc}")
+
+    async def _submit(self) -> None:
+        for step in self.steps:
+            due = self.obs.start + step.t / self.scale
+            wait = due - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            await self._do(step)
+            self.submitted += 1
+
+    async def run(self, cluster_uids: set[str]) -> float:
+        self.cluster_uids = cluster_uids
+        tasks = [asyncio.create_task(self._watch(path("Pod"), self._pod, {})),
+                 asyncio.create_task(self._watch(
+                     path("Event"), self._event, {"fieldSelector": "reason=Preempted"}))]
+        submit = asyncio.create_task(self._submit())
+        last_key: tuple[int, int] | None = None
+        quiet_since = time.time()
+        shown = time.time()
+        try:
+            while True:
+                await asyncio.sleep(0.5)
+                now = time.time()
+                if submit.done() and submit.exception() is not None:
+                    raise submit.exception()  # type: ignore[misc]
+                self.obs.read_log(self.scheduler_log, self.year)
+                key = self.obs.settle_key()
+                if key != last_key or self.obs.last_change > quiet_since:
+                    last_key, quiet_since = key, now
+                if now - shown >= 10:
+                    shown = now
+                    bound = sum(1 for p in self.obs.pods.values() if p.node)
+                    self.progress(f"replaying: {self.submitted}/{len(self.steps)} submitted, "
+                                  f"{bound} pods bound, {key[0]} attempts, {now - self.obs.start:.0f} s")
+                if submit.done() and key[1] == 0 and now - quiet_since >= self.settle:
+                    return quiet_since
+                if self.deadline is not None and now >= self.obs.start + self.deadline:
+                    self.truncated = True
+                    return now
+        finally:
+            for task in (*tasks, submit):
+                task.cancel()
+            await asyncio.gather(*tasks, submit, return_exceptions=True)
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+def _fail(message: str) -> int:
+    print(f"extender simulate --on-sandbox: {message}", file=sys.stderr)
+    return 2
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_on_sandbox(args: argparse.Namespace) -> int:
+    from extender.engine.policy import PolicyError, load_policy
+    from extender.engine.profile import build_profile
+    from extender.sandbox import kubeprofile
+    from extender.sandbox.build import DEFAULT_VERSION, BuildError, binaries, resolve_version
+    from extender.sandbox.controlplane import Sandbox, SandboxError, default_state_dir
+    from extender.sandbox.nodes import NodesError, from_objects
+    from extender.simulator.cli import check_output
+    from extender.simulator.workload import WorkloadError, load_workload
+    from extender.state.snapshot import iter_objects, read_documents
+
+    used = [f"--{name.replace('_', '-')}" for name in NOT_ON_SANDBOX if getattr(args, name, None)]
+    if used:
+        return _fail(f"{', '.join(used)} does not combine with --on-sandbox")
+    if not args.cluster or not args.workload or not (args.policy or args.config):
+        return _fail("--cluster, --workload and one of --policy, --config are required")
+    if args.time_scale <= 0:
+        return _fail(f"--time-scale {args.time_scale:g}: must be more than 0")
+    for flag, target in (("--report", args.report), ("--events", args.events),
+                         ("--html", args.html)):
+        problem = check_output(flag, target)
+        if problem:
+            return _fail(problem)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        if args.config:
+            from extender.simulator.schedulerconfig import load_for_cli
+
+            _, policy = load_for_cli(args)
+            with open(args.config, encoding="utf-8") as f:
+                settings = kubeprofile.config_settings(yaml.safe_load(f) or {},
+                                                       scheduler_plugins=args.scheduler_plugins)
+        else:
+            policy = load_policy(args.policy)
+            settings = {}
+        profile = build_profile(policy)
+        workload = load_workload(args.workload)
+        cluster = list(iter_objects(read_documents(args.cluster)))
+        workload_docs = read_documents(args.workload)
+        nodes = from_objects([o for o in cluster if o.get("kind") == "Node"], args.cluster)
+        steps = plan(workload, workload_docs, args.time_scale)
+        if not args.config:
+            names = scheduler_names([s.obj for s in steps] + cluster)
+            settings["profiles"] = [kubeprofile.policy_profile(
+                policy, n, scheduler_plugins=args.scheduler_plugins) for n in names]
+            if args.percentage_of_nodes_to_score is not None:
+                settings["percentageOfNodesToScore"] = args.percentage_of_nodes_to_score
+        if args.pod_initial_backoff is not None:
+            settings["podInitialBackoffSeconds"] = max(1, round(args.pod_initial_backoff / 1e9))
+        if args.pod_max_backoff is not None:
+            settings["podMaxBackoffSeconds"] = max(1, round(args.pod_max_backoff / 1e9))
+        scheduler_binary = None
+        wanted = args.kubernetes_version
+        if args.scheduler_plugins:
+            from extender.sandbox.build import (
+                scheduler_plugins_binary,
+                scheduler_plugins_kubernetes_version,
+            )
+
+            scheduler_binary = scheduler_plugins_binary()
+            # Its control plane: the release the scheduler is built at.
+            wanted = wanted or scheduler_plugins_kubernetes_version()
+        version = resolve_version(wanted or DEFAULT_VERSION)
+        built = binaries(version)
+        if not built.present():
+            raise BuildError(f"Kubernetes {version} is not built: run `extender sandbox build "
+                             f"--kubernetes-version {version}` first")
+    except (PolicyError, WorkloadError, NodesError, kubeprofile.ProfileError, BuildError,
+            SandboxError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+
+    state_dir = args.sandbox_state_dir or default_state_dir().with_name("sandbox-replay")
+    sandbox = Sandbox(state_dir, built, progress=_progress)
+    running = sandbox.registry.running()
+    if running:  # another replay's, or one kept with --keep-sandbox: not ours to stop
+        return _fail(f"a sandbox is already running in {state_dir} ("
+                     f"{', '.join(p.name for p in running)}): `extender sandbox down "
+                     f"--state-dir {state_dir}` first, or give another --sandbox-state-dir")
+    try:
+        return _replay(args, sandbox, nodes, cluster, steps, settings, profile, policy,
+                       version, scheduler_binary)
+    except (SandboxError, BuildError, TimeoutError, ApiError, OSError) as exc:
+        return _fail(f"{exc}" + (f" (logs in {sandbox.registry.logs})" if args.keep_sandbox
+                                 else ""))
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if not args.keep_sandbox:
+            sandbox.down()
+
+
+def _cluster_objects(cluster: list[dict[str, Any]], steps: list[Step]) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(namespaces, the snapshot's objects and bound pods to create before kube-scheduler
+    starts, its pending pods to submit at time 0)."""
+    namespaces = {"default"}
+    before: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for obj in cluster:
+        kind = obj.get("kind")
+        if kind not in CLUSTER_KINDS:
+            continue
+        raw = _clean(obj)
+        if kind != "Namespace" and kind != "PriorityClass":
+            namespaces.add(raw["metadata"].setdefault("namespace", "default"))
+        if kind == "Namespace":
+            namespaces.add(raw["metadata"]["name"])
+        elif kind == "Pod" and not (raw.get("spec") or {}).get("nodeName"):
+            pending.append(raw)
+        elif kind == "PriorityClass" and raw["metadata"]["name"].startswith("system-"):
+            continue  # the API server's own
+        else:
+            before.append(raw)
+    for step in steps:
+        ns = (step.obj.get("metadata") or {}).get("namespace")
+        if ns and step.obj.get("kind") not in ("Node", "PriorityClass"):
+            namespaces.add(ns)
+    before = _missing_classes(before, steps) + before
+    rank = {kind: i for i, kind in enumerate(CLUSTER_KINDS)}
+    before.sort(key=lambda o: rank.get(o.get("kind", ""), len(rank)))
+    ns_objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+                  for n in sorted(namespaces)]
+    return ns_objects, before, pending
+
+
+def _missing_classes(before: list[dict[str, Any]], steps: list[Step]) -> list[dict[str, Any]]:
+    """PriorityClasses the snapshot's pods name but the snapshot lacks (`kubectl get pods`
+    without `priorityclasses`): the API server would refuse those pods, which the snapshot
+    says were admitted; each is made with the priority its pods carry."""
+    defined = {o["metadata"]["name"] for o in before if o.get("kind") == "PriorityClass"}
+    defined |= {s.obj["metadata"]["name"] for s in steps if s.obj.get("kind") == "PriorityClass"}
+    made: dict[str, dict[str, Any]] = {}
+    for pod in before:
+        spec = pod.get("spec") or {}
+        name = spec.get("priorityClassName")
+        if pod.get("kind") != "Pod" or not name or name in defined or name in made \
+                or name.startswith("system-") or spec.get("priority") is None:
+            continue
+        made[name] = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                      "metadata": {"name": name}, "value": int(spec["priority"]),
+                      "description": "made by extender simulate --on-sandbox: the snapshot's "
+                                     "pods name it"}
+    return list(made.values())
+
+
+def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
+            cluster: list[dict[str, Any]], steps: list[Step], settings: dict[str, Any],
+            profile: Any, policy: Any, version: str, scheduler_binary: Path | None) -> int:
+    from extender.sandbox.controlplane import SchedulerOptions
+    from extender.sandbox.observed import build_result, event_lines, usage
+    from extender.simulator.cli import summary_line
+    from extender.simulator.records import SimulationConfig
+    from extender.simulator.report import build_report, dumps, write_report
+
+    wall_started = time.monotonic()
+    sandbox.start_control_plane()
+    sandbox.start_agent(nodes)
+    namespaces, before, pending = _cluster_objects(cluster, steps)
+    steps = [Step(0.0, 1, "create", p) for p in pending] + steps
+    steps.sort(key=lambda s: (s.t, s.order))
+
+    async def prepare(api: Api) -> set[str]:
+        for ns in namespaces:
+            await api.create(ns, exist_ok=True)
+        for ns in namespaces:  # pods need their namespace's default ServiceAccount
+            await _wait_default_sa(api, ns["metadata"]["name"])
+        uids = set()
+        for obj in before:
+            created = await api.create(obj, exist_ok=True)
+            if obj["kind"] == "Pod" and created:
+                uids.add(created["metadata"]["uid"])
+        return uids
+
+    cluster_uids = sandbox.run(prepare)
+    if scheduler_binary is not None:
+        sandbox.run(_grant_scheduler_plugins)
+    names = [p["schedulerName"] for p in settings.get("profiles") or []] or ["default-scheduler"]
+    options = SchedulerOptions(qps=500.0, burst=1000, extra=settings, args=("-v=2",),
+                               scheduler_names=names)
+    if scheduler_binary is not None:
+        sandbox.scheduler_binary = scheduler_binary
+    sandbox.start_scheduler(None, options)
+    scheduler_log = sandbox.registry.logs / "kube-scheduler.log"
+    _progress(f"kube-scheduler {version} ready; replaying {len(steps)} step(s) at "
+              f"{args.time_scale:g}x")
+    obs = Observations(start=time.time(), scale=args.time_scale)
+    deadline = None if not args.max_time else args.max_time / 1e9 / args.time_scale
+
+    async def replay(api: Api) -> tuple[float, bool, list[dict[str, Any]], list[dict[str, Any]]]:
+        run = Replay(api, steps, obs, scale=args.time_scale, settle=args.settle,
+                     deadline=deadline, scheduler_log=scheduler_log, progress=_progress)
+        end = await run.run(cluster_uids)
+        final_nodes = await api.list(path("Node"))
+        final_pods = await api.list(path("Pod"))
+        return end, run.truncated, final_nodes, final_pods
+
+    from extender.sandbox.api import Api as _Api
+
+    async def with_api() -> Any:
+        async with _Api(str(sandbox.kubeconfig), max_connections=8) as api:
+            return await replay(api)
+
+    end, truncated, final_nodes, final_pods = asyncio.run(with_api())
+    obs.read_log(scheduler_log, datetime.date.today().year)
+    nodes_before = usage(nodes, [o for o in before if o.get("kind") == "Pod"])
+    nodes_after = usage(final_nodes, final_pods)
+    config = SimulationConfig(
+        seed=args.seed, percentage_of_nodes_to_score=settings.get("percentageOfNodesToScore", 0),
+        pod_initial_backoff=int(settings.get("podInitialBackoffSeconds", 1) * 1e9),
+        pod_max_backoff=int(settings.get("podMaxBackoffSeconds", 10) * 1e9),
+        max_time=args.max_time or None)
+    result = build_result(obs, config, end=end, nodes_before=nodes_before,
+                          nodes_after=nodes_after, truncated=truncated,
+                          warnings=list(obs.warnings))
+    report = build_report(result, profile)
+    report["inputs"]["onSandbox"] = {
+        "kubernetesVersion": version, "timeScale": args.time_scale,
+        "settleSeconds": args.settle,
+        "scheduler": "scheduler-plugins" if scheduler_binary is not None else "kube-scheduler",
+        "configuration": settings}
+    lines = event_lines(obs, end, truncated)
+    if args.report == "-":
+        sys.stdout.write(dumps(report))
+    elif args.report:
+        write_report(report, args.report)
+    if args.events:
+        Path(args.events).write_text("".join(json.dumps(e, ensure_ascii=False,
+                                                        separators=(",", ":")) + "\n"
+                                             for e in lines), encoding="utf-8")
+    if args.html:
+        from extender.simulator.htmlreport import render_html, write_html
+
+        source = args.policy or args.config
+        write_html(render_html(report, lines, title=(
+            f"extender simulate --on-sandbox: {Path(source).name} on {Path(args.cluster).name} "
+            f"+ {Path(args.workload).name} (kube-scheduler {version})")), args.html)
+    out = sys.stderr if args.report == "-" else sys.stdout
+    wall = time.monotonic() - wall_started
+    print(f"{summary_line(report['totals'], {})}; on kube-scheduler {version}, "
+          f"{wall:.1f}s wall", file=out)
+    for warning in report["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+#: What scheduler-plugins' kube-scheduler reads beyond kube-scheduler's own role.
+SCHEDULER_PLUGINS_RULES = [
+    {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups", "elasticquotas",
+                                                          "podgroups/status",
+                                                          "elasticquotas/status"],
+     "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+    {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["appgroup.diktyo.x-k8s.io", "networktopology.diktyo.x-k8s.io"],
+     "resources": ["appgroups", "networktopologies"], "verbs": ["get", "list", "watch"]},
+]
+
+
+async def _grant_scheduler_plugins(api: Api) -> None:
+    name = "extender-replay:scheduler-plugins"
+    await api.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": name}, "rules": SCHEDULER_PLUGINS_RULES})
+    await api.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                     "metadata": {"name": name},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": name},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                   "name": "system:kube-scheduler"}]})
+
+
+async def _wait_default_sa(api: Api, namespace: str) -> None:
+    from extender.sandbox.api import wait_for
+
+    await wait_for(lambda: api.exists(path("ServiceAccount", namespace, "default")),
+                   timeout=60, what=f"the default ServiceAccount of {namespace}")

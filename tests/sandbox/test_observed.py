@@ -1,0 +1,84 @@
+"""What a real kube-scheduler did, read from its `-v=2` log and the API server's watch, and
+written as the simulator writes a run (`extender.sandbox.observed`)."""
+
+from __future__ import annotations
+
+import datetime
+
+from extender.sandbox.observed import Observations, histogram, parse_scheduler_log, records
+from extender.simulator.records import PENDING, PREEMPTED, REJECTED, SCHEDULED
+
+LOG = r'''I1129 03:10:00.250000   4242 schedule_one.go:1055] "Unable to schedule pod; no fit; waiting" pod="default/urgent" err="0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+I1129 03:10:00.300000   4242 round_trippers.go:1] "Response" verb="GET" url="/api"
+I1129 03:10:01.500000   4242 schedule_one.go:314] "Successfully bound pod to node" pod="default/urgent" node="n2" evaluatedNodes=3 feasibleNodes=1
+E1129 03:10:02.000000   4242 schedule_one.go:1080] "Error scheduling pod; retrying" err="binding rejected: \"quoted\" reason" pod="team/x"
+I1129 03:10:03.000000   4242 schedule_one.go:1055] "Unable to schedule pod, possibly due to node not found; waiting" pod="team/x" err="node \"n9\" not found"
+'''
+
+
+def _wall(second: float) -> float:
+    year = datetime.date.today().year
+    return datetime.datetime(year, 11, 29, 3, 10, 0).timestamp() + second
+
+
+def test_attempts_come_from_the_scheduler_log():
+    year = datetime.date.today().year
+    got = list(parse_scheduler_log(LOG.splitlines(), year))
+    assert [(pod, a.result, a.node) for pod, a in got] == [
+        ("default/urgent", "unschedulable", ""), ("default/urgent", "scheduled", "n2"),
+        ("team/x", "error", ""), ("team/x", "error", "")]
+    assert got[0][1].message.startswith("0/3 nodes are available: 1 Insufficient cpu, 2 node(s)")
+    assert got[0][1].wall == _wall(0.25)
+    assert got[2][1].message == 'binding rejected: "quoted" reason'
+    assert histogram(got[0][1].message) == {
+        "Insufficient cpu": 1, "node(s) didn't match pod anti-affinity rules": 2}
+
+
+def _pod(name: str, uid: str, *, node: str = "", phase: str = "Pending", **meta) -> dict:
+    return {"metadata": {"name": name, "namespace": "default", "uid": uid, **meta},
+            "spec": {"nodeName": node, "priority": 5} if node else {"priority": 5},
+            "status": {"phase": phase}}
+
+
+def test_what_the_watch_saw_becomes_the_simulators_records(tmp_path):
+    obs = Observations(start=_wall(0), scale=2.0)
+    # A bound pod of the cluster, untouched: not listed. One that was preempted: listed.
+    obs.track(_pod("old", "u-old", node="n1"), "cluster", _wall(0)).node = "n1"
+    obs.pod_event("ADDED", _pod("old", "u-old", node="n1", phase="Running"), _wall(0), "cluster")
+    obs.track(_pod("victim", "u-v", node="n2"), "cluster", _wall(0)).node = "n2"
+    obs.pod_event("ADDED", _pod("victim", "u-v", node="n2", phase="Running"), _wall(0), "cluster")
+    obs.pod_event("ADDED", _pod("urgent", "u-urgent"), _wall(0.1), "workload")
+    obs.pod_event("MODIFIED", {**_pod("victim", "u-v", node="n2", phase="Running",
+                                      deletionTimestamp="x", deletionGracePeriodSeconds=2),
+                               "status": {"phase": "Running", "conditions": [{
+                                   "type": "DisruptionTarget",
+                                   "reason": "PreemptionByScheduler"}]}}, _wall(0.3), "cluster")
+    obs.preempted_event({"reason": "Preempted", "involvedObject": {"uid": "u-v"},
+                         "message": "Preempted by pod u-urgent on node n2"})
+    obs.pod_event("DELETED", _pod("victim", "u-v", node="n2"), _wall(2.3), "cluster")
+    obs.pod_event("MODIFIED", _pod("urgent", "u-urgent", node="n2"), _wall(2.5), "workload")
+    obs.pod_event("ADDED", _pod("waiting", "u-w"), _wall(1.0), "workload")
+    log = tmp_path / "kube-scheduler.log"
+    log.write_text(LOG.replace("team/x", "default/waiting"))
+    obs.read_log(log, datetime.date.today().year)
+    recs = {r.name: r for r in records(obs).values()}
+    assert set(recs) == {"victim", "urgent", "waiting"}
+    urgent = recs["urgent"]
+    assert (urgent.status, urgent.node, urgent.attempts) == (SCHEDULED, "n2", 2)
+    assert urgent.scheduled_at == 5_000_000_000  # 2.5 s at twice the speed: 5 s of workload
+    assert urgent.arrived_at == 200_000_000 and urgent.preemptions_caused == ["default/victim"]
+    victim = recs["victim"]
+    assert (victim.status, victim.preempted_by, victim.origin) == (
+        PREEMPTED, "default/urgent", "cluster")
+    waiting = recs["waiting"]
+    assert (waiting.status, waiting.attempts) == (PENDING, 2)
+    assert waiting.message == 'node "n9" not found'
+
+
+def test_a_pod_refused_at_admission_is_rejected():
+    obs = Observations(start=_wall(0))
+    track = obs.track({"metadata": {"name": "p", "namespace": "default", "uid": "rejected:p"}},
+                      "workload", _wall(1))
+    track.arrived, track.rejected = _wall(1), "no PriorityClass with name nope was found"
+    (rec,) = records(obs).values()
+    assert (rec.status, rec.message) == (REJECTED, "no PriorityClass with name nope was found")

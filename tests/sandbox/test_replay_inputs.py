@@ -1,0 +1,116 @@
+"""What `extender simulate --on-sandbox` gives the real cluster: a policy as a
+kube-scheduler profile that the simulator reads back to the same plugins, a configuration as
+it is (but extenders), and the workload as timed steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from extender.engine.policy import effective_plugins, load_policy, parse_policy
+from extender.sandbox.kubeprofile import ProfileError, config_settings, policy_profile
+from extender.sandbox.replay import plan, scheduler_names
+from extender.simulator.schedulerconfig import scheduler_setup
+from extender.simulator.workload import load_workload
+from extender.state.snapshot import read_documents
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "config"
+POLICIES = ["policy.yaml", "examples/binpacking.yaml", "examples/gang-quota-policy.yaml",
+            "examples/preemption-toleration.yaml", "examples/quota-policy.yaml"]
+POINTS = (("filter", "filter"), ("score", "score"), ("postFilter", "post_filter"),
+          ("queueSort", "queue_sort"))
+
+
+def _plugins(policy, point: str, attr: str) -> list[tuple[str, int | None]]:
+    got = effective_plugins(point, getattr(policy.plugins, attr))
+    return [(n, (w or 1) if point == "score" else None) for n, w in got]
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_a_policy_becomes_a_profile_the_simulator_reads_back(name):
+    policy = load_policy(EXAMPLES / name)
+    profile = policy_profile(policy, "default-scheduler", scheduler_plugins=True)
+    setup = scheduler_setup({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                             "kind": "KubeSchedulerConfiguration", "profiles": [profile]})
+    back = parse_policy(setup.profiles[0].policy, "round trip")
+    for point, attr in POINTS:
+        assert _plugins(back, point, attr) == _plugins(policy, point, attr), point
+    assert {"name": "DefaultBinder"} in profile["plugins"]["multiPoint"]["enabled"]
+
+
+def test_scheduler_plugins_need_their_kube_scheduler():
+    policy = load_policy(EXAMPLES / "examples/gang-quota-policy.yaml")
+    with pytest.raises(ProfileError, match="no plugin CapacityScheduling, Coscheduling .*"
+                                           "--scheduler-plugins"):
+        policy_profile(policy, "default-scheduler")
+
+
+def test_a_configuration_runs_as_written_but_without_extenders():
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "clientConnection": {"kubeconfig": "/elsewhere"}, "percentageOfNodesToScore": 30,
+              "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+                  "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]}}}]}
+    assert config_settings(config) == {"percentageOfNodesToScore": 30,
+                                       "profiles": config["profiles"]}
+    with pytest.raises(ProfileError, match="extenders"):
+        config_settings({**config, "extenders": [{"urlPrefix": "http://x"}]})
+    config["profiles"][0]["plugins"]["filter"] = {"enabled": [{"name": "Coscheduling"}]}
+    with pytest.raises(ProfileError, match="no plugin Coscheduling"):
+        config_settings(config)
+    assert config_settings(config, scheduler_plugins=True)["percentageOfNodesToScore"] == 30
+
+
+WORKLOAD = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: late, creationTimestamp: "2026-11-20T10:01:00Z",
+           annotations: {simulator.extender/run-for: 2m}}
+spec:
+  priority: 500
+  containers: [{name: c, image: x}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: team, creationTimestamp: "2026-11-20T10:00:00Z"}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      schedulerName: other-scheduler
+      priorityClassName: high
+      containers: [{name: c, image: x}]
+---
+kind: SimulationEvent
+at: 90s
+deletePod: team/web-1
+"""
+
+
+def test_the_workload_becomes_timed_steps(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD)
+    steps = plan(load_workload(path), read_documents(path), scale=4.0)
+    got = [(s.t, s.kind, s.obj.get("kind"), s.obj["metadata"].get("name")) for s in steps]
+    assert got == [
+        (0.0, "create", "PriorityClass", "high"),
+        # The simulator takes spec.priority as written; the API server wants a class for it.
+        (0.0, "create", "PriorityClass", "simulate-priority-500"),
+        (0.0, "create", "Deployment", "web"),  # its pods: the real controller makes them
+        (60.0, "create", "Pod", "late"),
+        (90.0, "delete-pod", None, "web-1")]
+    late = steps[3].obj
+    assert late["spec"]["priorityClassName"] == "simulate-priority-500"
+    assert "priority" not in late["spec"] and "uid" not in late["metadata"]
+    # Lifetimes run at the replay's speed, as arrivals do (the step times are the workload's).
+    assert late["metadata"]["annotations"]["simulator.extender/run-for"] == "30s"
+    assert scheduler_names([s.obj for s in steps]) == ["default-scheduler", "other-scheduler"]
+    assert yaml.safe_dump(steps[1].obj)  # plain data, ready to send
