@@ -217,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
               str(args.out / "sim.json"), "--events", str(args.out / "sim.jsonl"))
     _extender("--agreement", str(args.out / "sim.json"), str(args.out / "real.json"),
               "--report", str(args.out / "agreement.json"), "--html",
-              str(args.out / "agreement.html"))
+              str(args.out / "agreement.html"), "--agreement-events",
+              str(args.out / "sim.jsonl"), str(args.out / "real.jsonl"))
     return 0
 
 

@@ -100,10 +100,10 @@ def config_settings(config: Mapping[str, Any], *, scheduler_plugins: bool = Fals
         raise ProfileError("--on-sandbox runs kube-scheduler without extenders; the "
                            "configuration's extenders[] cannot be replayed (remove them, or "
                            "replay with a policy)")
-    names = []
+    names: list[str] = []
     for profile in config.get("profiles") or []:
         for point in ((profile or {}).get("plugins") or {}).values():
-            names += [p.get("name") for p in (point or {}).get("enabled") or ()
+            names += [str(p["name"]) for p in (point or {}).get("enabled") or ()
                       if isinstance(p, Mapping) and p.get("name")]
     missing = unknown_plugins(names, scheduler_plugins)
     if missing:

@@ -198,7 +198,9 @@ class Observations:
         involved = event.get("involvedObject") or event.get("regarding") or {}
         m = _PREEMPTED.match(event.get("message") or event.get("note") or "")
         track = self.pods.get(involved.get("uid", ""))
-        if track is None or m is None:
+        if track is None or m is None or track.preempted_by:
+            # A terminating victim chosen again counts once, by its first preemptor (as the
+            # simulator counts it).
             return
         related = event.get("related") or {}
         track.preempted_by = (f"{related['namespace']}/{related['name']}"

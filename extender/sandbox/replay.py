@@ -21,33 +21,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import datetime
 import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from extender.sandbox.api import Api, ApiError, object_path, path
+from extender.sandbox.api import Api, ApiError, path
 from extender.sandbox.observed import Observations
-
-log = logging.getLogger("extender.sandbox.replay")
+from extender.sandbox.replayplan import (
+    Step,
+    cluster_objects,
+    plan,
+    scale_durations,
+    scheduler_names,
+)
+from extender.sandbox.replayrun import Replay
 
 #: Flags of `extender simulate` that have no meaning on a real cluster.
 NOT_ON_SANDBOX = ("compare", "extender", "serve_api", "utilization", "plot", "follow",
                   "agreement")
-#: The cluster snapshot's kinds the replay creates before kube-scheduler starts.
-CLUSTER_KINDS = ("Namespace", "PriorityClass", "PodDisruptionBudget", "PodGroup",
-                 "ElasticQuota", "Pod")
-_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation",
-                  "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
-#: Pods the replay submits go out in order, one at a time: their order is kube-scheduler's.
+#: Quiet time that ends a replay: more than kube-scheduler's 10 s maximum backoff.
 DEFAULT_SETTLE = 15.0
 
 
@@ -92,262 +91,6 @@ def extend(simulate: argparse.ArgumentParser) -> None:
     the sandbox, which is built on it: `extender.cli` calls this)."""
     add_arguments(simulate)
     simulate.set_defaults(func=dispatch(simulate.get_default("func")))
-
-
-# -- inputs ---------------------------------------------------------------------------------------
-
-def _clean(obj: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(dict(obj))
-    meta = out.setdefault("metadata", {})
-    for key in _SERVER_FIELDS:
-        meta.pop(key, None)
-    out.pop("status", None)
-    return out
-
-
-@dataclass
-class Step:
-    """One thing to do at a workload time (seconds)."""
-
-    t: float
-    order: int  # objects, then pods and controllers, then events: as the simulator
-    kind: str  # "create", "delete-pod", "delete-node", "cordon", "uncordon", "update-node"
-    obj: dict[str, Any]
-
-
-def plan(workload: Any, documents: list[Any], scale: float = 1.0) -> list[Step]:
-    """The workload as timed steps (`workload`: `load_workload`'s result, `documents`: the
-    file's objects, for the objects' raw form); pods' `run-for` lifetimes are divided by
-    `scale` as the arrival times are."""
-    from extender.simulator.arrivals import parse_time_ns
-    from extender.simulator.workload import OBJECT_KINDS
-    from extender.state.snapshot import iter_objects
-
-    ns = 1e9
-    steps: list[Step] = []
-    for obj in iter_objects(documents):
-        if obj.get("kind") in OBJECT_KINDS:
-            created = parse_time_ns((obj.get("metadata") or {}).get("creationTimestamp"))
-            t = (created - workload.epoch_ns) / ns if created is not None else 0.0
-            raw = _clean(obj)
-            if obj["kind"] != "PriorityClass":
-                raw["metadata"].setdefault("namespace", "default")
-            steps.append(Step(t, 0, "create", raw))
-    for arrival in workload.arrivals:
-        if arrival.controller is None:
-            pod = _clean(arrival.raw)
-            pod.setdefault("apiVersion", "v1")
-            pod["kind"] = "Pod"
-            steps.append(Step(arrival.time / ns, 1, "create", pod))
-    for controller in workload.controllers:
-        # A Deployment is simulated as its ReplicaSet; the real one gets the Deployment.
-        raw = _clean(getattr(controller, "deployment", None) or controller.raw)
-        steps.append(Step(controller.time / ns, 1, "create", raw))
-    for event in workload.events:
-        action = event.action
-        if action == "deletePod":
-            namespace, _, name = event.target.partition("/")
-            steps.append(Step(event.time / ns, 2, "delete-pod",
-                              {"metadata": {"namespace": namespace, "name": name}}))
-        elif action in ("addNode", "updateNode"):
-            from extender.sandbox.nodes import from_objects
-
-            node = from_objects([event.raw.get(action)], "SimulationEvent")[0]
-            steps.append(Step(event.time / ns, 2, "create" if action == "addNode"
-                              else "update-node", node))
-        else:
-            kind = {"deleteNode": "delete-node", "cordonNode": "cordon",
-                    "uncordonNode": "uncordon"}[action]
-            steps.append(Step(event.time / ns, 2, kind, {"metadata": {"name": event.target}}))
-    steps += _classes_for_priorities(steps)
-    if scale != 1.0:
-        for step in steps:
-            _scale_lifetime(step.obj, scale)
-    steps.sort(key=lambda s: (s.t, s.order))
-    return steps
-
-
-def _scale_lifetime(obj: dict[str, Any], scale: float) -> None:
-    from extender.simulator.arrivals import RUN_FOR_ANNOTATION, parse_duration
-
-    meta = obj.get("metadata") or {}
-    if obj.get("kind") != "Pod":
-        meta = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    if RUN_FOR_ANNOTATION in annotations:
-        seconds = parse_duration(annotations[RUN_FOR_ANNOTATION]) / scale
-        annotations[RUN_FOR_ANNOTATION] = f"{seconds:g}s"
-
-
-def _classes_for_priorities(steps: list[Step]) -> list[Step]:
-    """The simulator takes a pod's `spec.priority` as written (exported pods carry it); the
-    API server refuses a new pod whose priority its PriorityClass does not give. Each pod (or
-    pod template) with a priority but no class gets a class made for that value and
-    preemptionPolicy (`simulate-priority-<value>[-never]`), so it runs with the same priority."""
-    made: dict[str, dict[str, Any]] = {}
-    for step in steps:
-        obj = step.obj
-        if step.kind != "create" or obj.get("kind") not in ("Pod", "Deployment", "ReplicaSet",
-                                                            "StatefulSet", "Job", "DaemonSet"):
-            continue
-        spec = obj.get("spec") or {}
-        if obj["kind"] != "Pod":
-            spec = (spec.get("template") or {}).get("spec") or {}
-        priority = spec.pop("priority", None)
-        if priority is None or spec.get("priorityClassName"):
-            continue
-        policy = spec.pop("preemptionPolicy", None) or "PreemptLowerPriority"
-        name = f"simulate-priority-{priority}" + ("-never" if policy == "Never" else "")
-        spec["priorityClassName"] = name
-        made.setdefault(name, {
-            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-            "metadata": {"name": name}, "value": int(priority), "preemptionPolicy": policy,
-            "description": "made by extender simulate --on-sandbox for pods that give "
-                           "spec.priority without a class"})
-    return [Step(0.0, 0, "create", pc) for pc in made.values()]
-
-
-def scheduler_names(objects: list[dict[str, Any]]) -> list[str]:
-    """Every schedulerName the pods and pod templates name (default-scheduler first)."""
-    names = ["default-scheduler"]
-    for obj in objects:
-        spec = obj.get("spec") or {}
-        if obj.get("kind") != "Pod":
-            spec = ((spec.get("template") or {}).get("spec")) or {}
-        name = spec.get("schedulerName")
-        if name and name not in names:
-            names.append(name)
-    return names
-
-
-# -- the run --------------------------------------------------------------------------------------
-
-class Replay:
-    """Submits the steps, watches the cluster, decides when it has settled."""
-
-    def __init__(self, api: Api, steps: list[Step], obs: Observations, *, scale: float,
-                 settle: float, deadline: float | None, scheduler_log: Path,
-                 progress: Callable[[str], None]) -> None:
-        self.api, self.steps, self.obs = api, steps, obs
-        self.scale, self.settle, self.deadline = scale, settle, deadline
-        self.scheduler_log = scheduler_log
-        self.progress = progress
-        self.workload_uids: set[str] = set()
-        self.submitted = 0
-        self.truncated = False
-        self.year = datetime.date.today().year
-        self.cluster_uids: set[str] = set()
-
-    async def _watch(self, url: str, handle: Callable[[str, dict[str, Any]], None],
-                     params: dict[str, str]) -> None:
-        """List, then watch from there, again after the server ends a watch."""
-        version = ""
-        while True:
-            try:
-                if not version:
-                    page = await self.api.get(url, {"limit": "0", **params})
-                    version = page["metadata"]["resourceVersion"]
-                    for item in page.get("items") or []:
-                        handle("ADDED", item)
-                async for kind, obj in self.api.watch(url, version, **params):
-                    version = (obj.get("metadata") or {}).get("resourceVersion") or version
-                    if kind != "BOOKMARK":
-                        handle(kind, obj)
-            except ApiError as exc:
-                if exc.code == 410:  # too old: list again
-                    version = ""
-                    continue
-                raise
-            except Exception as exc:  # a dropped stream: watch again from where it was
-                log.debug("watch %s: %s", url, exc)
-                await asyncio.sleep(0.2)
-
-    def _pod(self, kind: str, pod: dict[str, Any]) -> None:
-        uid = pod["metadata"]["uid"]
-        origin = "cluster" if uid in self.cluster_uids else "workload"
-        if origin == "cluster" and uid not in self.obs.pods:
-            self.obs.track(pod, origin, time.time()).node = (pod.get("spec") or {}).get(
-                "nodeName") or ""  # bound before the run: not a placement of it
-        self.obs.pod_event(kind, pod, time.time(), origin)
-
-    def _event(self, kind: str, event: dict[str, Any]) -> None:
-        if kind != "DELETED" and event.get("reason") == "Preempted":
-            self.obs.preempted_event(event)
-
-    async def _do(self, step: Step) -> None:
-        obj, meta = step.obj, step.obj.get("metadata") or {}
-        try:
-            if step.kind == "create":
-                await self.api.create(obj)
-            elif step.kind == "delete-pod":
-                # At once, as the simulator removes it (not after a grace period).
-                await self.api.delete(path("Pod", meta["namespace"], meta["name"]), grace=0)
-            elif step.kind == "delete-node":
-                await self.api.delete(path("Node", name=meta["name"]))
-                self.obs.node_changes.append((time.time(), meta["name"], "delete"))
-            elif step.kind in ("cordon", "uncordon"):
-                await self.api.patch(path("Node", name=meta["name"]),
-                                     {"spec": {"unschedulable": step.kind == "cordon"}})
-                self.obs.node_changes.append((time.time(), meta["name"], "update"))
-            elif step.kind == "update-node":
-                await self.api.patch(object_path(obj), {"metadata": {
-                    "labels": meta.get("labels")}, "spec": obj.get("spec") or {}})
-                self.obs.node_changes.append((time.time(), meta["name"], "update"))
-            if step.kind == "create" and obj.get("kind") == "Node":
-                self.obs.node_changes.append((time.time(), meta["name"], "add"))
-        except ApiError as exc:
-            if obj.get("kind") == "Pod" and step.kind == "create":
-                # Refused at admission (an unknown PriorityClass): a Rejected pod.
-                track = self.obs.track({"metadata": {
-                    "uid": f"rejected:{meta.get('namespace')}/{meta.get('name')}", **meta}},
-                    "workload", time.time())
-                track.arrived, track.rejected = time.time(), exc.message or exc.reason
-            else:
-                self.obs.warnings.append(
-                    f"{step.kind} {obj.get('kind', '')} {meta.get('name')}: {exc}")
-
-    async def _submit(self) -> None:
-        for step in self.steps:
-            due = self.obs.start + step.t / self.scale
-            wait = due - time.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            await self._do(step)
-            self.submitted += 1
-
-    async def run(self, cluster_uids: set[str]) -> float:
-        self.cluster_uids = cluster_uids
-        tasks = [asyncio.create_task(self._watch(path("Pod"), self._pod, {})),
-                 asyncio.create_task(self._watch(
-                     path("Event"), self._event, {"fieldSelector": "reason=Preempted"}))]
-        submit = asyncio.create_task(self._submit())
-        last_key: tuple[int, int] | None = None
-        quiet_since = time.time()
-        shown = time.time()
-        try:
-            while True:
-                await asyncio.sleep(0.5)
-                now = time.time()
-                if submit.done() and submit.exception() is not None:
-                    raise submit.exception()  # type: ignore[misc]
-                self.obs.read_log(self.scheduler_log, self.year)
-                key = self.obs.settle_key()
-                if key != last_key or self.obs.last_change > quiet_since:
-                    last_key, quiet_since = key, now
-                if now - shown >= 10:
-                    shown = now
-                    bound = sum(1 for p in self.obs.pods.values() if p.node)
-                    self.progress(f"replaying: {self.submitted}/{len(self.steps)} submitted, "
-                                  f"{bound} pods bound, {key[0]} attempts, {now - self.obs.start:.0f} s")
-                if submit.done() and key[1] == 0 and now - quiet_since >= self.settle:
-                    return quiet_since
-                if self.deadline is not None and now >= self.obs.start + self.deadline:
-                    self.truncated = True
-                    return now
-        finally:
-            for task in (*tasks, submit):
-                task.cancel()
-            await asyncio.gather(*tasks, submit, return_exceptions=True)
 
 
 # -- the command ----------------------------------------------------------------------------------
@@ -452,60 +195,6 @@ def run_on_sandbox(args: argparse.Namespace) -> int:
             sandbox.down()
 
 
-def _cluster_objects(cluster: list[dict[str, Any]], steps: list[Step]) -> tuple[
-        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(namespaces, the snapshot's objects and bound pods to create before kube-scheduler
-    starts, its pending pods to submit at time 0)."""
-    namespaces = {"default"}
-    before: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    for obj in cluster:
-        kind = obj.get("kind")
-        if kind not in CLUSTER_KINDS:
-            continue
-        raw = _clean(obj)
-        if kind != "Namespace" and kind != "PriorityClass":
-            namespaces.add(raw["metadata"].setdefault("namespace", "default"))
-        if kind == "Namespace":
-            namespaces.add(raw["metadata"]["name"])
-        elif kind == "Pod" and not (raw.get("spec") or {}).get("nodeName"):
-            pending.append(raw)
-        elif kind == "PriorityClass" and raw["metadata"]["name"].startswith("system-"):
-            continue  # the API server's own
-        else:
-            before.append(raw)
-    for step in steps:
-        ns = (step.obj.get("metadata") or {}).get("namespace")
-        if ns and step.obj.get("kind") not in ("Node", "PriorityClass"):
-            namespaces.add(ns)
-    before = _missing_classes(before, steps) + before
-    rank = {kind: i for i, kind in enumerate(CLUSTER_KINDS)}
-    before.sort(key=lambda o: rank.get(o.get("kind", ""), len(rank)))
-    ns_objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
-                  for n in sorted(namespaces)]
-    return ns_objects, before, pending
-
-
-def _missing_classes(before: list[dict[str, Any]], steps: list[Step]) -> list[dict[str, Any]]:
-    """PriorityClasses the snapshot's pods name but the snapshot lacks (`kubectl get pods`
-    without `priorityclasses`): the API server would refuse those pods, which the snapshot
-    says were admitted; each is made with the priority its pods carry."""
-    defined = {o["metadata"]["name"] for o in before if o.get("kind") == "PriorityClass"}
-    defined |= {s.obj["metadata"]["name"] for s in steps if s.obj.get("kind") == "PriorityClass"}
-    made: dict[str, dict[str, Any]] = {}
-    for pod in before:
-        spec = pod.get("spec") or {}
-        name = spec.get("priorityClassName")
-        if pod.get("kind") != "Pod" or not name or name in defined or name in made \
-                or name.startswith("system-") or spec.get("priority") is None:
-            continue
-        made[name] = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                      "metadata": {"name": name}, "value": int(spec["priority"]),
-                      "description": "made by extender simulate --on-sandbox: the snapshot's "
-                                     "pods name it"}
-    return list(made.values())
-
-
 def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
             cluster: list[dict[str, Any]], steps: list[Step], settings: dict[str, Any],
             profile: Any, policy: Any, version: str, scheduler_binary: Path | None) -> int:
@@ -518,7 +207,10 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
     wall_started = time.monotonic()
     sandbox.start_control_plane()
     sandbox.start_agent(nodes)
-    namespaces, before, pending = _cluster_objects(cluster, steps)
+    namespaces, before, pending = cluster_objects(cluster, steps)
+    if args.time_scale != 1.0:
+        for obj in before + pending:
+            scale_durations(obj, args.time_scale)
     steps = [Step(0.0, 1, "create", p) for p in pending] + steps
     steps.sort(key=lambda s: (s.t, s.order))
 

@@ -7,12 +7,12 @@ timelines on one axis, rejections side by side, each run's pods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
 from extender.simulator.agreement import ASPECTS
-from extender.simulator.htmlreport import render_compare_html
+from extender.simulator.htmlreport import Event, render_compare_html
 
 
 def _side(side: Mapping[str, Any] | None) -> str:
@@ -59,8 +59,11 @@ def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
 
 def render_agreement_html(sim: Mapping[str, Any], real: Mapping[str, Any],
                           result: Mapping[str, Any], *,
-                          names: Sequence[str] = ("simulated", "real")) -> str:
+                          names: Sequence[str] = ("simulated", "real"),
+                          events: Sequence[Iterable[Event]] | None = None) -> str:
+    """The page; `events`: both runs' event logs (else drawn from the reports alone)."""
+    sim_events, real_events = events if events is not None else (None, None)
     return render_compare_html(
-        [(names[0], sim, None), (names[1], real, None)], None,
+        [(names[0], sim, sim_events), (names[1], real, real_events)], None,
         title="extender simulate --agreement", differences=agreement_html(result, names),
         subtitle="the simulator's prediction against a real kube-scheduler's run")

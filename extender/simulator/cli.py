@@ -57,6 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                              "simulator's tied best agrees), victims, attempts; the last line is "
                              "`agreement: A/N pods` (--report: the comparison as JSON; --html: "
                              "the divergences first, then both runs)")
+    p.add_argument("--agreement-events", nargs=2, metavar=("SIM.jsonl", "REAL.jsonl"),
+                   help="with --agreement --html: both runs' --events logs, for their timelines")
     p.add_argument("--follow", metavar="REAL.json",
                    help="break ties toward a real run's report: where the real node of a pod "
                         "is among the nodes tied for the top score, take it, so the two runs "
@@ -440,8 +442,16 @@ def run_agreement(args: argparse.Namespace) -> int:
             Path(args.report).write_text(text, encoding="utf-8")
     if args.html:
         from extender.simulator.agreementhtml import render_agreement_html
-        from extender.simulator.htmlreport import write_html
+        from extender.simulator.htmlreport import EventsError, read_events, write_html
 
+        events = None
+        if getattr(args, "agreement_events", None):
+            try:
+                events = tuple(list(read_events(path)) for path in args.agreement_events)
+            except (OSError, EventsError) as exc:
+                print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
+                return 2
         write_html(render_agreement_html(sim, real, result, names=(
-            f"simulated: {Path(sim_path).name}", f"real: {Path(real_path).name}")), args.html)
+            f"simulated: {Path(sim_path).name}", f"real: {Path(real_path).name}"),
+            events=events), args.html)
     return 0

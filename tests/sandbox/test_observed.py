@@ -55,6 +55,9 @@ def test_what_the_watch_saw_becomes_the_simulators_records(tmp_path):
                                    "reason": "PreemptionByScheduler"}]}}, _wall(0.3), "cluster")
     obs.preempted_event({"reason": "Preempted", "involvedObject": {"uid": "u-v"},
                          "message": "Preempted by pod u-urgent on node n2"})
+    # Chosen again while terminating, by another preemptor: it counts once, by the first.
+    obs.preempted_event({"reason": "Preempted", "involvedObject": {"uid": "u-v"},
+                         "message": "Preempted by pod u-other on node n2"})
     obs.pod_event("DELETED", _pod("victim", "u-v", node="n2"), _wall(2.3), "cluster")
     obs.pod_event("MODIFIED", _pod("urgent", "u-urgent", node="n2"), _wall(2.5), "workload")
     obs.pod_event("ADDED", _pod("waiting", "u-w"), _wall(1.0), "workload")

@@ -11,7 +11,7 @@ import yaml
 
 from extender.engine.policy import effective_plugins, load_policy, parse_policy
 from extender.sandbox.kubeprofile import ProfileError, config_settings, policy_profile
-from extender.sandbox.replay import plan, scheduler_names
+from extender.sandbox.replayplan import plan, scheduler_names
 from extender.simulator.schedulerconfig import scheduler_setup
 from extender.simulator.workload import load_workload
 from extender.state.snapshot import read_documents
@@ -110,7 +110,34 @@ def test_the_workload_becomes_timed_steps(tmp_path):
     late = steps[3].obj
     assert late["spec"]["priorityClassName"] == "simulate-priority-500"
     assert "priority" not in late["spec"] and "uid" not in late["metadata"]
-    # Lifetimes run at the replay's speed, as arrivals do (the step times are the workload's).
+    # Lifetimes and grace periods run at the replay's speed, as arrivals do (the step times
+    # are the workload's): 2 minutes at 4x is 30 s, the default 30 s grace 8 s (whole seconds).
     assert late["metadata"]["annotations"]["simulator.extender/run-for"] == "30s"
+    assert late["spec"]["terminationGracePeriodSeconds"] == 8
+    web = steps[2].obj["spec"]["template"]["spec"]
+    assert web["terminationGracePeriodSeconds"] == 8
     assert scheduler_names([s.obj for s in steps]) == ["default-scheduler", "other-scheduler"]
     assert yaml.safe_dump(steps[1].obj)  # plain data, ready to send
+
+
+def test_simulate_on_sandbox_refuses_bad_input_before_starting_anything(tmp_path, capsys,
+                                                                          monkeypatch):
+    from extender.cli import main
+
+    monkeypatch.setenv("EXTENDER_SANDBOX_CACHE", str(tmp_path / "cache"))
+    cluster = EXAMPLES / "examples" / "cluster.json"
+    workload = EXAMPLES / "examples" / "workload.yaml"
+    policy = EXAMPLES / "policy.yaml"
+    base = ["simulate", "--on-sandbox", "--cluster", str(cluster), "--workload", str(workload)]
+    assert main([*base, "--policy", str(policy), "--follow", str(policy)]) == 2
+    assert "--follow does not combine with --on-sandbox" in capsys.readouterr().err
+    assert main(["simulate", "--on-sandbox", "--policy", str(policy)]) == 2
+    assert "--cluster, --workload and one of --policy, --config are required" in \
+        capsys.readouterr().err
+    assert main([*base, "--policy", str(EXAMPLES / "examples/gang-policy.yaml")]) == 2
+    assert "has no plugin Coscheduling" in capsys.readouterr().err
+    assert main([*base, "--policy", str(policy), "--kubernetes-version", "1.33.1"]) == 2
+    assert ("Kubernetes 1.33.1 is not built: run `extender sandbox build --kubernetes-version "
+            "1.33.1` first") in capsys.readouterr().err
+    assert main([*base, "--policy", str(policy), "--report", str(tmp_path / "no" / "r.json")]) == 2
+    assert "cannot write" in capsys.readouterr().err

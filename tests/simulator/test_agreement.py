@@ -165,6 +165,29 @@ def test_simulate_agreement_prints_report_and_page(tmp_path, capsys):
     assert 'data-pod="default/b"' in page and "agreement: 1/2 pods" in page
 
 
+def test_the_agreement_page_draws_both_runs_from_their_events(tmp_path, capsys):
+    sim, real = _files(tmp_path)
+    logs = []
+    for side, node_name in (("sim", "n1"), ("real", "n2")):
+        log = tmp_path / f"{side}.jsonl"
+        log.write_text("\n".join(json.dumps(e) for e in (
+            {"t": 0, "action": "arrive", "pod": "default/a", "priority": 0},
+            {"t": 0.5, "action": "bind", "pod": "default/a", "node": node_name},
+            {"t": 1, "action": "end", "reason": "settled"})) + "\n")
+        logs.append(str(log))
+    page = tmp_path / "page.html"
+    assert main(["simulate", "--agreement", str(sim), str(real), "--agreement-events", *logs,
+                 "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "Rendered from the report alone" not in html
+    assert html.count('data-pod="default/a"') >= 2  # a placement mark in each timeline
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert main(["simulate", "--agreement", str(sim), str(real), "--agreement-events",
+                 logs[0], str(bad), "--html", str(page)]) == 2
+    assert "--agreement-events: " in capsys.readouterr().err
+
+
 def test_simulate_agreement_refuses_what_is_not_a_report(tmp_path, capsys):
     sim, _ = _files(tmp_path)
     bad = tmp_path / "bad.json"
