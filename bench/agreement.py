@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
               str(args.out / "workload.yaml"), "--policy", str(args.out / "policy.yaml")]
     if args.percentage_of_nodes_to_score is not None:
         common += ["--percentage-of-nodes-to-score", str(args.percentage_of_nodes_to_score)]
-    real = ["--on-sandbox", "--time-scale", str(args.time_scale)]
+    real = ["--on-sandbox", "--time-scale", str(args.time_scale),
+            "--sandbox-state-dir", str(args.out / "sandbox")]
     if args.scheduler_plugins:
         real.append("--scheduler-plugins")
     _extender(*common, *real, "--report", str(args.out / "real.json"),
