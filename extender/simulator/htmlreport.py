@@ -17,7 +17,10 @@ ticket or opened offline:
   and every other event of the pod, in order;
 * the nodes' allocation before and after, warnings and the run's settings.
 
-Pure string building: no plotting library, nothing the server image lacks. The output is a
+The run is gathered in `runview.py` (events read, or rebuilt from the report), the timeline
+drawn in `htmlchart.py`, times and shares written by `htmlformat.py`; this module writes the
+sections and the pages. Pure string building: no plotting library, nothing the server image
+lacks. The output is a
 function of its inputs only (no wall-clock values): the same run gives the same bytes.
 
 Events follow `extender simulate --events` (one object per line, `t` in virtual seconds,
@@ -29,545 +32,27 @@ arrivals and placements from the report, and the page says what it cannot show.
 from __future__ import annotations
 
 import json
-import math
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-Event = Mapping[str, Any]
+from extender.simulator.htmlchart import timeline_svg
+from extender.simulator.htmlformat import duration_label, pct, pod_id, secs
+from extender.simulator.runview import (
+    Event,
+    EventsError,
+    RunView,
+    collect,
+    events_from_report,
+    pod_key,
+    read_events,
+)
 
-#: The timeline's drawing width (viewBox units; the SVG scales to the page).
-WIDTH = 1200
-_LEFT, _RIGHT = 78, 24
-_QUEUE_HEIGHT, _ALLOC_HEIGHT, _ROW = 190, 150, 28
-_PAD = 10  # between the y axis and time 0
-_MARK_R = 4.5
-#: Distinct priorities with a row of their own; more than this share a linear scale.
-MAX_PRIORITY_ROWS = 16
-
-QUEUE_SERIES = (("pending", "pending (not bound)", "#57606a"),
-                ("active", "activeQ", "#1f77b4"),
-                ("backoff", "backoffQ", "#ff7f0e"),
-                ("unschedulable", "unschedulable pool", "#d62728"))
-ALLOC_SERIES = (("cpuAllocated", "cpu requested / allocatable", "#1f77b4"),
-                ("memoryAllocated", "memory requested / allocatable", "#2ca02c"))
 STATUS_CLASS = {"Scheduled": "ok", "Pending": "bad", "Preempted": "warn", "Deleted": "muted"}
 
-
-class EventsError(ValueError):
-    """An events file that is not JSON lines of objects with `t` and `action`."""
-
-
-def read_events(source: str | Path | TextIO) -> Iterator[dict[str, Any]]:
-    """The events of an `--events` file (a path, or an open text stream), one dict per
-    non-blank line."""
-    if isinstance(source, (str, Path)):
-        with open(source, encoding="utf-8") as fh:
-            yield from _parse_lines(fh, str(source))
-    else:
-        yield from _parse_lines(source, getattr(source, "name", "<events>"))
-
-
-def _parse_lines(lines: Iterable[str], name: str) -> Iterator[dict[str, Any]]:
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EventsError(f"{name}:{number}: not JSON: {exc.msg}") from None
-        if not isinstance(event, dict) or "t" not in event or "action" not in event:
-            raise EventsError(f"{name}:{number}: not an event (an object with t and action)")
-        yield event
-
-
-def events_from_report(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """What a report alone tells of the run's events: arrivals and placements (binds).
-
-    Preemption times, queue sizes, allocation over time and attempts are not in the report;
-    the HTML says so when it is rendered from these."""
-    out: list[dict[str, Any]] = []
-    for p in report.get("pods", []):
-        key = f"{p['namespace']}/{p['name']}"
-        if p.get("arrivedAtSeconds") is not None:
-            out.append({"t": p["arrivedAtSeconds"], "action": "arrive", "pod": key,
-                        "priority": p.get("priority", 0)})
-        if p.get("scheduledAtSeconds") is not None and p.get("node"):
-            if p.get("arrivedAtSeconds") == p["scheduledAtSeconds"] and p.get("attempts") == 0:
-                continue  # arrived bound (spec.nodeName): not a placement
-            out.append({"t": p["scheduledAtSeconds"], "action": "bind", "pod": key,
-                        "node": p["node"]})
-    order = {"arrive": 0, "bind": 1}
-    out.sort(key=lambda e: (e["t"], order[e["action"]], e["pod"]))
-    return out
-
-
-# -- gathering ----------------------------------------------------------------------------------
-
-@dataclass
-class Mark:
-    t: float
-    kind: str  # arrival, placement, preemption, eviction
-    pod: str
-    priority: int
-    title: str
-
-
-@dataclass
-class PluginCount:
-    nodes: int = 0  # nodes it rejected, summed over attempts
-    attempts: int = 0  # attempts in which it rejected at least one node
-    pods: set[str] = field(default_factory=set)
-
-
-@dataclass
-class RunView:
-    """One pass over a run's events, with its report: what the page draws."""
-
-    report: Mapping[str, Any]
-    has_events: bool
-    samples: list[tuple[float, Mapping[str, Any]]] = field(default_factory=list)
-    marks: list[Mark] = field(default_factory=list)
-    node_changes: list[tuple[float, str, str]] = field(default_factory=list)
-    by_pod: dict[str, list[Event]] = field(default_factory=lambda: defaultdict(list))
-    plugins: dict[str, PluginCount] = field(default_factory=lambda: defaultdict(PluginCount))
-    reasons: dict[str, PluginCount] = field(default_factory=lambda: defaultdict(PluginCount))
-    results: Counter[str] = field(default_factory=Counter)
-    priorities: dict[str, int] = field(default_factory=dict)
-    end_reason: str | None = None
-    end_t: float = 0.0
-    last_t: float = 0.0
-
-    @property
-    def placements(self) -> int:
-        return sum(1 for m in self.marks if m.kind == "placement")
-
-    @property
-    def preemptions(self) -> int:
-        return sum(1 for m in self.marks if m.kind == "preemption")
-
-
-def pod_key(p: Mapping[str, Any]) -> str:
-    return f"{p['namespace']}/{p['name']}"
-
-
-def collect(report: Mapping[str, Any], events: Iterable[Event] | None) -> RunView:
-    """Gather what the page shows. `events` None (or empty): rebuilt from the report."""
-    listed = list(events) if events is not None else []
-    view = RunView(report, has_events=bool(listed))
-    if not listed:
-        listed = events_from_report(report)
-    priorities = {pod_key(p): int(p.get("priority") or 0) for p in report.get("pods", [])}
-    for e in listed:  # arrivals first: a pod's priority as it arrived
-        if e.get("action") == "arrive" and "priority" in e:
-            priorities.setdefault(e["pod"], int(e["priority"]))
-    for e in listed:
-        t = float(e["t"])
-        view.last_t = max(view.last_t, t)
-        action = e["action"]
-        pod = e.get("pod")
-        if pod:
-            view.by_pod[pod].append(e)
-        prio = priorities.get(pod or "", 0)
-        if action == "queues":
-            view.samples.append((t, e))
-        elif action == "arrive":
-            view.marks.append(Mark(t, "arrival", pod, prio,
-                                   f"{pod} arrives at {_secs(t)} (priority {prio})"))
-        elif action == "bind":
-            view.marks.append(Mark(t, "placement", pod, prio,
-                                   f"{pod} → {e.get('node')} at {_secs(t)} (priority {prio})"))
-        elif action == "preempt":
-            victims = ", ".join(e.get("victims") or []) or "no victim"
-            view.marks.append(Mark(t, "preemption", pod, prio,
-                                   f"{pod} preempts on {e.get('node')} at {_secs(t)} "
-                                   f"(priority {prio}): {victims}"))
-        elif action == "evict" and not e.get("terminated"):
-            view.marks.append(Mark(t, "eviction", pod, prio,
-                                   f"{pod} evicted from {e.get('node')} by {e.get('by')} at "
-                                   f"{_secs(t)} (priority {prio})"))
-        elif action == "node":
-            view.node_changes.append((t, e.get("node", ""), e.get("change", "")))
-        elif action == "attempt":
-            view.results[e.get("result", "")] += 1
-            for name, n in (e.get("plugins") or {}).items():
-                _count(view.plugins[name], int(n), pod)
-            for reason, n in (e.get("reasons") or {}).items():
-                _count(view.reasons[reason], int(n), pod)
-        elif action == "end":
-            view.end_reason = e.get("reason")
-    totals = report.get("totals", {})
-    if view.end_reason is None:
-        view.end_reason = totals.get("endReason")
-    view.end_t = max(float(totals.get("virtualTimeSeconds") or 0.0), view.last_t)
-    view.priorities = priorities
-    return view
-
-
-def _count(c: PluginCount, n: int, pod: str | None) -> None:
-    if n > 0:
-        c.nodes += n
-        c.attempts += 1
-        if pod:
-            c.pods.add(pod)
-
-
-# -- formatting ---------------------------------------------------------------------------------
-
-def _secs(t: float | None) -> str:
-    if t is None:
-        return "–"
-    return f"{t:.3f}".rstrip("0").rstrip(".") + " s" if t else "0 s"
-
-
-def _duration_label(t: float) -> str:
-    """An axis label: 0, 250ms, 1.5s, 2m, 1h30m."""
-    if t == 0:
-        return "0"
-    if t < 1:
-        return f"{t * 1000:.4g}ms"
-    if t < 60:
-        return f"{t:.4g}s"
-    total = round(t)
-    h, rem = divmod(total, 3600)
-    m, s = divmod(rem, 60)
-    parts = (f"{h}h" if h else "") + (f"{m}m" if m else "") + (f"{s}s" if s else "")
-    return parts or "0"
-
-
-_TIME_STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30,
-               60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
-
-
-def _time_ticks(end: float, target: int = 10) -> list[float]:
-    step = next((s for s in _TIME_STEPS if end / s <= target), None)
-    if step is None:
-        step = 86400 * math.ceil(end / 86400 / target)
-    n = int(end / step + 1e-9)
-    return [round(i * step, 6) for i in range(n + 1)]
-
-
-def _nice_ceiling(value: float) -> float:
-    if value <= 0:
-        return 1
-    exp = 10 ** math.floor(math.log10(value))
-    for m in (1, 2, 2.5, 5, 10):
-        if value <= m * exp:
-            return m * exp
-    return 10 * exp
-
-
-def _num(x: float) -> str:
-    """An SVG coordinate: one decimal, no trailing zeros."""
-    s = f"{x:.1f}"
-    return s[:-2] if s.endswith(".0") else s
-
-
-def _exact(t: float) -> str:
-    """Seconds for a data attribute: to the nanosecond, no trailing zeros."""
-    return f"{t:.9f}".rstrip("0").rstrip(".")
-
-
-def _pct(fraction: float | None) -> str:
-    return "–" if fraction is None else f"{100 * fraction:.1f}%"
-
-
-def _pod_id(prefix: str, index: int) -> str:
-    return f"{prefix}pod-{index}"
-
-
-# -- the timeline (SVG) -------------------------------------------------------------------------
-
-class _XScale:
-    def __init__(self, end: float) -> None:
-        self.end = end if end > 0 else 1.0
-        self.span = WIDTH - _LEFT - _RIGHT - _PAD
-
-    def __call__(self, t: float) -> float:
-        return _LEFT + _PAD + self.span * min(max(t, 0.0), self.end) / self.end
-
-
-def _step_series(points: Sequence[tuple[float, float]], end_x: float) -> tuple[str, str]:
-    """A step line through (x, y) samples (pixels) held to `end_x`, and the faint range strokes
-    of its busy pixel columns: (polyline points, path data).
-
-    A column with one change draws it exactly (a vertical step). A column with several (a long
-    run: thousands of changes over 1200 px) draws their time-weighted mean on the line and their
-    range (the least to the greatest value held) as a vertical stroke, so peaks stay visible
-    and the line does not become a wall; either way a few points per pixel."""
-    out: list[tuple[float, float]] = []
-    ranges: list[str] = []
-    prev: float | None = None
-    last_busy: int | None = None
-    exit_point: tuple[float, float] | None = None
-
-    def add(x: float, y: float) -> None:
-        if not out or out[-1] != (x, y):
-            out.append((x, y))
-
-    # Only changes matter: a sample repeating the value before it adds nothing to the line.
-    points = [p for k, p in enumerate(points) if k == 0 or p[1] != points[k - 1][1]]
-    i = 0
-    while i < len(points):
-        column = round(points[i][0])
-        j = i
-        while j < len(points) and round(points[j][0]) == column:
-            j += 1
-        group = points[i:j]
-        i = j
-        busy = len(group) > 1
-        if exit_point is not None and not (busy and last_busy == column - 1):
-            add(*exit_point)
-        exit_point = None
-        if not busy:
-            x, y = round(group[0][0], 1), group[0][1]
-            if prev is not None:
-                add(x, prev)
-            add(x, y)
-            prev = y
-            continue
-        left, right = column - 0.5, column + 0.5
-        held = ([(left, prev)] if prev is not None else []) + list(group)
-        weighted = total = 0.0
-        for k, (xk, yk) in enumerate(held):
-            until = held[k + 1][0] if k + 1 < len(held) else right
-            w = max(until - max(xk, left), 0.0)
-            weighted += w * yk
-            total += w
-        mean = weighted / total if total > 0 else group[-1][1]
-        values = [y for _, y in held]
-        lo, hi = min(values), max(values)
-        if prev is not None and last_busy != column - 1:
-            add(left, prev)
-        add(float(column), round(mean, 1))
-        if hi > lo:
-            ranges.append(f"M{_num(column)} {_num(lo)}V{_num(hi)}")
-        prev = group[-1][1]
-        last_busy = column
-        exit_point = (min(right, end_x), prev)
-    if exit_point is not None:
-        add(*exit_point)
-    if out and out[-1][0] < end_x:
-        out.append((end_x, out[-1][1]))
-    # Drop the middle of three points on one horizontal, or on one vertical when it lies
-    # between the other two.
-    slim: list[tuple[float, float]] = []
-    for p in out:
-        if len(slim) >= 2:
-            (x0, y0), (x1, y1) = slim[-2], slim[-1]
-            if (y0 == y1 == p[1]) or (x0 == x1 == p[0] and min(y0, p[1]) <= y1 <= max(y0, p[1])):
-                slim[-1] = p
-                continue
-        slim.append(p)
-    return " ".join(f"{_num(x)},{_num(y)}" for x, y in slim), "".join(ranges)
-
-
-def _series(parts: list[str], key: str, label: str, colour: str,
-            points: Sequence[tuple[float, float]], end_x: float) -> None:
-    line, ranges = _step_series(points, end_x)
-    if ranges:
-        parts.append(f'<path class="range" data-series="{key}" stroke="{colour}" d="{ranges}"/>')
-    parts.append(f'<polyline class="series" data-series="{key}" stroke="{colour}" '
-                 f'points="{line}"><title>{escape(label)}</title></polyline>')
-
-
-def _axis(parts: list[str], x: _XScale, top: float, bottom: float, label_axis: bool) -> None:
-    for t in _time_ticks(x.end):
-        px = _num(x(t))
-        parts.append(f'<line class="grid" x1="{px}" y1="{_num(top)}" x2="{px}" y2="{_num(bottom)}"/>')
-        if label_axis:
-            parts.append(f'<text class="tick" x="{px}" y="{_num(bottom + 14)}" '
-                         f'text-anchor="middle">{_duration_label(t)}</text>')
-    parts.append(f'<line class="axis" x1="{_LEFT}" y1="{_num(bottom)}" '
-                 f'x2="{WIDTH - _RIGHT}" y2="{_num(bottom)}"/>')
-    parts.append(f'<line class="axis" x1="{_LEFT}" y1="{_num(top)}" x2="{_LEFT}" '
-                 f'y2="{_num(bottom)}"/>')
-
-
-def _legend(parts: list[str], items: Sequence[tuple[str, str, str]], y: float) -> None:
-    """Legend entries (swatch kind, label, colour) right-aligned above a panel."""
-    x = WIDTH - _RIGHT
-    for kind, label, colour in reversed(items):
-        width = 7.0 * len(label) + 22
-        x -= width
-        if kind == "area":
-            parts.append(f'<rect class="area" x="{_num(x)}" y="{_num(y - 9)}" width="14" '
-                         f'height="10"/>')
-        elif kind == "line":
-            parts.append(f'<line x1="{_num(x)}" y1="{_num(y - 4)}" x2="{_num(x + 14)}" '
-                         f'y2="{_num(y - 4)}" stroke="{colour}" stroke-width="2.5"/>')
-        else:
-            parts.append(_mark_shape(kind, x + 7, y - 4))
-        parts.append(f'<text class="legend" x="{_num(x + 18)}" y="{_num(y)}">{escape(label)}</text>')
-
-
-def _mark_shape(kind: str, cx: float, cy: float, attrs: str = "", title: str = "") -> str:
-    """One mark: an arrival tick, a placement circle, a preemption triangle, an eviction cross.
-    `attrs` and a `<title>` (the tooltip) go on marks of the timeline, not on legend swatches."""
-    r = _MARK_R
-    cls = f' class="mark {kind}"{attrs}' if attrs else f' class="swatch {kind}"'
-    if kind == "placement":
-        tag, geometry = "circle", f'cx="{_num(cx)}" cy="{_num(cy)}" r="{r}"'
-    elif kind == "preemption":
-        tag, geometry = "polygon", (f'points="{_num(cx - r - 1)},{_num(cy - r)} '
-                                    f'{_num(cx + r + 1)},{_num(cy - r)} {_num(cx)},{_num(cy + r + 1)}"')
-    elif kind == "eviction":
-        tag, geometry = "path", (f'd="M{_num(cx - r)} {_num(cy - r)}L{_num(cx + r)} {_num(cy + r)}'
-                                 f'M{_num(cx - r)} {_num(cy + r)}L{_num(cx + r)} {_num(cy - r)}"')
-    else:  # arrival
-        tag, geometry = "line", (f'x1="{_num(cx)}" y1="{_num(cy - r - 1)}" x2="{_num(cx)}" '
-                                 f'y2="{_num(cy + r + 1)}"')
-    if title:
-        return f"<{tag}{cls} {geometry}><title>{escape(title)}</title></{tag}>"
-    return f"<{tag}{cls} {geometry}/>"
-
-
-_MARK_LEGEND = (("arrival", "arrival", ""), ("placement", "placement (bind)", ""),
-                ("preemption", "preemption (preemptor)", ""), ("eviction", "eviction (victim)", ""))
-
-
-def timeline_svg(view: RunView, *, end: float | None = None, prefix: str = "",
-                 pod_ids: Mapping[str, str] | None = None) -> str:
-    """The timeline of one run. `end` fixes the time axis (two runs side by side share one)."""
-    x = _XScale(view.end_t if end is None else end)
-    pod_ids = pod_ids or {}
-    parts: list[str] = []
-    y = 8.0
-    # 1. queue sizes
-    top, bottom = y + 26, y + _QUEUE_HEIGHT
-    parts.append(f'<g class="panel" id="{prefix}panel-queues">')
-    parts.append(f'<text class="title" x="{_LEFT}" y="{_num(y + 12)}">pods pending and in each '
-                 'sub-queue</text>')
-    _legend(parts, [("area" if key == "pending" else "line", label, colour)
-                    for key, label, colour in QUEUE_SERIES], y + 13)
-    _axis(parts, x, top, bottom, label_axis=True)
-    if view.samples:
-        peak = max(max(int(s.get(k) or 0) for k, _, _ in QUEUE_SERIES) for _, s in view.samples)
-        ystep = max(1, int(_nice_ceiling(peak / 5))) if peak > 5 else 1
-        ymax = max(math.ceil(peak / ystep) * ystep, ystep)
-        for v in range(0, ymax + 1, ystep):
-            py = bottom - (bottom - top) * v / ymax
-            parts.append(f'<line class="grid" x1="{_LEFT}" y1="{_num(py)}" x2="{WIDTH - _RIGHT}" '
-                         f'y2="{_num(py)}"/>')
-            parts.append(f'<text class="tick" x="{_LEFT - 6}" y="{_num(py + 4)}" '
-                         f'text-anchor="end">{v}</text>')
-        # Pending as a shaded area under the sub-queues' lines (it is their sum plus the pods
-        # being scheduled or waiting at Permit).
-        pending = [(x(t), bottom - (bottom - top) * float(s.get("pending") or 0) / ymax)
-                   for t, s in view.samples]
-        line, _ = _step_series(pending, x(x.end))
-        first = line.split(" ", 1)[0].split(",")[0]
-        parts.append(f'<polygon class="area" data-series="pending-area" '
-                     f'points="{first},{_num(bottom)} {line} {_num(x(x.end))},{_num(bottom)}"/>')
-        for key, label, colour in QUEUE_SERIES:
-            pts = [(x(t), bottom - (bottom - top) * float(s.get(key) or 0) / ymax)
-                   for t, s in view.samples]
-            _series(parts, key, label, colour, pts, x(x.end))
-    else:
-        parts.append(_no_data(top, bottom, "no queue samples: render with the run's events "
-                                           "(extender simulate --html, or --events)"))
-    parts.append("</g>")
-    y = bottom + 24
-    # 2. allocation
-    top, bottom = y + 26, y + _ALLOC_HEIGHT
-    parts.append(f'<g class="panel" id="{prefix}panel-allocation">')
-    parts.append(f'<text class="title" x="{_LEFT}" y="{_num(y + 12)}">cluster allocation '
-                 '(requests / allocatable)</text>')
-    _legend(parts, [("line", label, colour) for _, label, colour in ALLOC_SERIES], y + 13)
-    _axis(parts, x, top, bottom, label_axis=True)
-    for v in (0, 25, 50, 75, 100):
-        py = bottom - (bottom - top) * v / 100
-        parts.append(f'<line class="grid" x1="{_LEFT}" y1="{_num(py)}" x2="{WIDTH - _RIGHT}" '
-                     f'y2="{_num(py)}"/>')
-        parts.append(f'<text class="tick" x="{_LEFT - 6}" y="{_num(py + 4)}" '
-                     f'text-anchor="end">{v}%</text>')
-    if view.samples:
-        for key, label, colour in ALLOC_SERIES:
-            pts = [(x(t), bottom - (bottom - top) * min(float(s.get(key) or 0), 1.0))
-                   for t, s in view.samples]
-            _series(parts, key, label, colour, pts, x(x.end))
-    else:
-        parts.append(_no_data(top, bottom, "no allocation samples"))
-    parts.append("</g>")
-    y = bottom + 24
-    # 3. marks by priority
-    priorities = sorted({m.priority for m in view.marks}, reverse=True) or [0]
-    rows = len(priorities) <= MAX_PRIORITY_ROWS
-    height = (len(priorities) if rows else MAX_PRIORITY_ROWS) * _ROW + 8
-    top, bottom = y + 26, y + 26 + height
-    parts.append(f'<g class="panel" id="{prefix}panel-marks">')
-    parts.append(f'<text class="title" x="{_LEFT}" y="{_num(y + 12)}">arrivals, placements, '
-                 'preemptions and evictions by priority</text>')
-    _legend(parts, list(_MARK_LEGEND), y + 13)
-    _axis(parts, x, top, bottom, label_axis=True)
-    if rows:
-        row_y = {p: top + _ROW * (i + 0.5) + 4 for i, p in enumerate(priorities)}
-        for p, py in row_y.items():
-            parts.append(f'<line class="grid" x1="{_LEFT}" y1="{_num(py)}" x2="{WIDTH - _RIGHT}" '
-                         f'y2="{_num(py)}"/>')
-            parts.append(f'<text class="tick" x="{_LEFT - 6}" y="{_num(py + 4)}" '
-                         f'text-anchor="end">{p}</text>')
-
-        def prio_y(p: int) -> float:
-            return row_y[p]
-    else:
-        lo, hi = priorities[-1], priorities[0]
-
-        def prio_y(p: int) -> float:
-            return bottom - 8 - (bottom - top - 16) * (p - lo) / (hi - lo)
-
-        for p in (lo, hi):
-            parts.append(f'<text class="tick" x="{_LEFT - 6}" y="{_num(prio_y(p) + 4)}" '
-                         f'text-anchor="end">{p}</text>')
-    parts.append(f'<text class="tick" x="14" y="{_num((top + bottom) / 2)}" text-anchor="middle" '
-                 f'transform="rotate(-90 14 {_num((top + bottom) / 2)})">priority</text>')
-    # Marks on the same pixel of the same row spread around it (up, down, up...), so three
-    # binds in the same millisecond show as three marks.
-    stacked: Counter[tuple[str, int, int]] = Counter()
-    order = {"arrival": 0, "placement": 1, "preemption": 2, "eviction": 3}
-    for m in sorted(view.marks, key=lambda m: (order[m.kind], m.t, m.pod)):
-        cx, cy = x(m.t), prio_y(m.priority)
-        if m.kind != "arrival":  # ticks that coincide read as one; the others alternate
-            slot = (m.kind, m.priority, round(cx / (2 * _MARK_R)))
-            n = stacked[slot]
-            stacked[slot] += 1
-            cy += (-1 if n % 2 else 1) * min((n + 1) // 2, 2) * _MARK_R * 1.2
-        attrs = (f' data-pod="{escape(m.pod)}" data-t="{_exact(m.t)}" '
-                 f'data-priority="{m.priority}"')
-        shape = _mark_shape(m.kind, cx, cy, attrs, m.title)
-        href = pod_ids.get(m.pod)
-        parts.append(f'<a href="#{href}">{shape}</a>' if href else shape)
-    parts.append("</g>")
-    full_bottom = bottom
-    # node changes and the end, across every panel
-    for t, node, change in view.node_changes:
-        px = _num(x(t))
-        sign = {"add": "+", "delete": "−", "update": "~"}.get(change, "")
-        parts.append(f'<line class="nodechange" data-node="{escape(node)}" data-change="{escape(change)}" '
-                     f'x1="{px}" y1="30" x2="{px}" y2="{_num(full_bottom)}"><title>node {escape(node)} '
-                     f'{escape(change)} at {_secs(t)}</title></line>')
-        right = x(t) > WIDTH - _RIGHT - 120  # the label goes left of a line near the right edge
-        parts.append(f'<text class="nodelabel" x="{_num(x(t) + (-4 if right else 4))}" '
-                     f'y="{_num(30 + 10)}" text-anchor="{"end" if right else "start"}">'
-                     f'{sign}{escape(node)}</text>')
-    if view.end_reason:
-        px = _num(x(view.end_t))
-        parts.append(f'<line class="end" x1="{px}" y1="30" x2="{px}" y2="{_num(full_bottom)}">'
-                     f'<title>run ended ({escape(view.end_reason)}) at {_secs(view.end_t)}</title></line>')
-    height_total = full_bottom + 24
-    return (f'<svg id="{prefix}timeline" class="timeline" xmlns="http://www.w3.org/2000/svg" '
-            f'viewBox="0 0 {WIDTH} {_num(height_total)}" role="img" '
-            f'aria-label="timeline of the run on virtual time" data-end="{_exact(x.end)}" '
-            f'data-placements="{view.placements}" data-preemptions="{view.preemptions}">'
-            + "".join(parts) + "</svg>")
-
-
-def _no_data(top: float, bottom: float, text: str) -> str:
-    return (f'<text class="nodata" x="{WIDTH / 2:g}" y="{_num((top + bottom) / 2)}" '
-            f'text-anchor="middle">{escape(text)}</text>')
+__all__ = ["Event", "EventsError", "collect", "comparison_html", "events_from_report",
+           "read_events", "render_compare_html", "render_html", "timeline_svg", "write_html"]
 
 
 # -- the sections -------------------------------------------------------------------------------
@@ -583,7 +68,7 @@ def _summary(view: RunView) -> str:
              f'</div><div class="k">{label}</div></div>' for key, label in _TOTALS]
     vt = totals.get("virtualTimeSeconds")
     cards.append(f'<div class="card" data-total="virtualTimeSeconds"><div class="n">'
-                 f'{_duration_label(vt) if vt else "0"}</div><div class="k">virtual time</div></div>')
+                 f'{duration_label(vt) if vt else "0"}</div><div class="k">virtual time</div></div>')
     end = view.end_reason or ("horizon" if totals.get("truncated") else None)
     if end:
         cards.append(f'<div class="card" data-total="end"><div class="n">{escape(end)}</div>'
@@ -647,7 +132,7 @@ def _event_detail(e: Event) -> str:
         if e.get("terminated"):
             return f"terminated on {escape(str(e.get('node')))}"
         grace = e.get("gracePeriodSeconds")
-        grace_text = f" (grace period {_secs(float(grace))})" if grace is not None else ""
+        grace_text = f" (grace period {secs(float(grace))})" if grace is not None else ""
         return f"from {escape(str(e.get('node')))} by {escape(str(e.get('by')))}{grace_text}"
     if action in ("bind", "nominate"):
         return escape(str(e.get("node") or "–"))
@@ -668,7 +153,7 @@ def pods_html(view: RunView, prefix: str = "") -> tuple[str, dict[str, str]]:
     for key in sorted(set(view.by_pod) - known):  # in the events only
         ns, _, name = key.partition("/")
         pods.append({"namespace": ns, "name": name, "status": "", "priority": None})
-    ids = {pod_key(p): _pod_id(prefix, i) for i, p in enumerate(pods)}
+    ids = {pod_key(p): pod_id(prefix, i) for i, p in enumerate(pods)}
     out = [f'<div class="filters"><input type="search" class="podfilter" placeholder="filter pods '
            f'(name, node, status)" data-target="{prefix}pods"> '
            f'<button type="button" class="expand" data-target="{prefix}pods">expand all</button> '
@@ -690,8 +175,8 @@ def pods_html(view: RunView, prefix: str = "") -> tuple[str, dict[str, str]]:
                    f'<span class="status {STATUS_CLASS.get(status, "")}">{escape(status)}</span>'
                    f'<span>{escape(node or "–")}</span>'
                    f'<span class="num">{escape(str(p.get("attempts", "–")))}</span>'
-                   f'<span class="num">{_secs(p.get("arrivedAtSeconds"))}</span>'
-                   f'<span class="num">{_secs(p.get("scheduledAtSeconds"))}</span>'
+                   f'<span class="num">{secs(p.get("arrivedAtSeconds"))}</span>'
+                   f'<span class="num">{secs(p.get("scheduledAtSeconds"))}</span>'
                    f'<span>{escape(p.get("preemptedBy") or "")}</span></summary>')
         extra = []
         if p.get("message"):
@@ -716,12 +201,12 @@ def pods_html(view: RunView, prefix: str = "") -> tuple[str, dict[str, str]]:
                     if e.get("plugins"):
                         detail += '<div><span class="lbl">plugins:</span>' + _counts(e["plugins"]) + "</div>"
                     out.append(f'<tr class="attempt {escape(result)}" data-cycle="{e.get("cycle", "")}">'
-                               f'<td class="num">{_secs(float(e["t"]))}</td>'
+                               f'<td class="num">{secs(float(e["t"]))}</td>'
                                f'<td>attempt {escape(str(e.get("cycle", "")))}</td>'
                                f'<td>{escape(result)}</td><td>{escape(str(e.get("node") or "–"))}</td>'
                                f'<td>{detail}</td></tr>')
                 else:
-                    out.append(f'<tr class="ev {escape(action)}"><td class="num">{_secs(float(e["t"]))}'
+                    out.append(f'<tr class="ev {escape(action)}"><td class="num">{secs(float(e["t"]))}'
                                f'</td><td>{escape(action)}</td><td></td>'
                                f'<td>{escape(str(e.get("node") or ""))}</td>'
                                f'<td>{_event_detail(e)}</td></tr>')
@@ -741,7 +226,7 @@ def nodes_html(report: Mapping[str, Any]) -> str:
         cells = []
         for key in ("cpuFraction", "memoryFraction"):
             fb, fa = b.get(key), a.get(key)
-            cells.append(f'<td class="num">{_pct(fb)} → {_pct(fa)}</td>'
+            cells.append(f'<td class="num">{pct(fb)} → {pct(fa)}</td>'
                          f'<td class="barcell">{_bar(fb or 0, "before")}{_bar(fa or 0, "after")}</td>')
         state = "" if n.get("before") and n.get("after") else (" (added)" if n.get("after") else " (deleted)")
         out.append(f'<tr data-node="{escape(n["name"])}"><td>{escape(n["name"])}{state}</td>'
@@ -972,7 +457,7 @@ def comparison_html(comparison: Mapping[str, Any]) -> str:
             for side in ("a", "b"):
                 s = d[side]
                 cells.append("–" if s is None else
-                             f"{s['node'] or '–'} · {s['status']} · {_secs(s['scheduledAtSeconds'])}")
+                             f"{s['node'] or '–'} · {s['status']} · {secs(s['scheduledAtSeconds'])}")
             out.append(f'<tr data-pod="{escape(d["pod"])}" data-differs="{escape(",".join(d["differs"]))}">'
                        f'<td>{escape(d["pod"])}</td><td class="changed">{escape(cells[0])}</td>'
                        f'<td class="changed">{escape(cells[1])}</td></tr>')
@@ -985,7 +470,7 @@ def comparison_html(comparison: Mapping[str, Any]) -> str:
         for side in ("a", "b"):
             s = n[side] or {}
             other = n["b" if side == "a" else "a"] or {}
-            for key, fmt in (("cpuFraction", _pct), ("memoryFraction", _pct), ("pods", _fmt)):
+            for key, fmt in (("cpuFraction", pct), ("memoryFraction", pct), ("pods", _fmt)):
                 cls = "num changed" if s.get(key) != other.get(key) else "num"
                 row.append(f'<td class="{cls}">{escape(fmt(s.get(key)))}</td>')
         out.append(f'<tr data-node="{escape(n["name"])}">' + "".join(row) + "</tr>")

@@ -11,9 +11,9 @@ import pytest
 
 from extender.engine.policy import load_policy
 from extender.engine.profile import build_profile
+from extender.simulator.htmlchart import _step_series
 from extender.simulator.htmlreport import (
     EventsError,
-    _step_series,
     collect,
     events_from_report,
     read_events,
