@@ -3,7 +3,7 @@
 An external extender (`extender simulate --extender URL`) keeps its own view of the cluster. To
 make that view the simulated cluster, the simulator serves it as a Kubernetes API and the
 extender runs in `--kubeconfig` mode against it (`extender serve --kubeconfig FILE`), listing and
-watching it as it would a real cluster. Three parts:
+watching it as it would a real cluster. Three parts, one per module:
 
 * `ApiServer`: the HTTP API, an asyncio server in a daemon thread on 127.0.0.1 (plain HTTP,
   no credentials: the data is simulated, and kubectl sends no token over plain HTTP). It
@@ -19,7 +19,7 @@ watching it as it would a real cluster. Three parts:
   terminating pod), `events.k8s.io` Events (accepted and counted, not kept) and enough
   discovery (`/version`, `/api`, `/apis`, each group version) for `kubectl get`. One global
   resourceVersion counter, as etcd's revision: every change gets the next one.
-* `ClusterMirror`: renders the simulation's cluster (nodes, bound and pending pods with their
+* `ClusterMirror` (`apimirror.py`): renders the simulation's cluster (nodes, bound and pending pods with their
   nominations, terminating victims, the objects of the snapshot and those the workload
   creates) as API objects, and `publish` hands the differences to the server: each object
   that appeared, changed or went away is one ADDED, MODIFIED or DELETED event with a new
@@ -27,7 +27,7 @@ watching it as it would a real cluster. Three parts:
   (an informer's end state is the same). The simulation is the truth: a Binding made through
   the API (an extender binding with `--extender-bind`) sets `spec.nodeName` at once; the next
   publish writes the pod as the simulation has it.
-* `ExtenderSync`: the sync query. Before each scheduling cycle the simulator publishes the
+* `ExtenderSync` (`apisync.py`): the sync query. Before each scheduling cycle the simulator publishes the
   cluster and then asks every extender `GET <urlPrefix>/readyz?resourceVersion=N` until it
   answers 200 with an `Observed-Resource-Version` header (N or later): every informer of the
   extender has applied the events up to N. Bounded: a first wait long enough to start the
@@ -35,10 +35,9 @@ watching it as it would a real cluster. Three parts:
   run stops with `SyncError` naming the extender and its last answer. `docs/operations.md`
   ("Sync query") documents the contract; `extender.api.sync` implements it.
 
-`ServedCluster` ties them together for the CLI: start, write the kubeconfig, and
+`ServedCluster` (`apisync.py`) ties them together for the CLI: start, write the kubeconfig, and
 `before_cycle(sim)` (the simulation's hook) publishes and waits.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -48,21 +47,15 @@ import itertools
 import json
 import os
 import secrets
-import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-import msgspec
 import yaml
 
-from extender.model.timeparse import parse_time
 from extender.simulator.apiwire import (
     CONTINUE_EXPIRED,
     HttpError,
@@ -123,13 +116,13 @@ class SyncError(RuntimeError):
     """An extender that never observed the simulated cluster's current version."""
 
 
-def _versioned(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
+def versioned(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
     out = dict(obj)
     out["metadata"] = {**obj.get("metadata", {}), "resourceVersion": str(rv)}
     return out
 
 
-def _unversioned(obj: Mapping[str, Any]) -> dict[str, Any]:
+def unversioned(obj: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(obj)
     meta = dict(obj.get("metadata", {}))
     meta.pop("resourceVersion", None)
@@ -204,7 +197,7 @@ class ApiServer(LoopbackServer):
         """Store `obj` (unversioned) as the next version; caller holds the lock."""
         old = self.objects[plural].get(key)
         self.rv += 1
-        stored = _versioned(obj, self.rv)
+        stored = versioned(obj, self.rv)
         self.objects[plural][key] = stored
         self._record(plural, "MODIFIED" if old is not None else "ADDED", old, stored)
 
@@ -214,7 +207,7 @@ class ApiServer(LoopbackServer):
         if old is None:
             return
         self.rv += 1
-        self._record(plural, "DELETED", old, _versioned(old, self.rv))
+        self._record(plural, "DELETED", old, versioned(old, self.rv))
 
     def sync_collection(self, plural: str, desired: Mapping[Key, dict[str, Any]]) -> int:
         """Make the collection exactly `desired` (unversioned objects, not changed afterwards
@@ -229,7 +222,7 @@ class ApiServer(LoopbackServer):
                 if origins.get(key) is obj:
                     continue
                 current = store.get(key)
-                if current is None or _unversioned(current) != obj:
+                if current is None or unversioned(current) != obj:
                     self._put(plural, key, obj)
                     events += 1
                 origins[key] = obj
@@ -495,7 +488,7 @@ class ApiServer(LoopbackServer):
             if conflict:
                 raise HttpError(409, f'Operation cannot be fulfilled on pods/binding "{name}": '
                                      f"{conflict}", details={"name": name, "kind": "pods/binding"})
-            bound = _unversioned(pod)
+            bound = unversioned(pod)
             bound["spec"] = {**(pod.get("spec") or {}), "nodeName": node}
             self._put("pods", (ns, name), bound)
             self._origins["pods"].pop((ns, name), None)
@@ -523,442 +516,3 @@ def _is_event_path(path: str) -> bool:
             rest = path[len(prefix):].split("/")
             return len(rest) in (3, 4) and rest[0] == "namespaces" and rest[2] == "events"
     return False
-
-
-# ---- the simulation's cluster as API objects ---------------------------------------------
-
-def _rfc3339(epoch_seconds: float) -> str:
-    """Microsecond precision (the simulation's times are virtual, often a millisecond apart)."""
-    return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _typed_to_dict(obj: Any, kind: str) -> dict[str, Any]:
-    out = msgspec.to_builtins(obj)
-    res = RESOURCES[KIND_TO_PLURAL[kind]]
-    return {"apiVersion": res.group_version, "kind": kind, **out}
-
-
-def _normalized(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    """An object as the API server keeps it: apiVersion and kind of its resource, a
-    namespace only when namespaced (`default` when missing), no resourceVersion."""
-    res = RESOURCES[KIND_TO_PLURAL[kind]]
-    out = dict(obj)
-    out["apiVersion"], out["kind"] = res.group_version, kind
-    meta = dict(out.get("metadata") or {})
-    meta.pop("resourceVersion", None)
-    if res.namespaced:
-        meta["namespace"] = meta.get("namespace") or "default"
-    else:
-        meta.pop("namespace", None)
-    out["metadata"] = meta
-    return out
-
-
-class ClusterMirror:
-    """Renders a `Simulation`'s cluster as API objects and publishes the differences.
-
-    Reads from the simulation only: `state` (nodes, bound pods and every object kind the
-    engine keeps), `pending` (pods waiting to be scheduled, with their nominations; pods held
-    at Permit are still pending in the API), `raw_pods`/`raw_nodes` (the objects as written),
-    `workload.objects` (objects the workload creates over time) and the virtual clock. Pods
-    and nodes are rendered again only when the simulation's view of them changed (views are
-    immutable: a change is a new view)."""
-
-    def __init__(self, api: ApiServer, cluster: str | Path | None = None) -> None:
-        self.api = api
-        #: Objects of the cluster snapshot as written, by (plural, namespace, name); pods also
-        #: by uid.
-        self.raw: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.raw_pods: dict[str, dict[str, Any]] = {}
-        if cluster is not None:
-            self._load(cluster)
-        self._pod_cache: dict[str, tuple[Any, bool, dict[str, Any]]] = {}
-        self._node_cache: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
-        self._deleted_at: dict[str, str] = {}  # uid -> deletionTimestamp of a terminating pod
-        self._created: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self._objects: list[Any] | None = None  # the workload's objects, by creation time
-        self._objects_seen = 0
-        self._last_generation = -1  # the state's generation at the last publish
-        self._last_pending: dict[str, Any] = {}
-        self._last_bindings = 0
-        #: What could not be served faithfully (moved to the run's warnings).
-        self.warnings: list[str] = []
-        self._warned: set[str] = set()
-
-    def _load(self, cluster: str | Path) -> None:
-        from extender.state.snapshot import iter_objects, read_documents
-
-        for obj in iter_objects(read_documents(cluster)):
-            kind = obj.get("kind")
-            meta = obj.get("metadata") or {}
-            if kind not in KIND_TO_PLURAL or not meta.get("name"):
-                continue
-            normal = _normalized(obj, kind)
-            nmeta = normal["metadata"]
-            self.raw[(KIND_TO_PLURAL[kind], nmeta.get("namespace", ""), nmeta["name"])] = normal
-            if kind == "Pod" and meta.get("uid"):
-                self.raw_pods[meta["uid"]] = normal
-
-    # -- publishing -----------------------------------------------------------------------
-    def publish(self, sim: Any) -> int:
-        """Bring the API server's objects to the simulation's cluster; returns the cluster's
-        resourceVersion afterwards."""
-        now = sim.epoch_now()
-        created = self._note_created(sim)
-        state = sim.state
-        api = self.api
-        # Nothing in the state changed and the pending pods are the same views: nothing to do
-        # (a cycle that neither binds nor nominates changes nothing).
-        pending = sim.pending
-        same_pending = (len(pending) == len(self._last_pending)
-                        and all(self._last_pending.get(uid) is view for uid, view in pending.items()))
-        bindings = len(api.bindings)  # a Binding through the API changed the store
-        if (not created and same_pending and state.generation == self._last_generation
-                and bindings == self._last_bindings):
-            return api.rv
-        if not same_pending:
-            self._last_pending = dict(pending)
-        self._last_generation, self._last_bindings = state.generation, bindings
-        api.sync_collection("nodes", self._nodes(sim))
-        api.sync_collection("pods", self._pods(sim, now))
-        for plural, keys in self._object_keys(state).items():
-            desired = {}
-            for key in keys:
-                obj = self._created.get((plural, *key)) or self.raw.get((plural, *key))
-                if obj is None:
-                    obj = _normalized({"metadata": {"namespace": key[0], "name": key[1]}},
-                                      RESOURCES[plural].kind)
-                desired[key] = obj
-            api.sync_collection(plural, desired)
-        return api.rv
-
-    def _note_created(self, sim: Any) -> bool:
-        """Take the objects the workload created since the last call (in creation order: a
-        later one replaces); whether there were any."""
-        if self._objects is None:
-            self._objects = sorted(getattr(sim.workload, "objects", ()), key=lambda o: o.time)
-        objects = self._objects
-        now = sim.clock.now()
-        before = self._objects_seen
-        while self._objects_seen < len(objects):
-            created = objects[self._objects_seen]
-            if created.time > now:
-                break
-            kind = created.kind
-            if kind in KIND_TO_PLURAL:
-                obj = created.obj if isinstance(created.obj, dict) else _typed_to_dict(created.obj, kind)
-                normal = _normalized(obj, kind)
-                meta = normal["metadata"]
-                self._created[(KIND_TO_PLURAL[kind], meta.get("namespace", ""), meta["name"])] = normal
-            self._objects_seen += 1
-        return self._objects_seen != before
-
-    # -- nodes ----------------------------------------------------------------------------
-    def _nodes(self, sim: Any) -> dict[Key, dict[str, Any]]:
-        raw_nodes = getattr(sim, "raw_nodes", None) or {}
-        out: dict[Key, dict[str, Any]] = {}
-        cache = self._node_cache
-        for name, info in sim.state.nodes.items():
-            raw = raw_nodes.get(name)
-            hit = cache.get(name)
-            if hit is not None and hit[0] is info.node and hit[1] is raw:
-                out[("", name)] = hit[2]
-                continue
-            source = raw if raw else self.raw.get(("nodes", "", name))
-            if source is None:
-                source = {"metadata": {"name": name}}
-                if name not in self._warned:
-                    self._warned.add(name)
-                    self.warnings.append(f"node {name}: no object to serve; served with its "
-                                         "name only")
-            rendered = _normalized(source, "Node")
-            cache[name] = (info.node, raw, rendered)
-            out[("", name)] = rendered
-        for name in [n for n in cache if n not in sim.state.nodes]:
-            del cache[name]
-        return out
-
-    # -- pods -----------------------------------------------------------------------------
-    def _pods(self, sim: Any, now: float) -> dict[Key, dict[str, Any]]:
-        pending: Mapping[str, Any] = sim.pending
-        bound: Mapping[str, Any] = sim.state.pods
-        raw_pods = getattr(sim, "raw_pods", None) or {}
-        out: dict[Key, dict[str, Any]] = {}
-        cache = self._pod_cache
-        seen: set[str] = set()
-        for views, is_pending in ((pending, True), (bound, False)):
-            for uid, view in views.items():
-                if uid in seen:
-                    continue  # held at Permit: assumed in the state, still pending in the API
-                seen.add(uid)
-                hit = cache.get(uid)
-                if hit is not None and hit[0] is view and hit[1] == is_pending:
-                    rendered = hit[2]
-                else:
-                    raw = raw_pods.get(uid) or self.raw_pods.get(uid)
-                    if raw is None and uid not in self._warned:
-                        self._warned.add(uid)
-                        self.warnings.append(f"pod {view.namespace}/{view.name}: no object to "
-                                             "serve; served without its spec")
-                    rendered = self._render_pod(view, raw, is_pending, now)
-                    cache[uid] = (view, is_pending, rendered)
-                out[(rendered["metadata"]["namespace"], rendered["metadata"]["name"])] = rendered
-        for uid in [u for u in cache if u not in seen]:
-            del cache[uid]
-            self._deleted_at.pop(uid, None)
-        return out
-
-    def _render_pod(self, view: Any, raw: Mapping[str, Any] | None, pending: bool,
-                    now: float) -> dict[str, Any]:
-        """The pod as the API would hold it, so that the extender's `PodView.from_k8s` reads
-        what the simulation's view says: node, priority (as admission resolves it),
-        nomination, start and scheduled times, termination and the scheduler's DisruptionTarget."""
-        if raw is None:
-            raw = {"metadata": {}, "spec": {}}
-        obj = _normalized(raw, "Pod")
-        meta = obj["metadata"]
-        meta.update(name=view.name, namespace=view.namespace, uid=view.uid)
-        spec = dict(obj.get("spec") or {})
-        status = dict(obj.get("status") or {})
-        node = "" if pending else view.node_name
-        if node:
-            spec["nodeName"] = node
-        else:
-            spec.pop("nodeName", None)
-        spec["priority"] = view.priority
-        if view.terminating:
-            stamp = self._deleted_at.setdefault(view.uid, meta.get("deletionTimestamp") or _rfc3339(now))
-            meta["deletionTimestamp"] = stamp
-        else:
-            meta.pop("deletionTimestamp", None)
-        phase = status.get("phase")
-        if phase not in ("Succeeded", "Failed"):
-            status["phase"] = "Running" if node else "Pending"
-        if pending and view.nominated_node_name:
-            status["nominatedNodeName"] = view.nominated_node_name
-        else:
-            status.pop("nominatedNodeName", None)
-        if view.start_time is None:
-            status.pop("startTime", None)
-        elif parse_time(status.get("startTime")) != view.start_time:
-            status["startTime"] = _rfc3339(view.start_time)
-        conditions = [c for c in status.get("conditions") or ()
-                      if isinstance(c, Mapping) and c.get("type") not in ("DisruptionTarget", "PodScheduled")]
-        kept = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, Mapping)}
-        if view.preempted_by_scheduler:
-            old = kept.get("DisruptionTarget")
-            if old is not None and old.get("status") == "True" \
-                    and old.get("reason") == "PreemptionByScheduler":
-                conditions.append(old)
-            else:
-                conditions.append({"type": "DisruptionTarget", "status": "True",
-                                   "reason": "PreemptionByScheduler",
-                                   "message": "Preempted by the simulated kube-scheduler",
-                                   "lastTransitionTime": meta.get("deletionTimestamp")
-                                   or _rfc3339(now)})
-        if not pending and view.scheduled_time is not None:
-            old = kept.get("PodScheduled")
-            if (old is not None and old.get("status") == "True"
-                    and parse_time(old.get("lastTransitionTime")) == view.scheduled_time):
-                conditions.append(old)
-            else:
-                conditions.append({"type": "PodScheduled", "status": "True",
-                                   "lastTransitionTime": _rfc3339(view.scheduled_time)})
-        if conditions:
-            status["conditions"] = conditions
-        else:
-            status.pop("conditions", None)
-        obj["spec"], obj["status"] = spec, status
-        return obj
-
-    # -- everything else ------------------------------------------------------------------
-    @staticmethod
-    def _object_keys(state: Any) -> dict[str, Iterable[Key]]:
-        """Which objects of each other kind exist, from the engine's state."""
-        controllers: dict[str, list[Key]] = {"ReplicaSet": [], "StatefulSet": [],
-                                             "ReplicationController": []}
-        for kind, namespace, name in state.controllers:
-            controllers.setdefault(kind, []).append((namespace, name))
-        return {
-            "poddisruptionbudgets": list(state.pdbs),
-            "priorityclasses": [("", n) for n in state.priority_classes],
-            "namespaces": [("", n) for n in state.namespaces],
-            "services": list(state.services),
-            "replicasets": controllers["ReplicaSet"],
-            "statefulsets": controllers["StatefulSet"],
-            "replicationcontrollers": controllers["ReplicationController"],
-            "podgroups": list(state.pod_groups),
-            "elasticquotas": list(state.elastic_quotas),
-            "appgroups": list(state.app_groups),
-            "networktopologies": list(state.network_topologies),
-            "noderesourcetopologies": [("", n) for n in state.topologies],
-        }
-
-
-
-# ---- the sync query ---------------------------------------------------------------------
-
-@dataclass(slots=True)
-class _Answer:
-    status: int | None  # None: no answer (connection refused, timeout)
-    text: str
-    observed: str = ""
-
-
-class ExtenderSync:
-    """Waits until extenders have observed a resourceVersion, through their sync query:
-    `GET <urlPrefix>/readyz?resourceVersion=N&timeoutSeconds=S` answers 200 with an
-    `Observed-Resource-Version: M` header (M ≥ N) once every informer of the extender has
-    applied the events up to N, 503 until then (held up to S seconds first), 400 when it
-    cannot (an extender serving a snapshot, which watches nothing).
-
-    The first wait of each extender is bounded by `start_timeout` (the time to start it
-    against the kubeconfig), each later one by `timeout`; a version already confirmed is not
-    asked again."""
-
-    def __init__(self, url_prefixes: Sequence[str], *, start_timeout: float = 120.0,
-                 timeout: float = 30.0, client: httpx.Client | None = None,
-                 hold: float = 1.0) -> None:
-        self.urls = [u.rstrip("/") for u in url_prefixes]
-        self.start_timeout = start_timeout
-        self.timeout = timeout
-        self.hold = hold  # seconds each query may be held by the extender
-        self._client = client or httpx.Client(timeout=hold + 5.0)
-        self._owns_client = client is None
-        self.confirmed: dict[str, int] = {}  # url -> the newest version it observed
-        self.queries = 0
-        self.wait_seconds = 0.0
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
-
-    def wait(self, version: int) -> None:
-        started = time.monotonic()
-        for url in self.urls:
-            if self.confirmed.get(url, -1) >= version:
-                continue
-            first = url not in self.confirmed
-            self._wait_one(url, version, self.start_timeout if first else self.timeout)
-        self.wait_seconds += time.monotonic() - started
-
-    def _ask(self, url: str, version: int, hold: float) -> _Answer:
-        self.queries += 1
-        try:
-            resp = self._client.get(url + SYNC_PATH, params={
-                "resourceVersion": str(version), "timeoutSeconds": f"{hold:g}"})
-        except httpx.HTTPError as exc:
-            return _Answer(None, f"{type(exc).__name__}: {exc}")
-        return _Answer(resp.status_code, resp.text.strip()[:500], resp.headers.get(SYNC_HEADER, ""))
-
-    def _wait_one(self, url: str, version: int, bound: float) -> None:
-        deadline = time.monotonic() + bound
-        pause = 0.001
-        while True:
-            asked = time.monotonic()
-            hold = max(0.0, min(self.hold, deadline - asked))
-            answer = self._ask(url, version, hold)
-            if answer.status == 200:
-                if not answer.observed:
-                    raise SyncError(
-                        f"the extender at {url} answered {SYNC_PATH}?resourceVersion={version} "
-                        f"with 200 but without an {SYNC_HEADER} header: it does not implement "
-                        "the sync query (docs/operations.md, \"Sync query\"), so the simulator "
-                        "cannot know what it has seen")
-                observed = int(answer.observed) if answer.observed.isdigit() else version
-                self.confirmed[url] = max(observed, version)
-                return
-            if answer.status is not None and answer.status not in (429, 503):
-                raise SyncError(f"the extender at {url} cannot follow the simulated cluster: "
-                                f"{SYNC_PATH}?resourceVersion={version} answered "
-                                f"{answer.status}: {answer.text}")
-            if time.monotonic() >= deadline:
-                last = (f"{answer.status}: {answer.text}" if answer.status is not None
-                        else f"no answer ({answer.text})")
-                raise SyncError(
-                    f"the extender at {url} did not observe the simulated cluster's "
-                    f"resourceVersion {version} within {bound:g}s (last answer: {last}); is it "
-                    "running with --kubeconfig pointing at the simulator's kubeconfig?")
-            # Not listening yet (being started), or answering at once without holding the
-            # query: pause before asking again (a holding extender is asked again at once).
-            if answer.status is None or time.monotonic() - asked < hold / 2:
-                time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-                pause = min(pause * 2, 0.25)
-
-
-class ServedCluster:
-    """`--serve-api`: the API server, its kubeconfig, and the per-cycle publish and sync.
-
-    Use as a context manager around the run; `before_cycle` is the simulation's hook."""
-
-    def __init__(self, cluster: str | Path | None, kubeconfig: str | Path, *,
-                 extenders: Sequence[str] = (), port: int = 0,
-                 start_timeout: float = 120.0, sync_timeout: float = 30.0,
-                 history: int = DEFAULT_HISTORY) -> None:
-        self.api = ApiServer(port=port, history=history)
-        self.mirror = ClusterMirror(self.api, cluster)
-        self.kubeconfig = Path(kubeconfig)
-        self.sync = ExtenderSync(extenders, start_timeout=start_timeout, timeout=sync_timeout)
-        self.publishes = 0
-
-    def __enter__(self) -> ServedCluster:
-        self.api.start()
-        try:
-            self.api.write_kubeconfig(self.kubeconfig)
-        except OSError:
-            self.api.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.sync.close()
-        self.api.stop()
-
-    def publish(self, sim: Any) -> int:
-        self.publishes += 1
-        version = self.mirror.publish(sim)
-        if self.mirror.warnings:
-            sim.warnings.extend(f"--serve-api: {w}" for w in self.mirror.warnings)
-            self.mirror.warnings.clear()
-        return version
-
-    def before_cycle(self, sim: Any) -> None:
-        """Publish the cluster as it is now, then wait until every extender observed it."""
-        version = self.publish(sim)
-        if self.sync.urls:
-            self.sync.wait(version)
-
-
-def unsynced_warning(url: str) -> str:
-    """The report's warning for an extender in the loop without `--serve-api`."""
-    return (f"the extender at {url} was told only of binds (with --extender-bind): it does not "
-            "see arrivals, evictions, deletions or node events, so its answers may be about "
-            "another cluster; --serve-api FILE serves the simulated cluster for it to watch "
-            "(extender serve --kubeconfig FILE) and waits for it before each cycle")
-
-
-def serve_for_cli(stack: contextlib.ExitStack, args: Any, config: Any,
-                  extenders: Sequence[str]) -> ServedCluster | None:
-    """`extender simulate --serve-api FILE`: start the API, write FILE, hook the per-cycle
-    publish and sync into `config`, and say what to run. None (after a message) when the
-    server cannot start or FILE cannot be written."""
-    from extender.simulator.clock import SECOND
-
-    served = ServedCluster(args.cluster, args.serve_api, extenders=extenders,
-                           port=args.serve_api_port,
-                           start_timeout=args.extender_start_timeout / SECOND,
-                           sync_timeout=args.extender_sync_timeout / SECOND)
-    try:
-        stack.enter_context(served)
-    except OSError as exc:
-        print(f"extender simulate: --serve-api: {exc}", file=sys.stderr)
-        return None
-    config.before_cycle = served.before_cycle
-    where = f"serving the simulated cluster at {served.api.url}, kubeconfig {args.serve_api}"
-    if extenders:
-        print(f"{where}; waiting up to {args.extender_start_timeout / SECOND:g}s for "
-              f"{', '.join(extenders)} to observe it (extender serve --kubeconfig "
-              f"{args.serve_api} --policy {args.policy} ...)", file=sys.stderr, flush=True)
-    else:
-        print(where, file=sys.stderr, flush=True)
-    return served

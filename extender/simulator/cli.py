@@ -107,7 +107,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="send full Nodes (nodeCacheCapable: false) instead of NodeNames")
     ext.add_argument("--extender-ignorable", action="store_true")
     ext.add_argument("--extender-timeout", type=_duration, default=5 * SECOND, metavar="DURATION")
-    # -- extenders kept in sync (apiserver.py) -------------------------------------------------
+    # -- extenders kept in sync (apisync.py) ---------------------------------------------------
     ext.add_argument("--serve-api", metavar="KUBECONFIG",
                      help="serve the simulated cluster as a Kubernetes API on 127.0.0.1 and "
                           "write a kubeconfig for it here; run the extender with "
@@ -356,11 +356,12 @@ def run(args: argparse.Namespace) -> int:
                     progress = _progress_bar(stack, pending)
             else:  # logs, CI: a plain line now and then
                 progress = _progress_lines(sys.stderr, PROGRESS_INTERVAL)
-        # -- extenders kept in sync (apiserver.py) ---------------------------------------------
+        # -- extenders kept in sync (apisync.py) -----------------------------------------------
         served: Any = None
         sync_errors: tuple[type[Exception], ...] = ()
         if args.serve_api:
-            from extender.simulator.apiserver import SyncError, serve_for_cli
+            from extender.simulator.apiserver import SyncError
+            from extender.simulator.apisync import serve_for_cli
 
             served = serve_for_cli(stack, args, config, [e.url_prefix for e in extenders])
             if served is None:
@@ -378,7 +379,7 @@ def run(args: argparse.Namespace) -> int:
         if served is not None:
             served.publish(sim)  # the final cluster, for whoever still watches
         elif extenders:
-            from extender.simulator.apiserver import unsynced_warning
+            from extender.simulator.apisync import unsynced_warning
 
             result.warnings.extend(unsynced_warning(e.url_prefix) for e in extenders)
 

@@ -91,7 +91,7 @@ class SimulationConfig:
     extender_bind: bool = False
     #: Node utilization replayed into `state.node_metrics` at its sample times (`--utilization`).
     utilization: Utilization | None = None
-    # -- extenders kept in sync (apiserver.py, `--serve-api`) --------------------------------
+    # -- extenders kept in sync (apisync.py, `--serve-api`) ----------------------------------
     #: Called with the simulation before each scheduling cycle: publish the cluster to the
     #: served API and wait until every extender observed it (`ServedCluster.before_cycle`).
     before_cycle: Callable[[Any], None] | None = None

@@ -26,16 +26,9 @@ from extender.kube.config import load_kubeconfig
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.serve import build_runtime
-from extender.simulator.apiserver import (
-    RESOURCES,
-    SYNC_HEADER,
-    ApiServer,
-    ClusterMirror,
-    ExtenderSync,
-    SyncError,
-    _normalized,
-    _unversioned,
-)
+from extender.simulator.apimirror import ClusterMirror, normalized
+from extender.simulator.apiserver import RESOURCES, SYNC_HEADER, ApiServer, SyncError, unversioned
+from extender.simulator.apisync import ExtenderSync
 from extender.simulator.loop import pod_with
 from extender.simulator.workload import ObjectArrival
 from extender.state.informer import LiveState, resources_for
@@ -59,12 +52,12 @@ def api() -> Iterator[ApiServer]:
 
 
 def _normal(obj: dict[str, Any]) -> dict[str, Any]:
-    return _normalized(obj, obj["kind"])
+    return normalized(obj, obj["kind"])
 
 
 def put(api: ApiServer, plural: str, *objects: dict[str, Any]) -> None:
     """Add or replace `objects` in the collection, keeping the others."""
-    desired = {key: _unversioned(obj) for key, obj in api.objects[plural].items()}
+    desired = {key: unversioned(obj) for key, obj in api.objects[plural].items()}
     for obj in map(_normal, objects):
         desired[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = obj
     api.sync_collection(plural, desired)
@@ -115,7 +108,7 @@ async def test_informers_list_watch_and_reach_every_new_version(api: ApiServer, 
             ("default", "c"): _normal(pod("c", "1"))})
         assert api.rv == before + 3
         assert [e.type for e in list(api.history)[-3:]] == ["MODIFIED", "ADDED", "DELETED"]
-        assert api.sync_collection("pods", {k: _unversioned(v)
+        assert api.sync_collection("pods", {k: unversioned(v)
                                             for k, v in api.objects["pods"].items()}) == 0
         # The nodes informer saw no node event, but a bookmark at the new version.
         await eventually(lambda: live.not_observed_reason(str(api.rv)) is None, what="synced")
