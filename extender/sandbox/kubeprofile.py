@@ -7,7 +7,9 @@ profile whose plugins are exactly the policy's (`policy_profile`): every default
 policy's plugins enabled in multiPoint (so each runs at every extension point it has, as
 kube-scheduler registers it), each filter kept out of Score where the policy does not score
 with it, each scorer out of PreFilter/Filter where the policy does not filter with it, and the
-score weights and pluginConfig as written. The simulator reads such a profile back to the same
+score weights and pluginConfig as written. PostFilter runs in the simulator's order (the policy's
+plugin, then Coscheduling's), after DynamicResources where the simulator writes its word
+into every FitError (1.34 to 1.36). The simulator reads such a profile back to the same
 plugins (`simulator.schedulerconfig`), which the tests hold.
 """
 
@@ -66,11 +68,15 @@ def policy_profile(policy: ExtenderPolicy, scheduler_name: str, *,
             "with them)")
         raise ProfileError(f"the sandbox's kube-scheduler has no plugin {', '.join(missing)}"
                            f"{hint}")
+    # PostFilter order as the simulator runs it: DynamicResources where its word is in every
+    # FitError (1.34–1.36, as the simulator writes it), the policy's, then Coscheduling's.
+    dra = ["DynamicResources"] if _dra_speaks(policy) else []
     profile: dict[str, Any] = {
         "schedulerName": scheduler_name,
         "plugins": {
-            "multiPoint": {"enabled": [{"name": n} for n in [*every, "DefaultBinder"]],
+            "multiPoint": {"enabled": [{"name": n} for n in [*every, *dra, "DefaultBinder"]],
                            "disabled": [{"name": "*"}]},
+            "postFilter": {"enabled": [{"name": n} for n in [*dra, *post]]},
             "score": {"enabled": [{"name": n, "weight": w or 1} for n, w in scores],
                       "disabled": [{"name": n} for n in every
                                    if n not in score_names and n in filters]},
@@ -85,6 +91,13 @@ def policy_profile(policy: ExtenderPolicy, scheduler_name: str, *,
     if config:
         profile["pluginConfig"] = config
     return profile
+
+
+def _dra_speaks(policy: ExtenderPolicy) -> bool:
+    from extender.engine.args import parse_version
+    from extender.simulator.records import DRA_POST_FILTER
+
+    return DRA_POST_FILTER[0] <= parse_version(policy.kubernetes_version) < DRA_POST_FILTER[1]
 
 
 #: Keys of a KubeSchedulerConfiguration the sandbox sets itself.

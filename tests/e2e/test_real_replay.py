@@ -126,3 +126,79 @@ def test_a_replay_on_the_real_scheduler_agrees_with_the_simulation(built, tmp_pa
     assert text.splitlines()[-1] == "agreement: 10/10 pods", text
     assert "preemptions: 1/1 with the same victims" in text
     assert "agreement: 10/10 pods" in page.read_text()
+
+
+GANG_QUOTA_CLUSTER = [
+    _node("w1", "zone-a"), _node("w2", "zone-b"),
+    {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "ElasticQuota",
+     "metadata": {"name": "quota", "namespace": "team"},
+     "spec": {"min": {"cpu": "2", "memory": "1Gi"}, "max": {"cpu": "3", "memory": "2Gi"}}},
+]
+GANG_QUOTA_WORKLOAD = [
+    {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+     "metadata": {"name": "train", "namespace": "default", "creationTimestamp": EPOCH},
+     "spec": {"minMember": 3}},
+    *[{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"train-{i}", "namespace": "default", "creationTimestamp": _at(1),
+        "labels": {"scheduling.x-k8s.io/pod-group": "train"}}, "spec": _spec("1500m")}
+      for i in range(3)],
+    # A gang that can never be whole: it binds nothing.
+    {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+     "metadata": {"name": "big", "namespace": "default", "creationTimestamp": EPOCH},
+     "spec": {"minMember": 4}},
+    *[{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"big-{i}", "namespace": "default", "creationTimestamp": _at(2),
+        "labels": {"scheduling.x-k8s.io/pod-group": "big"}}, "spec": _spec("1")}
+      for i in range(2)],
+    # The quota's min is all the quotas' mins together: past 2 cpu the others wait.
+    *[{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"q-{i}", "namespace": "team", "creationTimestamp": _at(3 + i)},
+        "spec": _spec("1")} for i in range(4)],
+]
+GANG_QUOTA_POLICY = {
+    "apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+    "plugins": {"filter": {"enabled": [{"name": n} for n in (
+        "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+        "Coscheduling", "CapacityScheduling")]},
+        "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 1}]},
+        "postFilter": {"enabled": [{"name": "CapacityScheduling"}]}},
+    "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10}}],
+    "kubernetesVersion": "1.34"}
+
+
+def test_gang_and_quota_on_scheduler_plugins_kube_scheduler_agree(built, tmp_path, capsys):
+    """The same with scheduler-plugins' own kube-scheduler (`--scheduler-plugins`, built from
+    sigs.k8s.io/scheduler-plugins v0.34.7; here beside the 1.37 control plane, which kube-
+    scheduler's version skew allows): a whole gang, one that never is, and a quota's max."""
+    from extender.sandbox.build import build_scheduler_plugins
+
+    build_scheduler_plugins(progress=lambda line: print(line, file=sys.__stderr__, flush=True))
+    cluster = _write(tmp_path / "cluster.yaml", GANG_QUOTA_CLUSTER)
+    workload = _write(tmp_path / "workload.yaml", GANG_QUOTA_WORKLOAD)
+    policy = _write(tmp_path / "policy.yaml", [GANG_QUOTA_POLICY])
+    inputs = ["--cluster", str(cluster), "--workload", str(workload), "--policy", str(policy)]
+    real, sim = tmp_path / "real.json", tmp_path / "sim.json"
+    assert main(["simulate", *inputs, "--on-sandbox", "--scheduler-plugins",
+                 "--kubernetes-version", "1.37.2", "--settle", "4", "--max-time", "60s",
+                 "--report", str(real), "--sandbox-state-dir", str(tmp_path / "sandbox")]) == 0
+    report = json.loads(real.read_text())
+    assert report["inputs"]["onSandbox"]["scheduler"] == "scheduler-plugins"
+    pods = {p["name"]: p for p in report["pods"]}
+    assert {pods[f"train-{i}"]["status"] for i in range(3)} == {"Scheduled"}
+    assert {pods[f"big-{i}"]["status"] for i in range(2)} == {"Pending"}
+    assert sorted(pods[f"q-{i}"]["status"] for i in range(4)) == ["Pending"] * 2 + ["Scheduled"] * 2
+    assert main(["simulate", *inputs, "--follow", str(real), "--report", str(sim)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--agreement", str(sim), str(real)]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1] == "agreement: 9/9 pods", text
+    # And in the same words: CapacityScheduling's PreFilter and preemption, Coscheduling's
+    # PostFilter after it, DynamicResources' word first (kube-scheduler 1.34).
+    simulated = {p["name"]: p for p in json.loads(sim.read_text())["pods"]}
+    pending = sorted(n for n in pods if n.startswith("q-") and pods[n]["status"] == "Pending")
+    for name in pending:
+        assert pods[name]["message"] == simulated[name]["message"]
+        assert pods[name]["message"].startswith(
+            f"0/2 nodes are available: Pod team/{name} is rejected in PreFilter because total "
+            "ElasticQuota used is more than min. no new claims to deallocate, 0/2 nodes are "
+            "available: 1 No victims found on node w1")

@@ -38,6 +38,12 @@ def test_a_policy_becomes_a_profile_the_simulator_reads_back(name):
     for point, attr in POINTS:
         assert _plugins(back, point, attr) == _plugins(policy, point, attr), point
     assert {"name": "DefaultBinder"} in profile["plugins"]["multiPoint"]["enabled"]
+    # PostFilter in the simulator's order: the policy's, then Coscheduling's; DynamicResources
+    # first where the simulator writes its word (1.34 to 1.36).
+    post = [p["name"] for p in profile["plugins"]["postFilter"]["enabled"]]
+    expected = [n for n, _ in effective_plugins("postFilter", policy.plugins.post_filter)]
+    assert post == (["DynamicResources"] if policy.kubernetes_version in ("1.34", "1.35", "1.36")
+                    else []) + expected
 
 
 def test_scheduler_plugins_need_their_kube_scheduler():
@@ -141,3 +147,19 @@ def test_simulate_on_sandbox_refuses_bad_input_before_starting_anything(tmp_path
             "1.33.1` first") in capsys.readouterr().err
     assert main([*base, "--policy", str(policy), "--report", str(tmp_path / "no" / "r.json")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_dynamic_resources_speaks_where_the_simulator_writes_its_word():
+    policy = parse_policy({"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                           "kubernetesVersion": "1.35"}, "p")
+    profile = policy_profile(policy, "default-scheduler")
+    assert [p["name"] for p in profile["plugins"]["postFilter"]["enabled"]] == [
+        "DynamicResources", "DefaultPreemption"]
+    assert {"name": "DynamicResources"} in profile["plugins"]["multiPoint"]["enabled"]
+    setup = scheduler_setup({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                             "kind": "KubeSchedulerConfiguration", "profiles": [profile]})
+    back = parse_policy(setup.profiles[0].policy, "round trip")
+    assert _plugins(back, "postFilter", "post_filter") == [("DefaultPreemption", None)]
+    newest = policy_profile(parse_policy({"apiVersion": "scheduler-extender/v1",
+                                          "kind": "ExtenderPolicy"}, "p"), "default-scheduler")
+    assert {"name": "DynamicResources"} not in newest["plugins"]["multiPoint"]["enabled"]
