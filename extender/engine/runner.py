@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from extender.engine.framework import (
     MAX_NODE_SCORE,
     ClusterContext,
+    Code,
     CycleState,
     EngineError,
     NodeCheck,
@@ -112,27 +113,34 @@ def _context(ctx: ClusterContext | None) -> ClusterContext:
 
 def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None = None,
                     state: CycleState | None = None) -> FilterPass:
-    """PreFilter for every filter plugin: node-name restrictions first, then the per-node
+    """PreFilter for every filter plugin, in the profile's order, as kube-scheduler's
+    `RunPreFilterPlugins`: a plugin answering UnschedulableAndUnresolvable ends it (the
+    plugins after it do not run, and keep no state); after an Unschedulable the others still
+    run, and the last Unschedulable is the pod's. Node-name restrictions (a PreFilterResult)
+    are judged first, as kube-scheduler applies them before any Filter; then the per-node
     checks in the profile's order, skipping plugins that pass every node for this pod.
     `ctx` is the cluster cross-node plugins read (None: an empty cluster)."""
     state = state if state is not None else CycleState()
+    restrictions: list[_Prepared] = []
     entries: list[_Prepared] = []
     rejection: Status | None = None
     for plugin in profile.filters:
         restrict = getattr(plugin, "restrict", None)
-        if restrict is None:
-            continue
-        check = _call(plugin, restrict, pod)
-        if isinstance(check, Status):
-            rejection = rejection or check
-        elif check is not None:
-            entries.append(_Prepared(f"{plugin.name}/PreFilter", profile.node_only(plugin), check))
-    for plugin in profile.filters:
+        if restrict is not None:
+            check = _call(plugin, restrict, pod)
+            if isinstance(check, Status):
+                rejection = check
+                if check.code != Code.UNSCHEDULABLE:
+                    break
+            elif check is not None:
+                restrictions.append(_Prepared(f"{plugin.name}/PreFilter",
+                                              profile.node_only(plugin), check))
         if is_cross_node(plugin):
             result = _call(plugin, plugin.pre_filter, state, pod, _context(ctx))
             if isinstance(result, Status):
-                if rejection is None:  # the first rejecting PreFilter's status is the pod's
-                    rejection = result
+                rejection = result
+                if result.code != Code.UNSCHEDULABLE:
+                    break
             elif result is not None:
                 state.write(plugin.name, result)
                 entries.append(_Prepared(plugin.name, False, result, True))
@@ -142,7 +150,7 @@ def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None =
             # A memoised verdict's key names the plugin and what configures it.
             label = getattr(plugin, "memo_label", plugin.name)
             entries.append(_Prepared(label, profile.node_only(plugin), check))
-    return FilterPass(pod, state, entries, rejection)
+    return FilterPass(pod, state, restrictions + entries, rejection)
 
 
 def _call(plugin: object, method: Callable[..., T], *args: Any) -> T:
