@@ -301,12 +301,8 @@ class Sandbox:
         self._wait("kube-controller-manager",
                    lambda: self._https_ok(f"https://127.0.0.1:{port}/healthz"), timeout=60)
 
-        # Pods need their namespace's default ServiceAccount (the admission plugin looks it
-        # up): wait until the controller has made it, so a `kubectl apply` right after works.
-        async def default_sa(api: Api) -> None:
-            await wait_for(lambda: api.exists(path("ServiceAccount", "default", "default")),
-                           timeout=60, what="the default ServiceAccount")
-        self.run(default_sa)
+        # So that a `kubectl apply` right after works.
+        self.run(lambda api: wait_default_service_account(api, "default"))
 
     # ---- nodes ---------------------------------------------------------------------------
     def start_agent(self, nodes: list[dict[str, Any]], *, heartbeat: float = 60.0,
@@ -428,6 +424,13 @@ class Sandbox:
 
     def down(self) -> list[str]:
         return self.registry.stop_all()
+
+
+async def wait_default_service_account(api: Api, namespace: str) -> None:
+    """Until the controller manager has made the namespace's default ServiceAccount: pods
+    need it (the ServiceAccount admission plugin looks it up)."""
+    await wait_for(lambda: api.exists(path("ServiceAccount", namespace, "default")),
+                   timeout=60, what=f"the default ServiceAccount of {namespace}")
 
 
 def extender_role_and_crds(manifests: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

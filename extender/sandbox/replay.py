@@ -20,7 +20,6 @@ logged, no victim is still terminating), or at `--max-time`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime
 import json
 import logging
@@ -198,11 +197,11 @@ def run_on_sandbox(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
             cluster: list[dict[str, Any]], steps: list[Step], settings: dict[str, Any],
             profile: Any, policy: Any, version: str, scheduler_binary: Path | None) -> int:
-    from extender.sandbox.controlplane import SchedulerOptions
+    from extender.sandbox.controlplane import SchedulerOptions, wait_default_service_account
     from extender.sandbox.observed import build_result, event_lines, usage
     from extender.simulator.cli import summary_line
     from extender.simulator.records import SimulationConfig
-    from extender.simulator.report import build_report, dumps, write_report
+    from extender.simulator.report import build_report, write_report_to
 
     wall_started = time.monotonic()
     sandbox.start_control_plane()
@@ -217,8 +216,8 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
     async def prepare(api: Api) -> set[str]:
         for ns in namespaces:
             await api.create(ns, exist_ok=True)
-        for ns in namespaces:  # pods need their namespace's default ServiceAccount
-            await _wait_default_sa(api, ns["metadata"]["name"])
+        for ns in namespaces:
+            await wait_default_service_account(api, ns["metadata"]["name"])
         uids = set()
         for obj in before:
             created = await api.create(obj, exist_ok=True)
@@ -249,13 +248,7 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
         final_pods = await api.list(path("Pod"))
         return end, run.truncated, final_nodes, final_pods
 
-    from extender.sandbox.api import Api as _Api
-
-    async def with_api() -> Any:
-        async with _Api(str(sandbox.kubeconfig), max_connections=8) as api:
-            return await replay(api)
-
-    end, truncated, final_nodes, final_pods = asyncio.run(with_api())
+    end, truncated, final_nodes, final_pods = sandbox.run(replay)
     obs.read_log(scheduler_log, datetime.date.today().year)
     nodes_before = usage(nodes, [o for o in before if o.get("kind") == "Pod"])
     nodes_after = usage(final_nodes, final_pods)
@@ -274,10 +267,8 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
         "scheduler": "scheduler-plugins" if scheduler_binary is not None else "kube-scheduler",
         "configuration": settings}
     lines = event_lines(obs, end, truncated)
-    if args.report == "-":
-        sys.stdout.write(dumps(report))
-    elif args.report:
-        write_report(report, args.report)
+    if args.report:
+        write_report_to(report, args.report)
     if args.events:
         Path(args.events).write_text("".join(json.dumps(e, ensure_ascii=False,
                                                         separators=(",", ":")) + "\n"
@@ -322,9 +313,3 @@ async def _grant_scheduler_plugins(api: Api) -> None:
                      "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
                                    "name": "system:kube-scheduler"}]})
 
-
-async def _wait_default_sa(api: Api, namespace: str) -> None:
-    from extender.sandbox.api import wait_for
-
-    await wait_for(lambda: api.exists(path("ServiceAccount", namespace, "default")),
-                   timeout=60, what=f"the default ServiceAccount of {namespace}")

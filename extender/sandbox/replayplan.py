@@ -93,8 +93,6 @@ def plan(workload: Any, documents: list[Any], scale: float = 1.0) -> list[Step]:
     return steps
 
 
-#: The API server's default `terminationGracePeriodSeconds`.
-DEFAULT_GRACE_PERIOD = 30
 _POD_TEMPLATES = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet")
 
 
@@ -103,6 +101,8 @@ def scale_durations(obj: dict[str, Any], scale: float) -> None:
     `run-for` lifetime and its termination grace period (whole seconds, at least 1 when it
     had one; the default 30 s made explicit)."""
     from extender.simulator.arrivals import RUN_FOR_ANNOTATION, parse_duration
+    from extender.simulator.clock import SECOND
+    from extender.simulator.records import DEFAULT_TERMINATION_GRACE_PERIOD
 
     if obj.get("kind") == "Pod":
         meta, spec = obj.setdefault("metadata", {}), obj.setdefault("spec", {})
@@ -116,7 +116,7 @@ def scale_durations(obj: dict[str, Any], scale: float) -> None:
         seconds = parse_duration(annotations[RUN_FOR_ANNOTATION]) / scale
         annotations[RUN_FOR_ANNOTATION] = f"{seconds:g}s"
     grace = spec.get("terminationGracePeriodSeconds")
-    grace = DEFAULT_GRACE_PERIOD if grace is None else int(grace)
+    grace = DEFAULT_TERMINATION_GRACE_PERIOD // SECOND if grace is None else int(grace)
     spec["terminationGracePeriodSeconds"] = max(1, round(grace / scale)) if grace > 0 else 0
 
 

@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     from extender.engine.profile import build_profile
     from extender.simulator.extenders import HttpExtender
     from extender.simulator.loop import Simulation, SimulationConfig
-    from extender.simulator.report import build_report, dumps, write_report
+    from extender.simulator.report import build_report, write_report_to
     from extender.simulator.schedulerconfig import SchedulerConfigError
     from extender.simulator.utilization import UtilizationError, load_utilization
     from extender.simulator.workload import WorkloadError, load_workload
@@ -384,10 +384,8 @@ def run(args: argparse.Namespace) -> int:
             result.warnings.extend(unsynced_warning(e.url_prefix) for e in extenders)
 
     report = build_report(result, profile)
-    if args.report == "-":
-        sys.stdout.write(dumps(report))
-    elif args.report:
-        write_report(report, args.report)
+    if args.report:
+        write_report_to(report, args.report)
     if args.plot:
         from extender.simulator.plot import plot_utilization
 
@@ -417,14 +415,13 @@ def run(args: argparse.Namespace) -> int:
 def run_agreement(args: argparse.Namespace) -> int:
     """`--agreement SIM.json REAL.json`: the text on stdout (stderr with `--report -`),
     `--report` the comparison as JSON, `--html` a page with the divergences first."""
-    import json
-
     from extender.simulator.agreement import (
         AgreementError,
         agreement,
         format_agreement,
         load_report,
     )
+    from extender.simulator.report import write_report_to
 
     sim_path, real_path = args.agreement
     try:
@@ -436,11 +433,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     out = sys.stderr if args.report == "-" else sys.stdout
     out.write(format_agreement(result))
     if args.report:
-        text = json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-        if args.report == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.report).write_text(text, encoding="utf-8")
+        write_report_to(result, args.report)
     if args.html:
         from extender.simulator.agreementhtml import render_agreement_html
         from extender.simulator.htmlreport import EventsError, read_events, write_html

@@ -21,7 +21,6 @@ from extender.engine.preemption.toleration import toleration_policy
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.simulator.clock import (
-    SECOND,
     Timeline,
     seconds,
     to_seconds,
@@ -30,6 +29,7 @@ from extender.simulator.events import NODE_ADD, node_update_events
 from extender.simulator.follow import workload_owner
 from extender.simulator.precheck import node_pre_check
 from extender.simulator.records import (
+    DEFAULT_TERMINATION_GRACE_PERIOD,
     DELETED,
     PREEMPTED,
     REJECTED,
@@ -38,8 +38,6 @@ from extender.simulator.records import (
     PodRecord,
 )
 from extender.simulator.workload import Arrival, ObjectArrival, SimEvent
-
-DEFAULT_TERMINATION_GRACE_PERIOD = 30 * SECOND
 
 
 def pod_with(pod: PodView, **changes: Any) -> PodView:

@@ -183,15 +183,13 @@ def run_compare(args: argparse.Namespace, run: Run) -> int:
     print(file=out)
     out.write(format_comparison(cmp))
     if args.report:
+        from extender.simulator.report import write_report_to
+
         doc = {"apiVersion": "simulator.extender/v1", "kind": KIND,
                "policies": [path_a, path_b], "names": names,
                "differences": {k: v for k, v in cmp.items() if k not in ("kind", "names")},
                "reports": reports}
-        text = json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-        if args.report == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.report).write_text(text, encoding="utf-8")
+        write_report_to(doc, args.report)
     if args.html:
         from extender.simulator.htmlreport import render_compare_html, write_html
 

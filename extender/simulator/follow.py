@@ -3,8 +3,8 @@
 A real cluster names a Deployment's, ReplicaSet's or Job's pods with random suffixes, so a
 simulated run and a real one share only the names of bare pods and StatefulSet pods. Both
 reports say who owns each pod (`owner`: the workload, `Deployment/web` for the pods of
-Deployment web's ReplicaSet); the pods of one owner are interchangeable, and the k-th of them
-to be bound in one run stands for the k-th bound in the other (`identity`).
+Deployment web's ReplicaSet); the pods of one owner are interchangeable (`identity`), so the
+real run's nodes are kept per identity as a multiset.
 
 `Follow` breaks the simulator's ties toward a real run: where kube-scheduler picked the node
 at random among equal top scores, any of them was as right as another; taking the real one
@@ -84,15 +84,24 @@ class Follow:
         owner = workload_owner(ref[1], ref[2], pod.labels) if ref is not None else None
         return identity(pod.namespace, pod.name, owner)
 
-    def choose_preemption(self, pod: PodView, own: str,
-                          victims_on: Callable[[str], Any]) -> tuple[str, Any] | None:
-        """(node, victims) where a counterpart of `pod` preempted, when that is not `own` and
-        preempting there makes the pod fit (`victims_on(node)` not None); else None."""
-        left = self.preemptions.get(self._identity(pod))
+    def _other_than_own(self, table: dict[str, Counter[str]], pod: PodView,
+                        own: str) -> Counter[str] | None:
+        """The nodes left for `pod`'s counterparts, when its own pick is not one of them (one
+        that is, is used up); None when there is nothing to choose."""
+        left = table.get(self._identity(pod))
         if not left:
             return None
         if left[own] > 0:
             left[own] -= 1
+            return None
+        return left
+
+    def choose_preemption(self, pod: PodView, own: str,
+                          victims_on: Callable[[str], Any]) -> tuple[str, Any] | None:
+        """(node, victims) where a counterpart of `pod` preempted, when that is not `own` and
+        preempting there makes the pod fit (`victims_on(node)` not None); else None."""
+        left = self._other_than_own(self.preemptions, pod, own)
+        if left is None:
             return None
         for node in [n for n, count in left.items() if count > 0]:
             victims = victims_on(node)
@@ -106,11 +115,8 @@ class Follow:
         """Where this pod goes: `own` (the simulator's pick) when a counterpart went there,
         else a tied node a counterpart went to, else None (`own`, a divergence). The
         counterpart's node is used up."""
-        left = self.nodes.get(self._identity(pod))
-        if not left:
-            return None
-        if left[own] > 0:
-            left[own] -= 1
+        left = self._other_than_own(self.nodes, pod, own)
+        if left is None:
             return None
         node = next((n for n in tied if left[n] > 0), None)
         if node is not None:

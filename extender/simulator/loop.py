@@ -56,7 +56,6 @@ from extender.simulator.clock import (
     VirtualClock,
 )
 from extender.simulator.cluster import (
-    DEFAULT_TERMINATION_GRACE_PERIOD,
     SimulatedCluster,
     pod_with,
 )
@@ -85,6 +84,7 @@ from extender.simulator.queue import (
     pod_key,
 )
 from extender.simulator.records import (
+    DEFAULT_TERMINATION_GRACE_PERIOD,
     DELETED,
     FAILED,
     HORIZON,

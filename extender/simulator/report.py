@@ -7,6 +7,7 @@ are virtual seconds, and nothing from the wall clock goes in.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,12 @@ def dumps(report: dict[str, Any]) -> str:
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:
     Path(path).write_text(dumps(report), encoding="utf-8")
+
+
+def write_report_to(doc: dict[str, Any], target: str) -> None:
+    """`--report TARGET`: a report (or a comparison of reports) to the file, or to standard
+    output for `-`."""
+    if target == "-":
+        sys.stdout.write(dumps(doc))
+    else:
+        write_report(doc, target)
