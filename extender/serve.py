@@ -34,6 +34,8 @@ from extender.api.runtime import (
 from extender.data import default_policy, demo_snapshot
 from extender.engine import policy as policy_module
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
+from extender.engine.plugins.trimaran.store import AssignmentStore
 from extender.engine.policy import ExtenderPolicy, PolicyError
 from extender.engine.profile import Profile, build_profile
 from extender.kube.client import KubeClient, KubeError
@@ -343,7 +345,7 @@ def start_recording(runtime: Runtime, args: argparse.Namespace, policy_source: s
             reply_cache=runtime.reply_reuse, bind_deadline=args.bind_deadline,
             assume_ttl=args.assume_ttl, scheduler_http_timeout=args.scheduler_http_timeout),
         started=datetime.fromtimestamp(w, UTC).isoformat(timespec="milliseconds"), t=t, w=w,
-        assignments_since=runtime.state.assignments_since))
+        assignments_since=runtime.state.store(AssignmentStore).since))
     if snapshot is not None:
         record_snapshot(snapshot, recorder)
     if runtime.live is not None:
@@ -402,8 +404,9 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
     def stopped_leading() -> None:
         rejected = binder.reject_all("this extender replica stopped leading") \
             if isinstance(binder, PermitBinder) else 0
-        reservations = len(state.quota_reservations)
-        state.quota_reservations.clear()
+        quota = state.store(QuotaStore)
+        reservations = len(quota.reservations)
+        quota.reservations.clear()
         metrics.LEADER.set(0)
         log.warning("no longer the leader", extra={"fields": {
             "held_binds_rejected": rejected, "quota_reservations_dropped": reservations}})

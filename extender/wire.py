@@ -35,7 +35,7 @@ class ExtenderArgs(_Wire):
 
 class SchedulingArgs(_Wire):
     """`ExtenderArgs` as filter and prioritize read it: `Pod` and `NodeNames` kept as the bytes
-    sent, decoded only when the same bytes were not seen lately (`api.verb.pod_from_raw`,
+    sent, decoded only when the same bytes were not seen lately (`api.reading.pod_from_raw`,
     `api.rowreply.RowReplies.resolve`). Empty when absent; `null` when sent so."""
 
     Pod: msgspec.Raw = msgspec.Raw()

@@ -10,8 +10,8 @@ from starlette.responses import Response
 from extender import wire
 from extender.api.body import BadRequest, json_response
 from extender.api.observe import RequestRecord
+from extender.api.reading import decode
 from extender.api.runtime import Runtime
-from extender.api.verb import decode
 from extender.state.binder import BindError
 from extender.state.events import events_of
 

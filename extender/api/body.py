@@ -1,10 +1,9 @@
-"""Reading request bodies with a size limit and a time limit, checking their encoding, and the
-error replies every route shares."""
+"""Receiving request bodies with a size limit and a time limit, and the error replies every
+route shares. What a body says is `api.reading`'s."""
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -67,25 +66,6 @@ async def read_body(request: Request, limit: int, timeout: float | None = None) 
     if buffer is not None and received == size and not chunks:
         return buffer  # type: ignore[return-value]  # bytes-like; decoders read it in place
     return b"".join(chunks) if buffer is None else bytes(buffer[:received]) + b"".join(chunks)
-
-
-_CHECK_CHUNK = 1 << 20
-
-
-def check_utf8(body: bytes) -> None:
-    """Refuse a body that is not valid UTF-8 (JSON text must be): nothing decoded from it, and
-    nothing of it echoed in a reply, can then carry invalid UTF-8. ASCII bodies (the usual
-    case) are recognised at memory speed; others are checked 1 MiB at a time."""
-    if body.isascii():
-        return
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(body)
-    try:
-        for start in range(0, len(view), _CHECK_CHUNK):
-            decoder.decode(view[start:start + _CHECK_CHUNK], final=start + _CHECK_CHUNK >= len(view))
-    except UnicodeDecodeError as exc:
-        raise BadRequest(f"malformed JSON: invalid UTF-8 at byte {start + exc.start}: "
-                         f"{exc.reason}") from None
 
 
 def json_response(payload: bytes, status: int = 200) -> Response:

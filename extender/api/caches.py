@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from extender.api import rowreply, verb
+from extender.api import reading, rowreply
 from extender.api.rowreply import replies_for
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.model import names, quantity, resources, timeparse
 from extender.model.node import interned_sizes
 from extender.model.pod import shared_sizes
@@ -33,8 +34,8 @@ def configure_cache_bytes(total: int) -> None:
     the candidate lists with their replies, a sixteenth each for recent pods' views by their
     bytes and by their spec."""
     rowreply.BUDGET["bytes"] = total // 2
-    verb._recent_pods.set_budget(total // 16)
-    verb._views_by_spec.set_budget(total // 16)
+    reading._recent_pods.set_budget(total // 16)
+    reading._views_by_spec.set_budget(total // 16)
 
 
 def cache_bytes(runtime: Any) -> dict[str, int]:
@@ -42,8 +43,8 @@ def cache_bytes(runtime: Any) -> dict[str, int]:
     for `extender_cache_bytes`."""
     table = runtime.state.table
     return {
-        "recent_pod_views": verb._recent_pods.nbytes,
-        "pod_views_by_spec": verb._views_by_spec.nbytes,
+        "recent_pod_views": reading._recent_pods.nbytes,
+        "pod_views_by_spec": reading._views_by_spec.nbytes,
         **replies_for(table).byte_sizes(),
         # each row memo: 16 bytes per row of the table's capacity (int64 values and generations).
         "node_row_memos": table.memo_count * 16 * table.capacity,
@@ -66,10 +67,10 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         # candidate NodeNames lists resolved to rows: at most 64; each keeps at most
         # --reply-cache replies (api.rowreply).
         **replies_for(state.table).sizes(),
-        # views of the pods of recent filter/prioritize requests: at most 256 (api.verb).
-        "recent_pod_views": len(verb._recent_pods),
-        # the same pods' views by their content without identity: at most 256 (api.verb).
-        "pod_views_by_spec": len(verb._views_by_spec),
+        # views of the pods of recent filter/prioritize requests: at most 256 (api.reading).
+        "recent_pod_views": len(reading._recent_pods),
+        # the same pods' views by their content without identity: at most 256 (api.reading).
+        "pod_views_by_spec": len(reading._views_by_spec),
         # until confirmed by the watch or --assume-ttl seconds.
         "assumed_pods": len(state.assumed),
         # remembered_pending_pods: the last 4 096 pending pods seen in filter/prioritize (for
@@ -88,7 +89,7 @@ def cache_sizes(runtime: Any, extra: dict[str, Callable[[], int]] | None = None)
         # binds held at Coscheduling's Permit: each ends within the hold bound.
         "binds_held_at_permit": runtime.binder.held_count() if hasattr(runtime.binder, "held_count") else 0,
         # pods counted against their ElasticQuota until bound: each expires.
-        "quota_reservations": len(state.quota_reservations),
+        "quota_reservations": len(state.store(QuotaStore).reservations),
         # Event series and per-pod rate buckets: at most 4 096 (oldest first).
         "event_series": runtime.events.entries if runtime.events is not None else 0,
         "quantity_nanos": len(getattr(quantity, "_TEXT_NANOS", ())),  # cleared past 65 536

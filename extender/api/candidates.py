@@ -1,4 +1,6 @@
-"""Turning a request's `NodeNames` or `Nodes` into the engine's `NodeInfo` candidates."""
+"""Turning a request's `NodeNames` or `Nodes` into the engine's `NodeInfo` candidates.
+
+Which form a body holds, and whether its names are a list of table rows, `api.reading` decides."""
 
 from __future__ import annotations
 
@@ -8,17 +10,13 @@ from dataclasses import dataclass, field
 import msgspec
 
 from extender import wire
-from extender.api.body import BadRequest, check_utf8
-from extender.api.observe import RequestRecord
-from extender.api.rowreply import NameList, replies_for
-from extender.api.runtime import Runtime
-from extender.api.verb import decode, limit_candidates, pod_from_raw
+from extender.api.body import BadRequest
+from extender.api.rowreply import NameList
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import Status, unresolvable, unschedulable
 from extender.model import k8s
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
-from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
 
 UNKNOWN_NODE = "node(s) were not found in the extender's cluster state"
@@ -44,6 +42,7 @@ class Candidates:
 
 
 def from_names(names: list[str], state: ClusterState) -> Candidates:
+    """The names' nodes in order; a name the state does not hold is rejected, not dropped."""
     found = list(map(state.nodes.get, names))
     if None not in found:  # the common case, decided at C speed
         return Candidates(names, found, None, {})
@@ -116,81 +115,3 @@ def from_nodes(items: list[msgspec.Raw], state: ClusterState) -> Candidates:
             continue
         infos.append(known.sharing_pods(view) if known is not None else NodeInfo(view))
     return Candidates(names, infos, raw, rejected)
-
-
-@dataclass(slots=True)
-class SchedulingRequest:
-    """A filter or prioritize request, decoded."""
-
-    pod: PodView
-    #: `verb.pod_signature` of the pod: its content without its identity.
-    signature: bytes
-    candidates: Candidates
-
-
-def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> SchedulingRequest:
-    """Decode a filter/prioritize body into the pod's view and its candidate nodes."""
-    runtime.state.table.sync()
-    listed, args = _known_list(body, runtime.state)
-    if args is None:
-        args = decode(body, wire.SchedulingArgs)
-    pod, signature = pod_from_raw(args.Pod, body)
-    record.pod = pod.key
-    names = args.NodeNames
-    if listed is not None:
-        limit_candidates(len(listed.rows), runtime)
-        candidates = Candidates([], [], listed=listed)
-    elif len(names) and names != _NULL:
-        candidates = _listed(names, runtime)
-    elif args.Nodes is not None:
-        limit_candidates(len(args.Nodes.items or ()), runtime)
-        candidates = from_nodes(args.Nodes.items or [], runtime.state)
-    else:
-        raise BadRequest("invalid request: one of Nodes or NodeNames must be set")
-    record.nodes = candidates.count
-    # A later bind of this pod needs its requests; the scheduler's bind call does not carry them.
-    # (On the loop thread: a large request runs here in the worker, see api.offload.)
-    runtime.offload.call_on_loop(runtime.state.remember_pending, pod)
-    return SchedulingRequest(pod, signature, candidates)
-
-
-_NULL = msgspec.Raw(b"null")
-
-
-def _known_list(body: bytes, state: ClusterState) -> tuple[NameList | None, wire.SchedulingArgs | None]:
-    """A body ending with a remembered NodeNames list, decoded without it (see
-    `RowReplies.split`); (None, None) when it does not, or its head does not read alone."""
-    found = replies_for(state.table).split(body, state.table)
-    if found is None:
-        return None, None
-    listed, cut = found
-    head = body[:cut] + b"}"
-    try:
-        check_utf8(head)
-        args = wire.decode(head, wire.SchedulingArgs)
-    except (BadRequest, ValueError, RecursionError, OverflowError):  # DecodeError is a ValueError
-        return None, None  # worded by decoding the whole body
-    # A second NodeNames member in the head loses to the last one, as in a whole decode.
-    return listed, args  # type: ignore[return-value]
-
-
-def _listed(raw: msgspec.Raw, runtime: Runtime) -> Candidates:
-    state = runtime.state
-    try:
-        listed, names = replies_for(state.table).resolve(raw, state.table)
-    except msgspec.DecodeError as exc:
-        raise BadRequest(f"invalid request: NodeNames: {exc}") from None
-    if listed is not None:
-        limit_candidates(len(listed.rows), runtime)
-        return Candidates([], [], listed=listed)
-    assert names is not None
-    limit_candidates(len(names), runtime)
-    return from_names(names, state)
-
-
-def resolve(args: wire.ExtenderArgs, state: ClusterState) -> Candidates:
-    if args.NodeNames is not None:
-        return from_names(args.NodeNames, state)
-    if args.Nodes is not None:
-        return from_nodes(args.Nodes.items or [], state)
-    raise BadRequest("invalid request: one of Nodes or NodeNames must be set")

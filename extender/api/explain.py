@@ -10,17 +10,13 @@ filter, it does not remember the pod for a later bind.
 
 from __future__ import annotations
 
-from typing import cast
-
 import msgspec
 from starlette.responses import Response
 
-from extender import wire
 from extender.api.body import error_response, json_response
-from extender.api.candidates import resolve
 from extender.api.observe import RequestRecord
+from extender.api.reading import explain_request
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, limit_candidates, pod_view
 from extender.engine.evaluate import status_dict
 from extender.engine.explain import NodeExplanation, explain_nodes
 
@@ -30,16 +26,9 @@ _encoder = msgspec.json.Encoder()
 
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
-    args = cast(wire.ExtenderArgs, decode(body, wire.ExtenderArgs))
-    pod = pod_view(args.Pod)
-    record.pod = pod.key
-    if args.NodeNames is not None:
-        limit_candidates(len(args.NodeNames), runtime)
-    elif args.Nodes is not None:
-        limit_candidates(len(args.Nodes.items or ()), runtime)
-    candidates = resolve(args, runtime.state)
-    record.nodes = len(candidates.names)
-    explanation = explain_nodes(runtime.profile, pod, candidates.infos, runtime.state)
+    request = explain_request(runtime, body, record)
+    candidates = request.candidates
+    explanation = explain_nodes(runtime.profile, request.pod, candidates.infos, runtime.state)
     explained = explanation.nodes
     # Request order; nodes the extender could not use (unknown names, invalid Node objects)
     # carry the filter verb's reason for them and no plugin verdicts.

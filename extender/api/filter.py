@@ -10,11 +10,12 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
-from extender.api.candidates import SchedulingRequest, scheduling_request
 from extender.api.observe import RequestRecord
+from extender.api.reading import SchedulingRequest, scheduling_request
 from extender.api.rowreply import replies_for, reuse_token
 from extender.api.runtime import Runtime
 from extender.engine.framework import Code, Status
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.engine.rows import RowVerdicts, filter_rows
 from extender.engine.runner import prepare_filters, run_filters
 from extender.state.events import events_of
@@ -118,11 +119,11 @@ def _reserve(runtime: Runtime, request: SchedulingRequest, passed: bool) -> None
     if passed:
         # CapacityScheduling's Reserve: kube-scheduler will place the pod on one of these, so
         # the next pod's quota check must already count it.
-        runtime.gate.call(runtime.state.reserve_quota, request.pod,
+        runtime.gate.call(runtime.state.store(QuotaStore).reserve, request.pod,
                           runtime.reservation_ttl(request.pod))
     else:
         # A new cycle of the pod supersedes the last one, and this one reserves nothing.
-        runtime.gate.call(runtime.state.release_quota, request.pod.uid)
+        runtime.gate.call(runtime.state.store(QuotaStore).release, request.pod.uid)
 
 
 def _report(record: RequestRecord, passed: int, tally: Tally) -> None:

@@ -22,8 +22,8 @@ from extender.api import metrics
 from extender.api.body import BadRequest, error_response, json_response
 from extender.api.observe import RequestRecord
 from extender.api.preemptreply import encode_outcome, finish
+from extender.api.reading import decode, limit_candidates, pod_view
 from extender.api.runtime import Runtime
-from extender.api.verb import decode, limit_candidates, pod_view
 from extender.engine.preemption import PreemptionMemo, SelectorMatches
 from extender.engine.preemption.process import (
     BatchOutcome,

@@ -6,8 +6,9 @@ from starlette.responses import Response
 
 from extender import wire
 from extender.api.body import error_response, json_response
-from extender.api.candidates import Candidates, SchedulingRequest, scheduling_request
+from extender.api.candidates import Candidates
 from extender.api.observe import RequestRecord
+from extender.api.reading import SchedulingRequest, scheduling_request
 from extender.api.rowreply import replies_for, reuse_token
 from extender.api.runtime import Runtime
 from extender.engine.framework import CycleState

@@ -39,7 +39,9 @@ import msgspec
 from extender.api.app import create_app
 from extender.api.offload import Offloader
 from extender.api.runtime import Runtime, configure_gang_and_quota
+from extender.engine import registry
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.trimaran.store import AssignmentStore
 from extender.engine.policy import BUILTIN_POLICY, parse_policy, policy_document
 from extender.engine.profile import build_profile
 from extender.model import k8s
@@ -47,7 +49,7 @@ from extender.model.pod import PodView
 from extender.state import recording
 from extender.state.binder import BindError, SnapshotBinder, assume
 from extender.state.gate import gate_for
-from extender.state.informer import SPECS, apply_change, sink_for
+from extender.state.informer import apply_change, sink_for, specs
 from extender.state.snapshot import apply_object
 
 #: Loop turns a replay waits for its bind tasks to settle before calling it stalled.
@@ -223,7 +225,7 @@ def build_runtime(header: recording.Header, clock: ReplayClock,
                               header.policy_source)
     profile = build_profile(policy)
     state = ClusterState(clock=clock.monotonic, wall_clock=clock.wall)
-    state.assignments_since = header.assignments_since
+    state.store(AssignmentStore).since = header.assignments_since
     flags = header.flags
     binder = ReplayBinder(state, flags.assume_ttl, quiet, api=header.mode == "live")
     runtime = Runtime(profile, state, binder, wall_clock=clock.wall,
@@ -305,7 +307,7 @@ class _Replay:
         elif isinstance(entry, recording.Bind):
             self.binder.release(entry)
         elif isinstance(entry, recording.Load):
-            kind = k8s.KINDS[entry.kind]
+            kind = registry.KINDS[entry.kind]
             apply_object(self.state, entry.kind, k8s.decoder(kind).decode(entry.object))
         elif isinstance(entry, recording.Expire):
             self._expire(entry)
@@ -315,13 +317,13 @@ class _Replay:
             self.clock.time_out(entry.uid)
 
     def _informer(self, entry: Any) -> None:
-        spec = SPECS.get(entry.resource)
+        spec = specs().get(entry.resource)
         if spec is None:
             raise ReplayError(f"{self.rec.path}: unknown resource {entry.resource!r}")
         sink = self.sinks.get(entry.resource)
         if sink is None:
             sink = self.sinks[entry.resource] = sink_for(spec, self.state)
-        decoder = k8s.decoder(spec.kind)
+        decoder = k8s.decoder(spec.struct)
         payload: Any = None
         if isinstance(entry, recording.Apply | recording.Delete):
             payload = decoder.decode(entry.object)

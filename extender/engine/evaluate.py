@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from extender.engine import registry
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import Code, CycleState, PluginError, Status
 from extender.engine.policy import BUILTIN_POLICY, ExtenderPolicy, load_policy, parse_policy
@@ -74,12 +75,12 @@ def cluster_from_objects(objects: Iterable[Mapping[str, Any]]) -> ClusterState:
     state = ClusterState()
     for i, obj in enumerate(objects):
         kind = obj.get("kind") if isinstance(obj, Mapping) else None
-        if kind not in k8s.KINDS:
+        if kind not in registry.KINDS:
             raise EvaluationError(f"objects[{i}]: kind {kind!r} is not one the engine reads "
-                                  f"(known: {', '.join(k8s.KINDS)})")
+                                  f"(known: {', '.join(registry.KINDS)})")
         name = obj.get("metadata", {}).get("name", "?")
         try:
-            state.apply(kind, k8s.convert(obj, k8s.KINDS[kind]))
+            state.apply(kind, k8s.convert(obj, registry.KINDS[kind]))
         except (msgspec.ValidationError, QuantityError) as exc:
             raise EvaluationError(f"objects[{i}] ({kind} {name!r}): {exc}") from None
     return state

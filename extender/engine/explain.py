@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from extender.engine.abilities import of as abilities_of
 from extender.engine.evaluate import evaluation_inputs, status_dict
 from extender.engine.framework import (
     ClusterContext,
@@ -37,10 +38,15 @@ from extender.engine.framework import (
     Profile,
     ScorePlugin,
     Status,
-    is_cross_node,
 )
 from extender.engine.policy import ExtenderPolicy
-from extender.engine.runner import extender_scores, prepare_filters, run_filters, run_scores
+from extender.engine.runner import (
+    extender_scores,
+    pre_filter_one,
+    prepare_filters,
+    run_filters,
+    run_scores,
+)
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -127,29 +133,20 @@ def _guarded(plugin: str, method: Callable[..., Any], *args: Any) -> Any:
 
 
 def _prefilter_each(profile: Profile, pod: PodView, ctx: ClusterContext) -> list[_PluginFilter]:
-    """Every filter plugin's PreFilter on its own (`prepare_filters` keeps only what the
-    filter verb needs: the first rejection and the checks to run)."""
+    """Every filter plugin's PreFilter on its own (`runner.pre_filter_one`; a plugin that
+    raises is an Error status): `prepare_filters` keeps only what the filter verb needs (the
+    sequence's rejection and the checks to run)."""
     state = CycleState()  # this pass's own: the scorers read the real cycle's
     plugins = []
-    for plugin in profile.filters:
+    for plugin, abilities in zip(profile.filters, abilities_of(profile).filters, strict=True):
         name = plugin.name
-        checks: list[NodeCheck] = []
-        rejection: Status | None = None
-        restrict = getattr(plugin, "restrict", None)
-        if restrict is not None:
-            result = _guarded(name, restrict, pod)
-            if isinstance(result, Status):
-                rejection = result
-            elif result is not None:
-                checks.append(result)
-        if is_cross_node(plugin):
-            result = _guarded(name, plugin.pre_filter, state, pod, ctx)
+        step = _guarded(name, pre_filter_one, plugin, abilities, pod, state, ctx)
+        if isinstance(step, Status):  # it raised
+            rejection: Status | None = step
+            checks: list[NodeCheck] = []
         else:
-            result = _guarded(name, plugin.prepare, pod)
-        if isinstance(result, Status):
-            rejection = rejection or result
-        elif result is not None:
-            checks.append(result)
+            restriction, rejection, check, _ = step
+            checks = [c for c in (restriction, check) if c is not None]
         if rejection is not None:
             prefilter = _status(name, rejection)
         else:

@@ -28,15 +28,12 @@ import numpy as np
 
 from extender.engine.nodetable import NodeTable
 from extender.engine.podindex import PodIndex
+from extender.engine.stores import PluginStore
 from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.loadmetrics import WatcherMetrics
-from extender.model.networkaware import AppGroupView, NetworkTopologyView
 from extender.model.node import signature
 from extender.model.nodeinfo import NodeInfo
-from extender.model.numa import NRTView
 from extender.model.pod import PodView
-from extender.model.resources import Resources
-from extender.model.scheduling import ElasticQuotaView, PodGroupView
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -123,6 +120,7 @@ class BatchCheck:
 
 
 T = TypeVar("T")
+S = TypeVar("S", bound=PluginStore)
 
 
 class ClusterContext(Protocol):
@@ -144,29 +142,17 @@ class ClusterContext(Protocol):
     def controller_selector(self, kind: str, namespace: str, name: str) -> object | None: ...
     def node_memo(self, key: object, compute: Callable[[], T]) -> T: ...
     def label_column(self, key: str) -> Mapping[NodeInfo, str | None]: ...
-    # scheduler-plugins' objects (Coscheduling, CapacityScheduling)
     def pod_by_uid(self, uid: str) -> PodView | None: ...
     def nominated_all(self) -> list[PodView]: ...
-    def pod_group(self, namespace: str, name: str) -> PodGroupView | None: ...
-    def group_pods(self, namespace: str, group: str) -> Mapping[str, bool]: ...
-    def quotas(self) -> Mapping[str, ElasticQuotaView]: ...
-    def quota_used(self, namespace: str, exclude: str = "") -> Resources: ...
-    def quota_counted(self, pod: PodView) -> bool: ...
+    def unplaced_pods(self) -> list[PodView]:
+        """Pods bound to a node the state does not know."""
     def clock(self) -> float:
         """Now, on the clock Coscheduling keeps its TTLs and failure times in."""
     # node load metrics (Trimaran): the newest snapshot, in load-watcher's shape, or None
     @property
     def node_metrics(self) -> WatcherMetrics | None: ...
-    @property
-    def assignments(self) -> Mapping[str, Mapping[str, tuple[float, PodView]]]:
-        """node -> pods bound to it lately, with when (TargetLoadPacking's load the metrics
-        do not show yet)."""
-    # NodeResourceTopologyMatch and the network-aware plugins' objects
-    def node_topology(self, node_name: str) -> NRTView | None: ...
-    def app_group(self, namespace: str, name: str) -> AppGroupView | None: ...
-    def network_topology(self, namespace: str, name: str) -> NetworkTopologyView | None: ...
-    def unplaced_pods(self) -> list[PodView]:
-        """Pods bound to a node the state does not know."""
+    def store(self, cls: type[S]) -> S:
+        """A plugin's own data (`engine.stores`): the store of that class its record names."""
 
 
 class StateData(Protocol):

@@ -28,7 +28,7 @@ def build_profile(policy: ExtenderPolicy) -> Profile:
     post = effective_plugins("postFilter", policy.plugins.post_filter)
     post_filter = make("postFilter", post[0][0]) if post else None
     memoised = frozenset(name for name, record in registry.PLUGINS.items()
-                         if record.filter_memo is registry.FilterMemo.NODE_VIEW)
+                         if record.memoised_per_node_view)
     return Profile(filters, scorers, post_filter, policy, memoised)
 
 

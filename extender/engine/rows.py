@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from extender.engine.abilities import explains_rows, fits_rows, judges_rows
+from extender.engine.abilities import of as abilities_of
 from extender.engine.framework import (
     NOT_VECTORISED,
     ClusterContext,
@@ -107,21 +109,18 @@ def _run_check(check: object, rows: np.ndarray, alive: np.ndarray, table: NodeTa
                codes: np.ndarray, statuses: list[Status | None],
                index: dict[Status | None, int]) -> None:
     """One check over the surviving positions `alive`, recording failures in `codes`."""
-    judge_rows = getattr(check, "judge_rows", None)
-    if judge_rows is not None:
-        local, verdicts = judge_rows(table, rows[alive])
+    if judges_rows(check):
+        local, verdicts = check.judge_rows(table, rows[alive])
         _record(local, verdicts, alive, codes, statuses, index)
         return
-    fits_rows = getattr(check, "fits_rows", None)
-    if fits_rows is not None:
-        fits = fits_rows(table, rows[alive])
+    if fits_rows(check):
+        fits = check.fits_rows(table, rows[alive])
         if fits is not None:
             alive = alive[~fits]  # only these need asking, for their Status
             if not len(alive):
                 return
-            explain_rows = getattr(check, "explain_rows", None)
-            explained = explain_rows(table, rows[alive]) \
-                if explain_rows is not None and len(alive) >= EXPLAIN_FROM else None
+            explained = check.explain_rows(table, rows[alive]) \
+                if explains_rows(check) and len(alive) >= EXPLAIN_FROM else None
             if explained is not None:
                 local, verdicts = explained
                 _record(local, verdicts, alive, codes, statuses, index)
@@ -175,12 +174,13 @@ def score_rows(profile: Profile, pod: PodView, rows: np.ndarray, table: NodeTabl
     state = state if state is not None else CycleState()
     infos: list[NodeInfo] | None = None
     count = len(rows)
-    for plugin, weight in profile.scorers:
-        fast = getattr(plugin, "score_rows", None)
+    for (plugin, weight), abilities in zip(profile.scorers, abilities_of(profile).scorers, strict=True):
+        fast = abilities.scores_rows
 
         def compute() -> object:
             nonlocal infos
-            scores = NOT_VECTORISED if fast is None else fast(state, pod, table, rows, ctx)  # noqa: B023
+            scores = (NOT_VECTORISED if fast is None  # noqa: B023
+                      else fast.score_rows(state, pod, table, rows, ctx))  # noqa: B023
             if scores is NOT_VECTORISED:
                 if infos is None:
                     infos = table.infos_of(rows)

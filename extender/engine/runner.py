@@ -11,14 +11,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
+from extender.engine.abilities import PluginAbilities, filters_many
+from extender.engine.abilities import of as abilities_of
 from extender.engine.framework import (
     MAX_NODE_SCORE,
     ClusterContext,
     Code,
+    CrossNodeFilterPlugin,
     CycleState,
     EngineError,
+    FilterPlugin,
     NodeCheck,
     PluginError,
     Profile,
@@ -30,8 +34,6 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -57,17 +59,26 @@ class FilterPass:
     first, as kube-scheduler applies a PreFilterResult before any Filter); `rejection` is a
     PreFilter status that rejects the pod everywhere. `clone`, `add_pod` and `remove_pod` give
     preemption and the nominated-pods pass their own copy of the cycle state, as
-    `SelectVictimsOnNode` and `RunFilterPluginsWithNominatedPods` do."""
+    `SelectVictimsOnNode` and `RunFilterPluginsWithNominatedPods` do. `pre_filter_ran` are
+    the filter plugins whose PreFilter ran, in order (kube-scheduler runs none after an
+    UnschedulableAndUnresolvable); `pre_filtered` their names."""
 
-    __slots__ = ("pod", "state", "entries", "rejection", "_extensions")
+    __slots__ = ("pod", "state", "entries", "rejection", "pre_filter_ran", "_extensions")
 
     def __init__(self, pod: PodView, state: CycleState, entries: list[_Prepared],
-                 rejection: Status | None = None) -> None:
+                 rejection: Status | None = None,
+                 pre_filter_ran: tuple[FilterPlugin | CrossNodeFilterPlugin, ...] = ()) -> None:
         self.pod = pod
         self.state = state
         self.entries = entries
         self.rejection = rejection
+        self.pre_filter_ran = pre_filter_ran
         self._extensions = [e for e in entries if e.stateful]
+
+    @property
+    def pre_filtered(self) -> frozenset[str]:
+        """The names of the filter plugins whose PreFilter ran."""
+        return frozenset(plugin.name for plugin in self.pre_filter_ran)
 
     @property
     def checks(self) -> list[NodeCheck]:
@@ -90,7 +101,7 @@ class FilterPass:
         state = self.state.clone()
         entries = [_Prepared(e.label, e.node_only, state.read(e.label), True) if e.stateful else e
                    for e in self.entries]
-        return FilterPass(self.pod, state, entries, self.rejection)
+        return FilterPass(self.pod, state, entries, self.rejection, self.pre_filter_ran)
 
     def add_pod(self, pod: PodView, node: NodeInfo) -> None:
         """`RunPreFilterExtensionAddPod` (call it after adding `pod` to `node`)."""
@@ -103,12 +114,11 @@ class FilterPass:
             entry.check.remove_pod(pod, node)  # type: ignore[attr-defined]
 
 
-def _context(ctx: ClusterContext | None) -> ClusterContext:
-    if ctx is not None:
-        return ctx
-    from extender.engine.cluster import ClusterState  # an empty cluster: nothing to count
-
-    return ClusterState()
+def _context(ctx: ClusterContext | None, plugin: object) -> ClusterContext:
+    if ctx is None:
+        name = getattr(plugin, "name", type(plugin).__name__)
+        raise EngineError(f"filter plugin {name} reads the cluster: pass its ClusterState")
+    return ctx
 
 
 def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None = None,
@@ -119,48 +129,74 @@ def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None =
     run, and the last Unschedulable is the pod's. Node-name restrictions (a PreFilterResult)
     are judged first, as kube-scheduler applies them before any Filter; then the per-node
     checks in the profile's order, skipping plugins that pass every node for this pod.
-    `ctx` is the cluster cross-node plugins read (None: an empty cluster)."""
+    `ctx` is the cluster cross-node plugins read (None: only node-local plugins may run)."""
     state = state if state is not None else CycleState()
     restrictions: list[_Prepared] = []
     entries: list[_Prepared] = []
     rejection: Status | None = None
-    for plugin in profile.filters:
-        restrict = getattr(plugin, "restrict", None)
-        if restrict is not None:
-            check = _call(plugin, restrict, pod)
-            if isinstance(check, Status):
-                rejection = check
-                if check.code != Code.UNSCHEDULABLE:
-                    break
-            elif check is not None:
-                restrictions.append(_Prepared(f"{plugin.name}/PreFilter",
-                                              profile.node_only(plugin), check))
-        if is_cross_node(plugin):
-            result = _call(plugin, plugin.pre_filter, state, pod, _context(ctx))
-            if isinstance(result, Status):
-                rejection = result
-                if result.code != Code.UNSCHEDULABLE:
-                    break
-            elif result is not None:
-                state.write(plugin.name, result)
-                entries.append(_Prepared(plugin.name, False, result, True))
+    ran = filters = profile.filters
+    memoised = profile.memoised  # `profile.node_only`, inline
+    for plugin, abilities in zip(filters, abilities_of(profile).filters, strict=False):  # equal lengths
+        name = plugin.name
+        try:
+            restriction, rejected, check, stateful = pre_filter_one(plugin, abilities, pod, state,
+                                                                    ctx)
+        except EngineError:
+            raise
+        except Exception as exc:  # a plugin bug must not take the request down with a trace
+            raise EngineError(f"filter plugin {name} failed in PreFilter: {exc}") from exc
+        if restriction is not None:
+            restrictions.append(_Prepared(f"{name}/PreFilter", name in memoised, restriction))
+        if rejected is not None:
+            rejection = rejected
+            if rejected.code != Code.UNSCHEDULABLE:
+                ran = filters[:filters.index(plugin) + 1]  # the plugins after it do not run
+                break
+        if check is None:
             continue
-        check = _call(plugin, plugin.prepare, pod)
-        if check is not None:
+        if stateful:
+            state.write(name, check)
+            entries.append(_Prepared(name, False, check, True))
+        else:
             # A memoised verdict's key names the plugin and what configures it.
-            label = getattr(plugin, "memo_label", plugin.name)
-            entries.append(_Prepared(label, profile.node_only(plugin), check))
-    return FilterPass(pod, state, restrictions + entries, rejection)
+            entries.append(_Prepared(abilities.memo_label, name in memoised, check))
+    return FilterPass(pod, state, restrictions + entries, rejection, ran)
 
 
-def _call(plugin: object, method: Callable[..., T], *args: Any) -> T:
-    try:
-        return method(*args)
-    except EngineError:
-        raise
-    except Exception as exc:  # a plugin bug must not take the request down with a trace
-        name = getattr(plugin, "name", type(plugin).__name__)
-        raise EngineError(f"filter plugin {name} failed in PreFilter: {exc}") from exc
+#: One filter plugin's PreFilter for a pod (`pre_filter_one`): (its node-name restriction, a
+#: PreFilterResult judged before any Filter; a status rejecting the pod on every node; its
+#: Filter for the pod, None: Skip; whether that check is a cross-node `FilterState`, which
+#: the cycle state keeps under the plugin's name). A plain tuple: it is made per plugin and
+#: request.
+PreFilterStep = tuple[NodeCheck | None, Status | None, NodeCheck | None, bool]
+
+
+def pre_filter_one(plugin: FilterPlugin | CrossNodeFilterPlugin, abilities: PluginAbilities,
+                   pod: PodView, state: CycleState, ctx: ClusterContext | None) -> PreFilterStep:
+    """One filter plugin's PreFilter: its node-name restriction (`restrict`) when it has one,
+    then its `pre_filter` (cross-node; `ctx` None: an empty cluster) or `prepare`. A
+    restriction rejecting the pod other than Unschedulable is the plugin's answer: the rest
+    does not run. The cycle state is the caller's to write (`prepare_filters`), and so is
+    what a plugin raises (`prepare_filters`: an `EngineError`; `explain`: an Error status)."""
+    restriction: NodeCheck | None = None
+    rejection: Status | None = None
+    restricts = abilities.restricts
+    if restricts is not None:
+        found = restricts.restrict(pod)
+        if isinstance(found, Status):
+            rejection = found
+            if found.code != Code.UNSCHEDULABLE:
+                return None, rejection, None, False
+        else:
+            restriction = found
+    if is_cross_node(plugin):
+        result = plugin.pre_filter(state, pod, _context(ctx, plugin))
+        if result is None:
+            return restriction, rejection, None, False
+        if isinstance(result, Status):
+            return restriction, result, None, False
+        return restriction, rejection, result, True
+    return restriction, rejection, plugin.prepare(pod), False
 
 
 def run_checks(checks: Sequence[NodeCheck] | FilterPass, nodes: Sequence[NodeInfo],
@@ -170,9 +206,8 @@ def run_checks(checks: Sequence[NodeCheck] | FilterPass, nodes: Sequence[NodeInf
         checks = checks.checks
     survivors = list(nodes)
     for check in checks:
-        many = getattr(check, "filter_many", None)
-        if many is not None:
-            survivors = many(survivors, statuses)
+        if filters_many(check):
+            survivors = check.filter_many(survivors, statuses)
         else:
             kept: list[NodeInfo] = []
             append = kept.append

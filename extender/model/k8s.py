@@ -356,7 +356,8 @@ class ElasticQuota(_Base):
     status: ElasticQuotaStatus = msgspec.field(default_factory=ElasticQuotaStatus)
 
 
-#: The kinds the cluster state keeps, by `kind`.
+#: The kinds kube-scheduler's cache keeps, by `kind` (`engine.registry.KINDS` adds the
+#: plugins' resources).
 KINDS: dict[str, type] = {
     "Node": Node,
     "Pod": Pod,
@@ -367,8 +368,6 @@ KINDS: dict[str, type] = {
     "ReplicaSet": ReplicaSet,
     "StatefulSet": StatefulSet,
     "ReplicationController": ReplicationController,
-    "PodGroup": PodGroup,
-    "ElasticQuota": ElasticQuota,
 }
 
 
@@ -487,8 +486,6 @@ class NetworkTopology(_Base):
     status: NetworkTopologyStatus = msgspec.field(default_factory=NetworkTopologyStatus)
 
 
-KINDS["AppGroup"] = AppGroup
-KINDS["NetworkTopology"] = NetworkTopology
 
 
 # NodeResourceTopology (`topology.node.k8s.io/v1alpha2`, cluster-scoped, named after its node),
@@ -529,4 +526,3 @@ class NodeResourceTopology(_Base):
     attributes: list[NRTAttributeInfo] | None = None
 
 
-KINDS["NodeResourceTopology"] = NodeResourceTopology

@@ -195,7 +195,7 @@ class PodView:
 
     def rebound(self, meta: k8s.ObjectMeta) -> PodView:
         """This view for another pod whose content differs only in what names one object
-        (name, uid, creation time; `api.verb.pod_signature`): a workload's replicas. Every
+        (name, uid, creation time; `api.reading.pod_signature`): a workload's replicas. Every
         other part is shared, as views are immutable; copying them costs a twentieth of
         building them."""
         view = PodView.__new__(PodView)

@@ -15,8 +15,9 @@ from typing import Any
 
 import msgspec
 
+from extender.engine import registry
 from extender.model.timeparse import parse_time
-from extender.simulator.apiserver import KIND_TO_PLURAL, RESOURCES, ApiServer
+from extender.simulator.apiserver import ApiServer, kind_to_plural, resources
 from extender.simulator.apiwire import Key
 
 
@@ -27,14 +28,14 @@ def _rfc3339(epoch_seconds: float) -> str:
 
 def _typed_to_dict(obj: Any, kind: str) -> dict[str, Any]:
     out = msgspec.to_builtins(obj)
-    res = RESOURCES[KIND_TO_PLURAL[kind]]
+    res = resources()[kind_to_plural()[kind]]
     return {"apiVersion": res.group_version, "kind": kind, **out}
 
 
 def normalized(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
     """An object as the API server keeps it: apiVersion and kind of its resource, a
     namespace only when namespaced (`default` when missing), no resourceVersion."""
-    res = RESOURCES[KIND_TO_PLURAL[kind]]
+    res = resources()[kind_to_plural()[kind]]
     out = dict(obj)
     out["apiVersion"], out["kind"] = res.group_version, kind
     meta = dict(out.get("metadata") or {})
@@ -84,11 +85,11 @@ class ClusterMirror:
         for obj in iter_objects(read_documents(cluster)):
             kind = obj.get("kind")
             meta = obj.get("metadata") or {}
-            if kind not in KIND_TO_PLURAL or not meta.get("name"):
+            if kind not in kind_to_plural() or not meta.get("name"):
                 continue
             normal = normalized(obj, kind)
             nmeta = normal["metadata"]
-            self.raw[(KIND_TO_PLURAL[kind], nmeta.get("namespace", ""), nmeta["name"])] = normal
+            self.raw[(kind_to_plural()[kind], nmeta.get("namespace", ""), nmeta["name"])] = normal
             if kind == "Pod" and meta.get("uid"):
                 self.raw_pods[meta["uid"]] = normal
 
@@ -120,7 +121,7 @@ class ClusterMirror:
                 obj = self._created.get((plural, *key)) or self.raw.get((plural, *key))
                 if obj is None:
                     obj = normalized({"metadata": {"namespace": key[0], "name": key[1]}},
-                                      RESOURCES[plural].kind)
+                                      resources()[plural].kind)
                 desired[key] = obj
             api.sync_collection(plural, desired)
         return api.rv
@@ -138,11 +139,11 @@ class ClusterMirror:
             if created.time > now:
                 break
             kind = created.kind
-            if kind in KIND_TO_PLURAL:
+            if kind in kind_to_plural():
                 obj = created.obj if isinstance(created.obj, dict) else _typed_to_dict(created.obj, kind)
                 normal = normalized(obj, kind)
                 meta = normal["metadata"]
-                self._created[(KIND_TO_PLURAL[kind], meta.get("namespace", ""), meta["name"])] = normal
+                self._created[(kind_to_plural()[kind], meta.get("namespace", ""), meta["name"])] = normal
             self._objects_seen += 1
         return self._objects_seen != before
 
@@ -280,9 +281,6 @@ class ClusterMirror:
             "replicasets": controllers["ReplicaSet"],
             "statefulsets": controllers["StatefulSet"],
             "replicationcontrollers": controllers["ReplicationController"],
-            "podgroups": list(state.pod_groups),
-            "elasticquotas": list(state.elastic_quotas),
-            "appgroups": list(state.app_groups),
-            "networktopologies": list(state.network_topologies),
-            "noderesourcetopologies": [("", n) for n in state.topologies],
+            **{resource.name: state.store_of_kind(resource.kind).keys(resource.kind)
+               for resource in registry.WATCHED.values()},
         }

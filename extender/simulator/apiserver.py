@@ -56,6 +56,7 @@ from typing import Any
 
 import yaml
 
+from extender.engine import registry
 from extender.simulator.apiwire import (
     CONTINUE_EXPIRED,
     HttpError,
@@ -93,7 +94,6 @@ MAX_WATCH_SECONDS = 1800.0
 SERVER_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-extender-simulator",
                   "platform": "linux/amd64"}
 
-_CLUSTER_SCOPED = {"nodes", "priorityclasses", "namespaces", "noderesourcetopologies"}
 _SHORT_NAMES = {"nodes": ["no"], "pods": ["po"], "poddisruptionbudgets": ["pdb"],
                 "priorityclasses": ["pc"], "namespaces": ["ns"], "services": ["svc"],
                 "replicasets": ["rs"], "statefulsets": ["sts"], "replicationcontrollers": ["rc"]}
@@ -101,15 +101,30 @@ _SHORT_NAMES = {"nodes": ["no"], "pods": ["po"], "poddisruptionbudgets": ["pdb"]
 
 def _resource(spec: informer.ResourceSpec) -> Resource:
     prefix, _, plural = spec.path.rpartition("/")
-    group_version = prefix.removeprefix("/apis/") if prefix.startswith("/apis/") else "v1"
-    return Resource(plural, spec.kind.__name__, group_version, prefix, plural not in _CLUSTER_SCOPED)
+    return Resource(plural, spec.kind, spec.group_version, prefix, spec.namespaced)
 
 
-_SPECS = (*informer.ALL_RESOURCES,
-          *dict.fromkeys(s for specs in informer.PLUGIN_RESOURCES.values() for s in specs))
-#: Every collection the extender's informers may list and watch, by plural.
-RESOURCES: dict[str, Resource] = {r.plural: r for r in map(_resource, _SPECS)}
-KIND_TO_PLURAL = {r.kind: r.plural for r in RESOURCES.values()}
+_served: tuple[object, dict[str, Resource], dict[str, str]] = ((), {}, {})
+
+
+def resources() -> dict[str, Resource]:
+    """Every collection the extender's informers may list and watch, by plural: kube-scheduler's
+    and every registered plugin's (made again when a plugin is registered)."""
+    return _derived()[0]
+
+
+def kind_to_plural() -> dict[str, str]:
+    return _derived()[1]
+
+
+def _derived() -> tuple[dict[str, Resource], dict[str, str]]:
+    global _served
+    records, found, plurals = _served
+    if records is not registry.RECORDS:
+        found = {r.plural: r for r in map(_resource, informer.specs().values())}
+        plurals = {r.kind: r.plural for r in found.values()}
+        _served = (registry.RECORDS, found, plurals)
+    return found, plurals
 
 
 class SyncError(RuntimeError):
@@ -147,10 +162,10 @@ class ApiServer(LoopbackServer):
         self.history_size = history
         self.rv = initial_rv
         self.compacted_rv = initial_rv
-        self.objects: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in RESOURCES}
+        self.objects: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in resources()}
         #: The object `sync_collection` stored last per key (dropped when anything else
         #: writes there: a Binding).
-        self._origins: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in RESOURCES}
+        self._origins: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in resources()}
         self.history: deque[WatchEvent] = deque()
         #: (namespace, name, uid, node) of every Binding performed through the API.
         self.bindings: list[tuple[str, str, str, str]] = []
@@ -289,7 +304,7 @@ class ApiServer(LoopbackServer):
             return True
         try:
             if req.query.get("watch") in ("1", "true") and req.method == "GET":
-                what, res, ns, _name = route(req.path, RESOURCES.values())
+                what, res, ns, _name = route(req.path, resources().values())
                 if what == "collection":
                     return await self._watch(res, ns, req, reader, writer)
             code, body = self._dispatch(req)
@@ -307,7 +322,7 @@ class ApiServer(LoopbackServer):
             return 200, discovery
         if _is_event_path(path):
             return self._event(req)
-        what, res, ns, name = route(path, RESOURCES.values())
+        what, res, ns, name = route(path, resources().values())
         if what == "collection" and req.method == "GET":
             return 200, self._list(res, ns, req.query)
         if what == "object" and req.method == "GET":
@@ -328,7 +343,7 @@ class ApiServer(LoopbackServer):
             return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                 {"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.host}:{self.port}"}]}
         groups: dict[str, list[Resource]] = {}
-        for res in RESOURCES.values():
+        for res in resources().values():
             groups.setdefault(res.group_version, []).append(res)
         if path == "/apis":
             out = []
@@ -341,7 +356,7 @@ class ApiServer(LoopbackServer):
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": out}
         gv = "v1" if path == "/api/v1" else path.removeprefix("/apis/")
         if (path == "/api/v1" or path.startswith("/apis/")) and gv in groups:
-            resources: list[dict[str, Any]] = []
+            listed: list[dict[str, Any]] = []
             for res in groups[gv]:
                 entry: dict[str, Any] = {
                     "name": res.plural, "singularName": res.kind.lower(),
@@ -349,12 +364,12 @@ class ApiServer(LoopbackServer):
                     "verbs": ["get", "list", "watch"]}
                 if res.plural in _SHORT_NAMES:
                     entry["shortNames"] = _SHORT_NAMES[res.plural]
-                resources.append(entry)
+                listed.append(entry)
                 if res.plural == "pods":
-                    resources.append({"name": "pods/binding", "singularName": "",
-                                      "namespaced": True, "kind": "Binding", "verbs": ["create"]})
+                    listed.append({"name": "pods/binding", "singularName": "",
+                                   "namespaced": True, "kind": "Binding", "verbs": ["create"]})
             return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
-                    "resources": resources}
+                    "resources": listed}
         return None
 
     # ---- list ----------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from functools import partial
 from typing import Any
 
 from extender.engine.events import ELASTIC_QUOTA, POD_GROUP, ActionType, ClusterEvent
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.engine.preemption.toleration import toleration_policy
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -518,10 +520,10 @@ class SimulatedCluster:
             self.changes.everything()
             return
         if created.kind == "PodGroup":
-            known = self.state.pod_group(namespace, name) is not None
+            known = self.state.store(PodGroupStore).group(namespace, name) is not None
             resource = POD_GROUP
         else:
-            known = any(key[0] == namespace and key[1] == name for key in self.state.elastic_quotas)
+            known = self.state.store(QuotaStore).has_quota(namespace, name)
             resource = ELASTIC_QUOTA
         self.state.apply(created.kind, obj)
         self.version += 1

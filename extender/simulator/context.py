@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from extender.engine.framework import T
+from extender.engine.framework import S, T
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.engine.podindex import PodIndex
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-from extender.model.resources import Resources
-from extender.model.scheduling import ElasticQuotaView, PodGroupView
 
 
 class SimContext:
@@ -21,6 +20,7 @@ class SimContext:
 
     def __init__(self, sim: Any) -> None:
         self._sim = sim
+        self._groups: PodGroupStore | None = None
 
     @property
     def nodes(self) -> Mapping[str, NodeInfo]:
@@ -73,49 +73,23 @@ class SimContext:
     def nominated_all(self) -> list[PodView]:
         return [pod for pods in self._sim.queue.nominator.by_node.values() for pod in pods]
 
-    def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
-        return self._sim.state.pod_group(namespace, name)
-
-    def app_group(self, namespace: str, name: str) -> Any:
-        return self._sim.state.app_group(namespace, name)
-
-    def network_topology(self, namespace: str, name: str) -> Any:
-        return self._sim.state.network_topology(namespace, name)
-
-    def group_pods(self, namespace: str, group: str) -> Mapping[str, bool]:
-        return self._sim.group_members.get((namespace, group), {})
-
-    def quotas(self) -> Mapping[str, ElasticQuotaView]:
-        return self._sim.state.quotas()
-
-    def quota_used(self, namespace: str, exclude: str = "") -> Resources:
-        return self._sim.state.quota_used(namespace, exclude)
-
-    def quota_counted(self, pod: PodView) -> bool:
-        return self._sim.state.quota_counted(pod)
+    def store(self, cls: type[S]) -> S:
+        """A plugin's store, from the simulated cluster's state; Coscheduling's over the
+        simulation's own member index (its pod lister sees pending pods too)."""
+        if cls is PodGroupStore:
+            if self._groups is None:
+                self._groups = self._sim.state.store(PodGroupStore).with_members(
+                    self._sim.group_members)
+            return self._groups  # type: ignore[return-value]
+        return self._sim.state.store(cls)  # type: ignore[no-any-return]
 
     @property
     def node_metrics(self) -> Any:  # the replayed utilization (Trimaran), or None
         return self._sim.state.node_metrics
 
-    @property
-    def assignments(self) -> Mapping[str, Mapping[str, tuple[float, PodView]]]:
-        """node -> pods bound to it lately (TargetLoadPacking looks here before asking
-        `recent_assignments`)."""
-        return self._sim.state.assignments
-
-    def node_topology(self, node_name: str) -> Any:
-        """The node's NodeResourceTopology (NodeResourceTopologyMatch), or None."""
-        return self._sim.state.node_topology(node_name)
-
     def unplaced_pods(self) -> list[PodView]:
         """Pods bound to a node the state does not know (NetworkOverhead counts them)."""
         return self._sim.state.unplaced_pods()
-
-    def recent_assignments(self, node_name: str) -> Sequence[tuple[float, PodView]]:
-        """Pods bound to the node lately, at virtual epoch seconds (TargetLoadPacking's load
-        the metrics do not show yet)."""
-        return self._sim.state.recent_assignments(node_name)
 
     def clock(self) -> float:
         """The virtual time, in epoch seconds (what Coscheduling's TTLs and failure times

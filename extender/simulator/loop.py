@@ -45,6 +45,7 @@ from extender.engine.plugins.coscheduling.core import NAME as COSCHEDULING
 from extender.engine.plugins.coscheduling.core import (
     OPTIMISTIC_REJECTION,
 )
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.engine.preemption.evaluator import candidate_on
 from extender.engine.preemption.toleration import PLUGIN as PREEMPTION_TOLERATION
 from extender.engine.profile import Profile
@@ -171,7 +172,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         #: (namespace, PodGroup) -> {uid: gated} of every pod naming it that exists (pending,
         #: waiting, bound or finished): what Coscheduling's pod lister lists.
         self.group_members: dict[tuple[str, str], dict[str, bool]] = {
-            group: dict(members) for group, members in state.group_members.items()}
+            group: dict(members) for group, members in state.store(PodGroupStore).members.items()}
         #: Which nodes changed when (every change a node-local verdict reads): what lets a
         #: retry reuse its last attempt's verdicts on the others (`config.fast_paths`).
         self.changes = NodeChanges()

@@ -4,7 +4,7 @@ An entry holds verdicts per node taken at a stamp of `changes.NodeChanges`; a la
 reuses the verdicts of the nodes that did not change since. Verdicts of node-local plugins
 depend on the node and on the pod's content, not on which pod it is, so pods of one workload
 (the same content but for name, uid and creation time, as the server's reply reuse keys them:
-`api.verb.pod_signature`) share entries. One exception: a pod nominated to a node does not
+`api.reading.pod_signature`) share entries. One exception: a pod nominated to a node does not
 count its own reservation there (`nominated_ahead` skips it by uid), so a nominated pod's
 verdicts are its own and it takes none from others.
 """

@@ -114,10 +114,10 @@ class Algorithm:
     def find_nodes_that_fit(self, pod: PodView, nodes: Sequence[NodeInfo], nominator: Nominator,
                             pod_raw: Mapping[str, Any] | None = None,
                             node_raw: Mapping[str, Any] | None = None, *,
-                            ctx: ClusterContext | None = None,
+                            ctx: ClusterContext,
                             state: CycleState | None = None) -> tuple[list[NodeInfo], Diagnosis]:
-        """`findNodesThatFitPod`; `ctx` is the cluster cross-node plugins count (None: an empty
-        one), `state` the cycle's state (None: a new one)."""
+        """`findNodesThatFitPod`; `ctx` is the cluster cross-node plugins count, `state` the
+        cycle's state (None: a new one)."""
         diagnosis = Diagnosis()
         filters = prepare_filters(self.profile, pod, ctx, state)
         if node_local(filters, self.profile):

@@ -13,8 +13,8 @@ of the pod's requests with the node's free amounts, so here they are kept as sum
 * the node with every lower-priority pod gone has their requests added back to its free
   amounts (and room for as many more pods); with the nominated pods ahead of the pod, their
   requests are taken off again, as `RunFilterPluginsWithNominatedPods` adds them;
-* the pod fits where NodeResourcesFit's batch test (`filter_many`'s: one more pod, each
-  positive request within what is free) passes, on both;
+* the pod fits where NodeResourcesFit's rule on free amounts (`FitRequest.fits`: one more
+  pod, each positive request within what is free) holds, on both;
 * offering a pod back takes its requests off the free amounts, and gives them back when the
   pod no longer fits; the order (PDB-violating first, each group most important first), the
   victims' order and the PDB count are the engine's, computed by the engine's functions.
@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from extender.engine.filters.fit_kernel import FitRequest
 from extender.engine.framework import Status
 from extender.engine.preemption.fastpath import fit_after_node_only
 from extender.engine.preemption.ordering import by_importance
@@ -52,7 +53,9 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 _MISSING = object()
-_NEVER = float("-inf")  # a zero request never fails
+#: Without NodeResourcesFit nothing is requested of a node's amounts, but the sums still
+#: leave a node without a free pod slot to the engine (as they always have).
+_NOTHING = FitRequest((0, 0, 0))
 
 
 def fit_only(filters: FilterPass, pod: PodView) -> tuple[int, bool] | None:
@@ -97,12 +100,11 @@ Plans = dict[str, dict[int, tuple[NodeInfo, PdbIndex, Plan | None]]]
 class VictimSums:
     """One dry run's `select_victims_on_node` over sums (see the module's docstring)."""
 
-    __slots__ = ("filters", "pod", "can_preempt", "prefix", "key", "need", "verify", "decided",
+    __slots__ = ("filters", "pod", "can_preempt", "prefix", "key", "fit", "verify", "decided",
                  "plans")
 
     def __init__(self, filters: FilterPass, pod: PodView, can_preempt: VictimPredicate,
-                 prefix: list, key: Signature | None,
-                 need: tuple[float, float, float] | None, verify: bool,
+                 prefix: list, key: Signature | None, fit: FitRequest | None, verify: bool,
                  plans: Plans | None = None) -> None:
         self.filters = filters
         self.pod = pod
@@ -112,9 +114,9 @@ class VictimSums:
         self.plans = plans
         self.prefix = prefix  # the leading node-only checks
         self.key = key  # their memo key on the node view (None: not memoised)
-        #: The pod's cpu, memory and ephemeral storage requests, -inf where not positive;
-        #: None: no NodeResourcesFit check (the pod fits whatever runs beside it).
-        self.need = need
+        #: The pod's request under NodeResourcesFit's rule (its check's); None: no such check
+        #: (the pod fits whatever runs beside it).
+        self.fit = fit
         self.verify = verify
         self.decided = 0  # nodes answered here (the tests check the sums are used)
 
@@ -124,24 +126,18 @@ class VictimSums:
         """The sums for this dry run, or None when its filters are not node-only checks then
         NodeResourcesFit alone (or the pod requests an extended resource). `plans`: the
         nodes' plans kept across dry runs (only with the "lower priority" victim rule)."""
-        shape = fit_only(filters, pod)
+        shape = fit_after_node_only(filters, pod)
         if shape is None:
             return None
-        count, fit = shape
+        count, check = shape
         entries = filters.entries
-        need: tuple[float, float, float] | None = None
-        if fit:
-            requests = pod.requests
-            need = tuple(amount if amount > 0 else _NEVER  # type: ignore[assignment]
-                         for amount in (requests.milli_cpu, requests.memory,
-                                        requests.ephemeral_storage))
         key = None
         if count and pod.placement_key:
             # The filter passes' key (`runner.run_filters`): the verdicts are shared.
             key = signature("filters", tuple(entry.label for entry in entries[:count]),
                             pod.placement_key)
         return cls(filters, pod, can_preempt, [entry.check for entry in entries[:count]],
-                   key, need, verify, plans)
+                   key, None if check is None else check.request, verify, plans)
 
     def _node_only(self, node_info: NodeInfo) -> Status | None:
         prefix = self.prefix
@@ -222,30 +218,24 @@ class VictimSums:
                 ahead_ephemeral += requests.ephemeral_storage
             if ahead_cpu < 0 or ahead_memory < 0 or ahead_ephemeral < 0:
                 return None  # below: fitting with them implies fitting without them
+        # Free with every lower-priority pod gone and the nominated pods ahead (if any) added.
         allocatable, requested = node_info.node.allocatable, node_info.requested
-        free_pods = allocatable.allowed_pods - len(pods) + plan.count
-        free_cpu = allocatable.milli_cpu - requested.milli_cpu + plan.cpu
-        free_memory = allocatable.memory - requested.memory + plan.memory
+        free_pods = allocatable.allowed_pods - len(pods) + plan.count - ahead_pods
+        free_cpu = allocatable.milli_cpu - requested.milli_cpu + plan.cpu - ahead_cpu
+        free_memory = allocatable.memory - requested.memory + plan.memory - ahead_memory
         free_ephemeral = allocatable.ephemeral_storage - requested.ephemeral_storage \
-            + plan.ephemeral
-        need = self.need
-        if need is None:
-            cpu = memory = ephemeral = _NEVER
-        else:
-            cpu, memory, ephemeral = need
+            + plan.ephemeral - ahead_ephemeral
+        fit = self.fit
+        fits = (_NOTHING if fit is None else fit).fits
         # The pod must fit on the node with the nominated pods ahead added (when any), then
         # on the node as it is: `_fits`'s two passes.
-        if not (free_pods > ahead_pods and cpu <= free_cpu - ahead_cpu
-                and memory <= free_memory - ahead_memory
-                and ephemeral <= free_ephemeral - ahead_ephemeral):
+        if not fits(free_pods, free_cpu, free_memory, free_ephemeral):
             return None  # even without every lower-priority pod: the engine words why
-        if need is None:  # every pod comes back: no victim (the dry run calls that an error)
+        if fit is None:  # every pod comes back: no victim (the dry run calls that an error)
             return Victims((), 0)
         victims: list[PodView] = []
         # A pod offered back stays when the pod still fits with it: both passes hold while
-        # these margins are met (the nominated pods' requests are not negative).
-        cpu, memory, ephemeral = cpu + ahead_cpu, memory + ahead_memory, \
-            ephemeral + ahead_ephemeral
+        # the pod fits beside the nominated pods ahead (their requests are not negative).
         violating = plan.violating
         for group in (violating, plan.non_violating):
             for candidate in group:
@@ -253,7 +243,7 @@ class VictimSums:
                 c = free_cpu - requests.milli_cpu
                 m = free_memory - requests.memory
                 e = free_ephemeral - requests.ephemeral_storage
-                if free_pods - 1 > ahead_pods and cpu <= c and memory <= m and ephemeral <= e:
+                if fits(free_pods - 1, c, m, e):
                     free_pods -= 1
                     free_cpu, free_memory, free_ephemeral = c, m, e
                 else:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.kube.client import ApiError, KubeClient, KubeError, TransportError
 from extender.model import k8s
 from extender.model.pod import PodView
@@ -77,7 +78,7 @@ def _assume_now(state: ClusterState, view: PodView | None, uid: str, node: str, 
         # the node's next topology report (the pending view has the containers; the watch's
         # slim one does not).
         if view is not None:
-            state.reserve_topology(view, node)
+            state.store(TopologyStore).reserve(view, node)
         return
     if view is not None:
         state.assume(view, node, ttl)

@@ -29,10 +29,11 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from extender.engine import registry
 from extender.engine.cluster import ClusterState
+from extender.engine.stores import WatchedResource
 from extender.kube.client import ApiError, GoneError, KubeClient, KubeError, WatchEvent
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
@@ -48,68 +49,31 @@ Clock = Callable[[], float]
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
 
-@dataclass(frozen=True)
-class ResourceSpec:
-    """A watched collection and how its objects reach `ClusterState`."""
+#: A watched collection and how its objects decode (declared with each plugin's record for
+#: the custom resources it reads).
+ResourceSpec = WatchedResource
 
-    name: str
-    path: str
-    kind: type
-    field_selector: str = ""
-    #: For a custom resource: its CRD's name, and where the CRD manifest ships.
-    crd: str = ""
-    #: The kustomize component (manifests/components/<name>) shipping the CRD and the RBAC.
-    component: str = "gang-quota"
-
-
-NODES = ResourceSpec("nodes", "/api/v1/nodes", k8s.Node)
+NODES = ResourceSpec("nodes", "/api/v1/nodes", k8s.Node, namespaced=False)
 PODS = ResourceSpec("pods", "/api/v1/pods", k8s.Pod, POD_FIELD_SELECTOR)
 PDBS = ResourceSpec("poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", k8s.PodDisruptionBudget)
 PRIORITY_CLASSES = ResourceSpec(
-    "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", k8s.PriorityClass
-)
-NAMESPACES = ResourceSpec("namespaces", "/api/v1/namespaces", k8s.Namespace)
+    "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", k8s.PriorityClass,
+    namespaced=False)
+NAMESPACES = ResourceSpec("namespaces", "/api/v1/namespaces", k8s.Namespace, namespaced=False)
 SERVICES = ResourceSpec("services", "/api/v1/services", k8s.Service)
 REPLICA_SETS = ResourceSpec("replicasets", "/apis/apps/v1/replicasets", k8s.ReplicaSet)
 STATEFUL_SETS = ResourceSpec("statefulsets", "/apis/apps/v1/statefulsets", k8s.StatefulSet)
 REPLICATION_CONTROLLERS = ResourceSpec(
     "replicationcontrollers", "/api/v1/replicationcontrollers", k8s.ReplicationController
 )
+#: What kube-scheduler's own informers watch (the plugins' records add their custom resources).
 ALL_RESOURCES = (NODES, PODS, PDBS, PRIORITY_CLASSES, NAMESPACES, SERVICES, REPLICA_SETS,
                  STATEFUL_SETS, REPLICATION_CONTROLLERS)
-# scheduler-plugins' custom resources: watched only when a plugin of the policy reads them.
-POD_GROUPS = ResourceSpec("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-                          k8s.PodGroup, crd="podgroups.scheduling.x-k8s.io")
-ELASTIC_QUOTAS = ResourceSpec("elasticquotas", "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas",
-                              k8s.ElasticQuota, crd="elasticquotas.scheduling.x-k8s.io")
-# diktyo-io's custom resources, read by NetworkOverhead (manifests/components/network-aware).
-APP_GROUPS = ResourceSpec("appgroups", "/apis/appgroup.diktyo.x-k8s.io/v1alpha1/appgroups",
-                          k8s.AppGroup, crd="appgroups.appgroup.diktyo.x-k8s.io",
-                          component="network-aware")
-NETWORK_TOPOLOGIES = ResourceSpec(
-    "networktopologies", "/apis/networktopology.diktyo.x-k8s.io/v1alpha1/networktopologies",
-    k8s.NetworkTopology, crd="networktopologies.networktopology.diktyo.x-k8s.io",
-    component="network-aware")
-#: Which custom resources each plugin reads.
-PLUGIN_RESOURCES = {"Coscheduling": (POD_GROUPS,), "CapacityScheduling": (ELASTIC_QUOTAS,)}
-PLUGIN_RESOURCES["NetworkOverhead"] = (APP_GROUPS, NETWORK_TOPOLOGIES)
-# kubernetes-sigs' NodeResourceTopology, read by NodeResourceTopologyMatch
-# (manifests/components/numa).
-NODE_RESOURCE_TOPOLOGIES = ResourceSpec(
-    "noderesourcetopologies", "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies",
-    k8s.NodeResourceTopology, crd="noderesourcetopologies.topology.node.k8s.io",
-    component="numa")
-PLUGIN_RESOURCES["NodeResourceTopologyMatch"] = (NODE_RESOURCE_TOPOLOGIES,)
 
 
 def resources_for(plugin_names: Iterable[str]) -> tuple[ResourceSpec, ...]:
     """The core resources plus the custom resources the named plugins read."""
-    extra: list[ResourceSpec] = []
-    for name in plugin_names:
-        for spec in PLUGIN_RESOURCES.get(name, ()):
-            if spec not in extra:
-                extra.append(spec)
-    return (*ALL_RESOURCES, *extra)
+    return (*ALL_RESOURCES, *registry.resources_of(plugin_names))
 
 
 # ---- how each resource is applied to the state ------------------------------------------
@@ -223,24 +187,24 @@ def _kind_sink(kind: type) -> type[_Sink]:
 _SINKS: dict[type, type[_Sink]] = {
     k8s.Node: _NodeSink, k8s.Pod: _PodSink,
     k8s.PodDisruptionBudget: _PdbSink, k8s.PriorityClass: _PriorityClassSink,
-    **{kind: _kind_sink(kind) for kind in (k8s.Namespace, k8s.Service, k8s.ReplicaSet,
-                                           k8s.StatefulSet, k8s.ReplicationController,
-                                           k8s.PodGroup, k8s.ElasticQuota,
-                                           k8s.AppGroup, k8s.NetworkTopology,
-                                           k8s.NodeResourceTopology)},
 }
 
 
-#: Every resource an informer may watch, by its name (`ResourceSpec.name`).
-SPECS: dict[str, ResourceSpec] = {spec.name: spec for spec in (
-    *ALL_RESOURCES, POD_GROUPS, ELASTIC_QUOTAS, APP_GROUPS, NETWORK_TOPOLOGIES,
-    NODE_RESOURCE_TOPOLOGIES)}
+def specs() -> dict[str, ResourceSpec]:
+    """Every resource an informer may watch, by its name (`ResourceSpec.name`): kube-scheduler's
+    and those of every registered plugin (read when asked: a plugin registered later counts)."""
+    return {spec.name: spec for spec in (*ALL_RESOURCES, *registry.WATCHED.values())}
 
 
 def sink_for(spec: ResourceSpec, state: ClusterState) -> _Sink:
     """How `spec`'s objects reach `state`: the sink an `Informer` of that resource applies
-    watch events and relists through (a recording's replay feeds the state the same way)."""
-    return _SINKS[spec.kind](state)
+    watch events and relists through (a recording's replay feeds the state the same way).
+    Namespaces, Services, controllers and plugins' resources go through
+    `ClusterState.apply/delete/replace` by kind."""
+    sink = _SINKS.get(spec.struct)
+    if sink is None:
+        sink = _SINKS[spec.struct] = _kind_sink(spec.struct)
+    return sink(state)
 
 
 def apply_change(sink: _Sink, change: str, payload: Any = None) -> None:
@@ -338,7 +302,7 @@ class Informer:
         self.client = client
         self.state = state
         self.spec = spec
-        self.sink = _SINKS[spec.kind](state)
+        self.sink = sink_for(spec, state)
         self.counters = counters or Counters()
         self.page_limit = page_limit
         self.watch_timeout = watch_timeout
@@ -417,7 +381,7 @@ class Informer:
         token, rv = "", ""
         while True:
             page = await self.client.list(
-                self.spec.path, self.spec.kind, limit=self.page_limit, continue_token=token,
+                self.spec.path, self.spec.struct, limit=self.page_limit, continue_token=token,
                 field_selector=self.spec.field_selector,
             )
             rv = rv or page.resource_version  # every page carries the first page's version
@@ -449,7 +413,7 @@ class Informer:
             self.counters.on_watch(self.spec.name)
         try:
             events = self.client.watch(
-                self.spec.path, self.spec.kind, resource_version=self.resource_version,
+                self.spec.path, self.spec.struct, resource_version=self.resource_version,
                 timeout_seconds=random.randint(self.watch_timeout, 2 * self.watch_timeout),
                 field_selector=self.spec.field_selector, on_open=opened,
             )

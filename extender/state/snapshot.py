@@ -16,11 +16,13 @@ from typing import Any
 import msgspec
 import yaml
 
+from extender.engine import registry
 from extender.engine.cluster import Clock, ClusterState
 from extender.model import k8s
 from extender.model.quantity import QuantityError
 
-_KINDS = k8s.KINDS
+#: What a snapshot's objects may be (kube-scheduler's kinds and the plugins' resources).
+_KINDS = registry.KINDS
 
 
 class SnapshotError(ValueError):

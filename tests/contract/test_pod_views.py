@@ -1,5 +1,5 @@
 """A workload's replica takes a recent replica's view, rebound to its identity
-(`PodView.rebound`, `api.verb.pod_from_raw`): it must be the view built from scratch."""
+(`PodView.rebound`, `api.reading.pod_from_raw`): it must be the view built from scratch."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from bench.generate import make_pod
 from conformance.generate import case
 from extender import wire
-from extender.api import verb
+from extender.api import reading
 from extender.model.pod import PodView
 
 
@@ -58,7 +58,7 @@ def _replicas(seed: int) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("seed", range(40))
 def test_a_rebound_view_is_the_view_built_afresh(seed: int) -> None:
     first, second = (wire.decode_pod(msgspec.json.encode(p)) for p in _replicas(seed))
-    assert verb.pod_signature(first) == verb.pod_signature(second)
+    assert reading.pod_signature(first) == reading.pod_signature(second)
     fresh = PodView.from_k8s(second)
     rebound = PodView.from_k8s(first).rebound(second.metadata)
     assert _slots(rebound) == _slots(fresh)
@@ -67,11 +67,11 @@ def test_a_rebound_view_is_the_view_built_afresh(seed: int) -> None:
 
 
 def test_the_second_replica_takes_the_first_ones_view() -> None:
-    verb._recent_pods.clear()
-    verb._views_by_spec.clear()
+    reading._recent_pods.clear()
+    reading._views_by_spec.clear()
     first, second = (msgspec.json.encode(p) for p in _replicas(1))
-    view1, sig1 = verb.pod_from_raw(msgspec.Raw(first), b"{}")
-    view2, sig2 = verb.pod_from_raw(msgspec.Raw(second), b"{}")
-    assert sig1 == sig2 and len(verb._views_by_spec) == 1
+    view1, sig1 = reading.pod_from_raw(msgspec.Raw(first), b"{}")
+    view2, sig2 = reading.pod_from_raw(msgspec.Raw(second), b"{}")
+    assert sig1 == sig2 and len(reading._views_by_spec) == 1
     assert view2.uid != view1.uid and view2.requests is view1.requests  # shared, not rebuilt
     assert _slots(view2) == _slots(PodView.from_k8s(wire.decode_pod(second)))

@@ -19,6 +19,7 @@ from extender.api.app import create_app
 from extender.api.replay import ReplayReport, replay, replay_file
 from extender.api.rowreply import REPLIES_PER_LIST
 from extender.api.runtime import Runtime
+from extender.engine import registry
 from extender.model import k8s
 from extender.state import recording
 from extender.state.recorder import Recorder, raw
@@ -106,7 +107,7 @@ def test_recording_holds_the_exact_bytes_in_order(session) -> None:
 
 def test_typed_objects_decode_back_to_the_identical_struct() -> None:
     for kind, typed in typed_objects(CLUSTER):
-        model = k8s.KINDS[kind]
+        model = registry.KINDS[kind]
         as_model = msgspec.convert(msgspec.to_builtins(typed), model)
         assert k8s.decoder(model).decode(raw(typed)) == as_model
 

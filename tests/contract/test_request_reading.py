@@ -1,5 +1,5 @@
 """Reading filter/prioritize bodies through the real app: a remembered NodeNames list split off
-the end of a body (`RowReplies.split`) and a pod recognised by its bytes (`verb.pod_from_raw`)
+the end of a body (`RowReplies.split`) and a pod recognised by its bytes (`reading.pod_from_raw`)
 give exactly the reply a cold server gives for the same bytes, odd bodies included.
 """
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from extender.api import rowreply, verb
+from extender.api import reading, rowreply
 from extender.api.app import create_app
 from extender.api.runtime import Runtime
 from extender.engine.evaluate import DEFAULT_POLICY, cluster_from_objects
@@ -46,8 +46,8 @@ class Server:
 
 
 def cold(seed: int, path: str, body: bytes) -> tuple[int, object]:
-    verb._recent_pods.clear()
-    verb._views_by_spec.clear()
+    reading._recent_pods.clear()
+    reading._views_by_spec.clear()
     return Server(seed).post(path, body)
 
 
@@ -82,8 +82,8 @@ def test_warm_replies_equal_cold_ones(seed, splits):
     for path, body, reply in sent:
         # Again, warm: the list and the pod are remembered now.
         assert server.post(path, body) == reply
-    verb._recent_pods.clear()
-    verb._views_by_spec.clear()
+    reading._recent_pods.clear()
+    reading._views_by_spec.clear()
     for path, body, reply in sent[:4]:
         assert cold(seed, path, body) == reply
     assert any(splits)
@@ -144,7 +144,7 @@ def test_a_retried_pods_signature_ignores_its_false_conditions() -> None:
 
     def signature(status: dict) -> bytes:
         pod = {**pending_pod(0, 1), "status": status}
-        return verb.pod_signature(k8s.decoder(k8s.Pod).decode(compact(pod)))
+        return reading.pod_signature(k8s.decoder(k8s.Pod).decode(compact(pod)))
 
     first = signature({"phase": "Pending", "qosClass": "Burstable"})
     retried = [signature({"phase": "Pending", "conditions": [

@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 from extender.api.app import create_app
 from extender.api.runtime import Runtime
 from extender.engine.evaluate import read_metrics
+from extender.engine.plugins.trimaran.store import AssignmentStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.state.binder import SnapshotBinder
@@ -102,7 +103,7 @@ def test_targetloadpacking_counts_a_pod_bound_after_the_metrics_window() -> None
                                            "PodUID": "uid-default-burst", "Node": "worker-a1"})
         assert bound.json() == {"Error": ""}
         assert prioritize(client) == scores(2, 1)
-    assert [pod.name for _, pod in state.recent_assignments("worker-a1")] == ["burst"]
+    assert [pod.name for _, pod in state.store(AssignmentStore).recent("worker-a1")] == ["burst"]
 
 
 def test_loadvariationriskbalancing_and_lowriskovercommitment_through_prioritize() -> None:

@@ -46,6 +46,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from extender.engine import registry
 from extender.engine.cluster import ClusterState
 from extender.engine.evaluate import cluster_from_objects, evaluate
 from extender.engine.framework import Code, CycleState, FilterState, Status
@@ -681,7 +682,7 @@ def _ordered(objects: Mapping[tuple, Obj]) -> list[Obj]:
 
 def _apply(state: ClusterState, objects: dict[tuple, Obj], obj: Obj) -> None:
     objects[_obj_key(obj)] = obj
-    state.apply(obj["kind"], k8s.convert(obj, k8s.KINDS[obj["kind"]]))
+    state.apply(obj["kind"], k8s.convert(obj, registry.KINDS[obj["kind"]]))
 
 
 def _delete(state: ClusterState, objects: dict[tuple, Obj], key: tuple[str, str, str]) -> None:

@@ -7,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.model import k8s
 from extender.model.resources import Resources
 from extender.model.scheduling import POD_GROUP_LABEL
@@ -98,5 +100,5 @@ def test_incremental_quota_use_and_membership_equal_a_recount(ops: list[tuple]) 
         else:
             state.apply_node(_node(step[1]))
         for ns in NAMESPACES:
-            assert state.quota_used(ns) == _expected_used(state, ns)
-    assert state.group_members == _expected_members(state, live)
+            assert state.store(QuotaStore).used(ns) == _expected_used(state, ns)
+    assert state.store(PodGroupStore).members == _expected_members(state, live)

@@ -11,6 +11,7 @@ from extender.engine.evaluate import cluster_from_objects
 from extender.engine.framework import CycleState
 from extender.engine.plugins.node_resource_topology import NodeResourceTopologyMatch
 from extender.engine.plugins.node_resource_topology.args import NodeResourceTopologyMatchArgs
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.engine.runner import run_filters
@@ -65,7 +66,7 @@ def test_a_pod_bound_by_the_extender_counts_until_the_next_report() -> None:
     newer = [("node-0", [(CPU, "4", "1"), (MEMORY, "8Gi", "7Gi")], None), ZONES[1]]
     state.apply("NodeResourceTopology", k8s.convert(
         nrt("n1", newer, POLICY, resource_version="2"), k8s.NodeResourceTopology))
-    assert state.topology_reservations("n1") == ()
+    assert state.store(TopologyStore).reservations("n1") == ()
     assert verdict(state, second) is None
 
 
@@ -83,9 +84,9 @@ def test_reservations_are_taken_from_every_cell_and_floored_at_zero() -> None:
     state = cluster()
     bind(state, guaranteed("big", {CPU: "3", MEMORY: "1Gi"}))
     bind(state, guaranteed("bigger", {CPU: "3", MEMORY: "1Gi"}))
-    view = state.node_topology("n1")
+    view = state.store(TopologyStore).node_topology("n1")
     assert view is not None
-    cells = view.with_reserved(state.topology_reservations("n1"))
+    cells = view.with_reserved(state.store(TopologyStore).reservations("n1"))
     # 4 - 3 = 1, then 1 < 3: "cannot decrement resource", zeroed (upstream logs and zeroes).
     assert [units(c.resources[CPU]) for c in cells] == [0, 0]
     assert [c.resources[MEMORY] for c in cells] == [6 * 2**30 * 10**9] * 2
@@ -102,9 +103,9 @@ def test_resource_store_update() -> None:
     bind(state, pod("pod-0", [container("cnt-0", {CPU: "16", MEMORY: "4Gi", NIC: "2"}),
                               container("cnt-1", {CPU: "2", MEMORY: "2Gi"})], namespace="ns-0"),
          node="node")
-    view = state.node_topology("node")
+    view = state.store(TopologyStore).node_topology("node")
     assert view is not None
-    cells = view.with_reserved(state.topology_reservations("node"))
+    cells = view.with_reserved(state.store(TopologyStore).reservations("node"))
     assert [units(c.resources[CPU]) for c in cells] == [2, 2]
     assert [units(c.resources[MEMORY]) for c in cells] == [26 * 2**30] * 2
     assert NIC not in cells[0].resources
@@ -115,26 +116,26 @@ def test_the_effective_request_is_reserved_init_containers_included() -> None:
     state = cluster()
     bind(state, pod("p", [container("a", {CPU: "1"}), container("b", {CPU: "1"})],
                     [container("init", {CPU: "3", MEMORY: "1Gi"})]))
-    (reserved,) = state.topology_reservations("n1")
+    (reserved,) = state.store(TopologyStore).reservations("n1")
     assert reserved == {CPU: 3 * 10**9, MEMORY: 2**30 * 10**9}  # max(Σ app, largest init)
 
 
 def test_only_nodes_with_a_report_keep_reservations() -> None:
     state = cluster_from_objects([node_for("bare", ZONES)])
     bind(state, guaranteed("p", {CPU: "1", MEMORY: "1Gi"}), node="bare")
-    assert state.topology_reserved == {}
+    assert state.store(TopologyStore).reserved == {}
 
 
 def test_deleting_or_relisting_away_the_report_drops_reservations() -> None:
     state = cluster()
     bind(state, guaranteed("p", {CPU: "1", MEMORY: "1Gi"}))
-    assert state.topology_reservations("n1")
+    assert state.store(TopologyStore).reservations("n1")
     state.replace("NodeResourceTopology", [])
-    assert state.node_topology("n1") is None and state.topology_reservations("n1") == ()
+    assert state.store(TopologyStore).node_topology("n1") is None and state.store(TopologyStore).reservations("n1") == ()
     state = cluster()
     bind(state, guaranteed("p", {CPU: "1", MEMORY: "1Gi"}))
     state.delete("NodeResourceTopology", "", "n1")
-    assert state.topology_reserved == {}
+    assert state.store(TopologyStore).reserved == {}
 
 
 def test_a_relist_of_the_same_report_keeps_reservations() -> None:
@@ -142,7 +143,7 @@ def test_a_relist_of_the_same_report_keeps_reservations() -> None:
     bind(state, guaranteed("p", {CPU: "1", MEMORY: "1Gi"}))
     same = k8s.convert(nrt("n1", ZONES, POLICY, resource_version="1"), k8s.NodeResourceTopology)
     state.replace("NodeResourceTopology", [same])
-    assert len(state.topology_reservations("n1")) == 1
+    assert len(state.store(TopologyStore).reservations("n1")) == 1
 
 
 def test_scores_read_the_reduced_cells() -> None:
@@ -175,7 +176,7 @@ def test_snapshots_carry_node_resource_topologies(tmp_path) -> None:  # type: ig
     path.write_text(json.dumps({"kind": "List", "items": [
         node_for("n1", ZONES), nrt("n1", ZONES, POLICY, resource_version="7")]}))
     state = load_snapshot(path)
-    view = state.node_topology("n1")
+    view = state.store(TopologyStore).node_topology("n1")
     assert view is not None and view.resource_version == "7"
     assert verdict(state, guaranteed("big", {CPU: "5", MEMORY: "1Gi"})) == "cannot align container"
 

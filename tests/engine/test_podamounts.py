@@ -14,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import generate as g
+from extender.engine import registry
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.model import k8s
 from extender.model.pod import PodView, _host_ports
 from extender.model.podamounts import PodAmounts, _reference, derived_load, pod_amounts
@@ -220,8 +223,8 @@ def _state_totals(state: ClusterState) -> Any:
         {uid: (_view_fields(p), p.node_name, p.namespace, p.name) for uid, p in state.pods.items()},
         {name: (info.requested, info.non_zero_cpu, info.non_zero_memory, sorted(info.pods))
          for name, info in state.nodes.items()},
-        {ns: used for ns, used in state.namespace_used.items()},
-        state.group_members,
+        {ns: used for ns, used in state.store(QuotaStore).namespace_used.items()},
+        state.store(PodGroupStore).members,
     )
 
 
@@ -233,8 +236,8 @@ def test_a_snapshot_loads_as_each_object_applied_in_turn(tmp_path: Path, bench_c
     loaded = load_snapshot(path)
     applied = ClusterState()
     for item in bench_cluster["items"]:
-        if item["kind"] in k8s.KINDS:
-            applied.apply(item["kind"], k8s.convert(item, k8s.KINDS[item["kind"]]))
+        if item["kind"] in registry.KINDS:
+            applied.apply(item["kind"], k8s.convert(item, registry.KINDS[item["kind"]]))
     assert _state_totals(loaded) == _state_totals(applied)
     # Leading blanks, and a top-level array, take the same path.
     path.write_bytes(b" \n\t" + msgspec.json.encode(bench_cluster["items"]))
@@ -262,8 +265,8 @@ def test_pages_behind_the_load_are_released(tmp_path: Path, bench_cluster, monke
     path.write_bytes(msgspec.json.encode(nested))
     applied = ClusterState()
     for item in bench_cluster["items"]:
-        if item["kind"] in k8s.KINDS:
-            applied.apply(item["kind"], k8s.convert(item, k8s.KINDS[item["kind"]]))
+        if item["kind"] in registry.KINDS:
+            applied.apply(item["kind"], k8s.convert(item, registry.KINDS[item["kind"]]))
     assert _state_totals(load_snapshot(path)) == _state_totals(applied)
     assert len(released) > 100
     assert released[-1][1] <= path.stat().st_size

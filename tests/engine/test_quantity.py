@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from extender.model.quantity import (
@@ -484,9 +484,18 @@ def test_sign_symmetry(text: str) -> None:
 
 @given(valid_texts)
 def test_canonical_form_round_trips(text: str) -> None:
+    # Past what int64 holds, apimachinery's canonical form has no suffix for the exponent
+    # (1000E is written "1", as Go writes it: `test_no_suffix_past_exa`), so it round-trips
+    # only below that.
+    assume(abs(_parse_text(text)) < 2**63)
     canonical = format_quantity(text)
     assert _parse_text(canonical) == _parse_text(text)
     assert format_quantity(canonical, quantity_format(text)) == canonical
+
+
+def test_no_suffix_past_exa() -> None:
+    assert format_quantity("999E") == "999E"
+    assert format_quantity("1000E") == "1"  # exponent 21: no suffix, and Go emits none
 
 
 @given(valid_texts, st.text(alphabet=" \t\n\r\v\f\u00a0\u3000", max_size=3),

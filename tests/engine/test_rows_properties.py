@@ -8,14 +8,13 @@ the rows, and after a node's pods or its view change under a memoised value.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extender.engine.framework import NOT_VECTORISED, CycleState
+from extender.engine.abilities import find_abilities
+from extender.engine.framework import NOT_VECTORISED, CycleState, Profile
 from extender.engine.nodetable import NodeTable
 from extender.engine.rows import filter_rows, row_extender_scores, row_totals, score_rows
 from extender.engine.runner import extender_scores, run_filters, run_scores, score_totals
@@ -106,7 +105,7 @@ def test_filter_rows_follows_pod_and_node_changes(workload, data):
 @given(plugin=plugins(), cluster=clusters(), order_seed=st.randoms(use_true_random=False))
 def test_score_rows_equals_score(plugin, cluster, order_seed):
     pod, infos, ctx = cluster
-    fast = getattr(plugin, "score_rows", None)
+    fast = find_abilities(plugin).scores_rows
     if fast is None:
         return
     table = table_of(infos)
@@ -115,7 +114,7 @@ def test_score_rows_equals_score(plugin, cluster, order_seed):
     chosen = [infos[i] for i in order]
     rows = table.rows([info.node.name for info in chosen])
     for _ in range(2):
-        got = fast(CycleState(), pod, table, rows, ctx)
+        got = fast.score_rows(CycleState(), pod, table, rows, ctx)
         expected = plugin.score(CycleState(), pod, chosen, ctx)
         if got is NOT_VECTORISED:
             continue
@@ -131,11 +130,11 @@ def test_score_rows_equals_score(plugin, cluster, order_seed):
        cluster=clusters())
 def test_runner_score_rows_equals_run_scores(scorers, cluster):
     pod, infos, ctx = cluster
-    prof = SimpleNamespace(scorers=scorers)
+    prof = Profile((), tuple(scorers), None, None)
     table = table_of(infos)
     rows = table.rows([info.node.name for info in infos])
-    expected = run_scores(prof, pod, infos, ctx)  # type: ignore[arg-type]
-    got = score_rows(prof, pod, rows, table, ctx)  # type: ignore[arg-type]
+    expected = run_scores(prof, pod, infos, ctx)
+    got = score_rows(prof, pod, rows, table, ctx)
     assert [(r.name, r.weight, r.scores.tolist()) for r in got] == [
         (r.name, r.weight, r.scores) for r in expected]
     assert row_extender_scores(got, len(infos)).tolist() == extender_scores(expected, len(infos))

@@ -110,7 +110,6 @@ class Ctx:
     """The part of `ClusterContext` the node-local scorers read; no load metrics."""
 
     node_metrics = None
-    assignments: dict[str, dict] = {}
 
     def __init__(self, infos: Sequence[NodeInfo], extra_nodes: int, nominated: dict[str, int]):
         self.total = len(infos) + extra_nodes

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.kube.client import KubeClient
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
@@ -35,20 +36,20 @@ async def test_reports_are_watched_and_flush_reservations(
             assert await live.wait_synced(5)
             assert "noderesourcetopologies" in live.informers
             state = live.state
-            view = state.node_topology("n1")
+            view = state.store(TopologyStore).node_topology("n1")
             assert view is not None and view.manager.policy == "single-numa-node"
             pending = PodView.from_k8s(k8s.convert(guaranteed("p", {"cpu": "3", "memory": "1Gi"}),
                                                    k8s.Pod))
             state.assume(pending, "n1", 30.0)  # what a bind does
-            assert len(state.topology_reservations("n1")) == 1
+            assert len(state.store(TopologyStore).reservations("n1")) == 1
             apiserver.update("NodeResourceTopology", "", "n1",
                              lambda o: o["zones"][0]["resources"][0].update(available="1"))
-            await eventually(lambda: not state.topology_reservations("n1"),
+            await eventually(lambda: not state.store(TopologyStore).reservations("n1"),
                              what="the new report supersedes the reservation")
-            view = state.node_topology("n1")
+            view = state.store(TopologyStore).node_topology("n1")
             assert view is not None and view.cells[0].resources["cpu"] == 10**9
             apiserver.delete("NodeResourceTopology", "", "n1")
-            await eventually(lambda: state.node_topology("n1") is None, what="report deleted")
+            await eventually(lambda: state.store(TopologyStore).node_topology("n1") is None, what="report deleted")
         finally:
             await live.stop()
 

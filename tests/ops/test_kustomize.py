@@ -370,10 +370,10 @@ def test_gang_quota_ships_the_scheduler_plugins_crds() -> None:
 
 
 def test_gang_quota_crds_match_what_the_informer_watches() -> None:
-    from extender.state.informer import PLUGIN_RESOURCES
+    from extender.engine.registry import WATCHED
 
     crds = {crd["metadata"]["name"]: crd for crd in _crds().values()}
-    specs = {spec for resources in PLUGIN_RESOURCES.values() for spec in resources
+    specs = {spec for spec in WATCHED.values()
              if spec.component == "gang-quota"}
     assert {spec.crd for spec in specs} == set(crds)
     for spec in specs:
@@ -412,13 +412,13 @@ def test_gang_quota_crd_schemas_accept_upstream_objects(kind: str, good: dict[st
 ], ids=["second-scheduler", "sidecar", "sidecar-gang-quota-first", "extender-service"])
 def test_gang_quota_lets_the_extender_read_podgroups_and_elasticquotas(
         components: tuple[str, ...]) -> None:
-    from extender.state.informer import PLUGIN_RESOURCES
+    from extender.engine.registry import WATCHED
 
     from .test_manifests import _allowed, _service_account, informer_collection
 
     docs = compose(*components)
     account = _service_account(docs, "extender")
-    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources
+    for spec in (s for s in WATCHED.values()
                  if s.component == "gang-quota"):
         group, resource = informer_collection(spec.path)
         for verb in ("get", "list", "watch"):
@@ -458,10 +458,10 @@ def test_network_aware_ships_the_diktyo_crds() -> None:
 
 
 def test_network_aware_crds_match_what_the_informer_watches() -> None:
-    from extender.state.informer import PLUGIN_RESOURCES
+    from extender.engine.registry import WATCHED
 
     crds = {crd["metadata"]["name"]: crd for crd in _network_crds().values()}
-    specs = {spec for resources in PLUGIN_RESOURCES.values() for spec in resources
+    specs = {spec for spec in WATCHED.values()
              if spec.component == "network-aware"}
     assert {spec.crd for spec in specs} == set(crds)
     for spec in specs:
@@ -504,13 +504,13 @@ def test_network_aware_crd_schemas_accept_upstream_objects(kind: str, good: dict
 ], ids=["second-scheduler", "sidecar-with-gang-quota", "extender-service"])
 def test_network_aware_lets_the_extender_read_appgroups_and_networktopologies(
         components: tuple[str, ...]) -> None:
-    from extender.state.informer import PLUGIN_RESOURCES
+    from extender.engine.registry import WATCHED
 
     from .test_manifests import _allowed, _service_account, informer_collection
 
     docs = compose(*components)
     account = _service_account(docs, "extender")
-    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources
+    for spec in (s for s in WATCHED.values()
                  if s.component == "network-aware" or s.component in components):
         group, resource = informer_collection(spec.path)
         for verb in ("get", "list", "watch"):
@@ -538,7 +538,7 @@ def _numa_crd() -> dict[str, Any]:
 
 
 def test_numa_ships_the_node_resource_topology_crd_the_informer_watches() -> None:
-    from extender.state.informer import PLUGIN_RESOURCES
+    from extender.engine.registry import WATCHED
 
     crd = _numa_crd()
     spec = crd["spec"]
@@ -546,7 +546,7 @@ def test_numa_ships_the_node_resource_topology_crd_the_informer_watches() -> Non
     assert crd["metadata"]["name"] == f"{spec['names']['plural']}.{spec['group']}"
     (version,) = spec["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1alpha2", True, True)
-    (watched,) = [s for resources in PLUGIN_RESOURCES.values() for s in resources
+    (watched,) = [s for s in WATCHED.values()
                   if s.component == "numa"]
     assert watched.crd == crd["metadata"]["name"]
     assert watched.path == f"/apis/{spec['group']}/{version['name']}/{spec['names']['plural']}"
@@ -579,13 +579,13 @@ def test_numa_crd_schema_accepts_an_agent_report() -> None:
 ], ids=["second-scheduler", "sidecar-with-gang-quota", "extender-service"])
 def test_numa_lets_the_extender_read_node_resource_topologies(
         components: tuple[str, ...]) -> None:
-    from extender.state.informer import PLUGIN_RESOURCES
+    from extender.engine.registry import WATCHED
 
     from .test_manifests import _allowed, _service_account, informer_collection
 
     docs = compose(*components)
     account = _service_account(docs, "extender")
-    for spec in (s for resources in PLUGIN_RESOURCES.values() for s in resources
+    for spec in (s for s in WATCHED.values()
                  if s.component in components):
         group, resource = informer_collection(spec.path)
         for verb in ("get", "list", "watch"):

@@ -27,7 +27,7 @@ from extender.model import k8s
 from extender.model.pod import PodView
 from extender.serve import build_runtime
 from extender.simulator.apimirror import ClusterMirror, normalized
-from extender.simulator.apiserver import RESOURCES, SYNC_HEADER, ApiServer, SyncError, unversioned
+from extender.simulator.apiserver import SYNC_HEADER, ApiServer, SyncError, resources, unversioned
 from extender.simulator.apisync import ExtenderSync
 from extender.simulator.loop import pod_with
 from extender.simulator.workload import ObjectArrival
@@ -186,7 +186,7 @@ async def test_binding_follows_binding_rest(api: ApiServer, tmp_path: Path) -> N
 
 
 def test_every_resource_the_informers_read_is_served(api: ApiServer, tmp_path: Path) -> None:
-    served = {f"{r.prefix}/{r.plural}" for r in RESOURCES.values()}
+    served = {f"{r.prefix}/{r.plural}" for r in resources().values()}
     wanted = {spec.path for spec in resources_for(["Coscheduling", "CapacityScheduling",
                                                    "NetworkOverhead", "NodeResourceTopologyMatch"])}
     assert wanted <= served

@@ -2,7 +2,8 @@
 as the extender's ClusterState does: every member of the `ClusterContext` protocol (a member
 missing from one of them once switched a plugin's input off in the simulator only:
 TargetLoadPacking's recent binds, NodeResourceTopologyMatch's reports, NetworkOverhead's
-unplaced pods), and plugins read no member the protocol does not declare."""
+unplaced pods; the plugins' own data now comes through `store`), and plugins read no member
+the protocol does not declare."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import ClusterContext
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
+from extender.engine.plugins.trimaran.store import AssignmentStore
 from extender.simulator.context import SimContext
 
 ENGINE = Path(__file__).resolve().parents[2] / "extender" / "engine"
@@ -23,8 +26,7 @@ def _protocol_members() -> set[str]:
 
 def test_both_contexts_have_every_member_of_the_protocol() -> None:
     members = _protocol_members()
-    assert {"assignments", "node_topology", "unplaced_pods", "quota_counted", "clock",
-            "app_group", "network_topology", "node_metrics"} <= members
+    assert {"store", "unplaced_pods", "clock", "node_metrics"} <= members
     assert sorted(name for name in members if not hasattr(SimContext, name)) == []
     assert sorted(name for name in members if not hasattr(ClusterState(), name)) == []
 
@@ -40,6 +42,6 @@ def test_the_members_read_the_simulated_state() -> None:
         state = ClusterState()
 
     ctx = SimContext(Sim())
-    assert ctx.assignments is Sim.state.assignments
-    assert ctx.node_topology("n1") is None
+    assert ctx.store(AssignmentStore) is Sim.state.store(AssignmentStore)
+    assert ctx.store(TopologyStore).node_topology("n1") is None
     assert ctx.unplaced_pods() == []

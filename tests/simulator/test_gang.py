@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.model import k8s
@@ -371,5 +372,5 @@ def test_workload_pod_group_without_creation_time_is_stamped(tmp_path):
     sim = Simulation(state, build_profile(parse_policy(gang_policy())),
                      load_workload(write(tmp_path / "workload.json", workload)))
     sim.run()
-    group = sim.state.pod_group("default", "late")
+    group = sim.state.store(PodGroupStore).group("default", "late")
     assert group is not None and group.creation_time == 1_704_067_200.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from extender.engine.cluster import ClusterState
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.model import k8s
@@ -37,7 +38,7 @@ def names(nodes) -> list[str]:
 def test_all_nodes_mode_examines_everything():
     nodes = [node_info(f"n{i}") for i in range(150)]
     algo = algorithm()
-    feasible, _ = algo.find_nodes_that_fit(pod_view("p"), nodes, Nominator())
+    feasible, _ = algo.find_nodes_that_fit(pod_view("p"), nodes, Nominator(), ctx=ClusterState())
     assert len(feasible) == 150
     assert algo.next_start_node_index == 0
 
@@ -46,10 +47,10 @@ def test_adaptive_sampling_walks_round_robin():
     # 200 nodes: numFeasibleNodesToFind = max(200 × 48 // 100, 100) = 100.
     nodes = [node_info(f"n{i:03d}") for i in range(200)]
     algo = algorithm(percentage_of_nodes_to_score=0)
-    first, _ = algo.find_nodes_that_fit(pod_view("a"), nodes, Nominator())
+    first, _ = algo.find_nodes_that_fit(pod_view("a"), nodes, Nominator(), ctx=ClusterState())
     assert names(first) == [f"n{i:03d}" for i in range(100)]
     assert algo.next_start_node_index == 100
-    second, _ = algo.find_nodes_that_fit(pod_view("b"), nodes, Nominator())
+    second, _ = algo.find_nodes_that_fit(pod_view("b"), nodes, Nominator(), ctx=ClusterState())
     assert names(second) == [f"n{i:03d}" for i in range(100, 200)]
     assert algo.next_start_node_index == 0
 
@@ -59,13 +60,13 @@ def test_sampling_counts_rejected_nodes_as_processed():
     # only the processed nodes get a status.
     nodes = [node_info(f"n{i:03d}", unschedulable=i < 50) for i in range(200)]
     algo = algorithm(percentage_of_nodes_to_score=0)
-    feasible, diagnosis = algo.find_nodes_that_fit(pod_view("a"), nodes, Nominator())
+    feasible, diagnosis = algo.find_nodes_that_fit(pod_view("a"), nodes, Nominator(), ctx=ClusterState())
     assert names(feasible) == [f"n{i:03d}" for i in range(50, 150)]
     assert len(diagnosis.statuses) == 50
     assert diagnosis.unschedulable_plugins == {"NodeUnschedulable"}
     assert algo.next_start_node_index == 150
     # Next search starts at n150: 50 feasible to the end, wraps over 50 cordoned, then 50 more.
-    feasible, _ = algo.find_nodes_that_fit(pod_view("b"), nodes, Nominator())
+    feasible, _ = algo.find_nodes_that_fit(pod_view("b"), nodes, Nominator(), ctx=ClusterState())
     assert names(feasible) == [f"n{i:03d}" for i in (*range(150, 200), *range(50, 100))]
     assert algo.next_start_node_index == 100  # (150 + 150 processed) % 200
 
@@ -73,7 +74,7 @@ def test_sampling_counts_rejected_nodes_as_processed():
 def test_without_scoring_the_first_feasible_node_is_enough():
     nodes = [node_info(f"n{i}", unschedulable=i == 0) for i in range(5)]
     algo = algorithm(NO_SCORES)
-    placement = algo.schedule(pod_view("p"), nodes, Nominator(), ctx=None)  # type: ignore[arg-type]
+    placement = algo.schedule(pod_view("p"), nodes, Nominator(), ctx=ClusterState())
     assert placement.node.name == "n1"
     assert algo.next_start_node_index == 2
 
@@ -84,7 +85,7 @@ def test_nominated_node_is_tried_first():
     nominated = pod_view("p")
     nominated = PodView.from_k8s(k8s.convert(
         {**pod("p", "100m", "128Mi"), "status": {"nominatedNodeName": "c"}}, k8s.Pod))
-    feasible, diagnosis = algo.find_nodes_that_fit(nominated, nodes, Nominator())
+    feasible, diagnosis = algo.find_nodes_that_fit(nominated, nodes, Nominator(), ctx=ClusterState())
     assert names(feasible) == ["c"]
     assert not diagnosis.statuses
 
@@ -94,10 +95,10 @@ def test_nominated_pods_reserve_room_for_equal_or_higher_priority():
     nominator = Nominator()
     nominator.add(pod_view("reserved", "1500m", priority=10), "a")
     algo = algorithm()
-    low, _ = algo.find_nodes_that_fit(pod_view("low", "1", priority=5), nodes, nominator)
+    low, _ = algo.find_nodes_that_fit(pod_view("low", "1", priority=5), nodes, nominator, ctx=ClusterState())
     assert names(low) == ["b"]
     # A higher-priority pod ignores the reservation of a lower one.
-    high, _ = algo.find_nodes_that_fit(pod_view("high", "1", priority=20), nodes, nominator)
+    high, _ = algo.find_nodes_that_fit(pod_view("high", "1", priority=20), nodes, nominator, ctx=ClusterState())
     assert names(high) == ["a", "b"]
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from extender.cli import main
+from extender.engine.plugins.trimaran.store import AssignmentStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.model.loadmetrics import WatcherMetrics, watcher_metrics
@@ -290,7 +291,7 @@ def test_binds_are_recent_assignments_at_virtual_unix_time(tmp_path):
 
     def spy(pod, nodes, nominator, ctx, *args):  # type: ignore[no-untyped-def]
         seen.append(sorted((t, p.name) for n in ("n1", "n2")
-                           for t, p in ctx.recent_assignments(n)))
+                           for t, p in ctx.store(AssignmentStore).recent(n)))
         return schedule(pod, nodes, nominator, ctx, *args)
 
     sim.algorithm.schedule = spy  # type: ignore[method-assign]

@@ -34,6 +34,7 @@ from itertools import repeat
 
 import numpy as np
 
+from extender.engine.filters.fit_kernel import table_columns
 from extender.engine.framework import ClusterContext, Code, Status
 from extender.engine.nodetable import NodeTable, RowMemo
 from extender.engine.preemption.columns import COUNT_LIMIT, PRIORITY_LIMIT, PodColumns
@@ -158,8 +159,9 @@ def vet_batch(fast: FastPath, names: Sequence[str], uids: Sequence[str],
 def _vet(fast: FastPath, names: Sequence[str], uids: Sequence[str], lengths: Sequence[int],
          state: ClusterContext, columns: PodColumns, slow: SlowPath) -> BatchOutcome | None:
     priority = fast.priority
+    request = fast.request
     if (len(uids) >= COUNT_LIMIT or not -PRIORITY_LIMIT < priority < PRIORITY_LIMIT
-            or any(amount >= PRIORITY_LIMIT for _, amount in fast.needs)
+            or any(amount >= PRIORITY_LIMIT for _, amount in request.needs)
             or (fast.prefix and fast.key is None)):
         return None
     table = columns.table
@@ -227,8 +229,7 @@ def _vet(fast: FastPath, names: Sequence[str], uids: Sequence[str], lengths: Seq
             live_rows = rows[live]
 
     # Free amounts with the proposal gone (only read for live nodes, whose UIDs are all valid).
-    alloc = (table.alloc_cpu, table.alloc_memory, table.alloc_ephemeral)
-    requested = (table.req_cpu, table.req_memory, table.req_ephemeral)
+    alloc, requested = table_columns(table)
     amounts = (columns.cpu, columns.memory, columns.ephemeral)
     free_pods = table.alloc_pods[live_rows] - table.pod_count[live_rows]
     proposed = length[live]
@@ -241,9 +242,7 @@ def _vet(fast: FastPath, names: Sequence[str], uids: Sequence[str], lengths: Seq
     if fast.fit is None:
         fits = np.ones(len(live), dtype=bool)
     else:
-        fits = free_pods + proposed >= 1
-        for d, amount in fast.needs:
-            fits &= with_proposal[d] >= amount
+        fits = request.fits_columns(free_pods + proposed, with_proposal)
 
     # The pod fits without the proposal's victims... or with none at all.
     empty = fits & (proposed == 0)
@@ -261,21 +260,16 @@ def _vet(fast: FastPath, names: Sequence[str], uids: Sequence[str], lengths: Seq
         short_nodes = live[short]
         short_rows = live_rows[short]
         short_free = [with_proposal[d][short] for d in range(3)]
-        # NodeResourcesFit's code: a request that fails and exceeds the whole allocatable.
-        beyond = np.zeros(len(short_nodes), dtype=bool)
-        for d, amount in fast.needs:
-            beyond |= (short_free[d] < amount) & (alloc[d][short_rows] < amount)
-        # Worded per pattern of failures (`FastPath.unresolvable_drop`): the nodes of a
-        # pattern already worded take its words; the first of another words it.
-        pattern = (free_pods[short] + proposed[short] < 1).astype(np.int64)
-        for d, amount in fast.needs:
-            pattern |= (short_free[d] < amount).astype(np.int64) << (d + 1)
+        # NodeResourcesFit's code (`beyond`: a request that fails and exceeds the whole
+        # allocatable), worded per pattern of failures (`FastPath.unresolvable_drop`): the
+        # nodes of a pattern already worded take its words; the first of another words it.
+        pattern, beyond = request.shortfall_columns(
+            free_pods[short] + proposed[short], short_free,
+            {d: alloc[d][short_rows] for d in request.dims})
         worded = fast.worded
         for k in np.flatnonzero(beyond).tolist():
             i = int(short_nodes[k])
-            bits = int(pattern[k])
-            words = worded.get((bool(bits & 1), tuple(d for d, _ in fast.needs
-                                                      if bits >> (d + 1) & 1)))
+            words = worded.get(int(pattern[k]))
             if words is not None:
                 drops[i] = (DropReason.UNRESOLVABLE, words)
                 continue
@@ -361,13 +355,13 @@ def _complete(fast: FastPath, columns: PodColumns, nodes: np.ndarray, rows: np.n
     node_rows = rows[nodes]
     usable = columns.ensure_plans(node_rows, fast.priority, fast.epoch, fast.now, fast.plan_of)
     size = columns.plan_size[node_rows]
-    slots = free_pods + size - 1
+    request = fast.request
+    slots = request.spare_slots(free_pods + size)
     ok = usable & columns.row_exact[node_rows] & (size > 0) & (slots >= 0)
-    rooms = []
-    for d, amount in fast.needs:
-        room = free[d] + columns.plan_total[d][node_rows] - amount
+    # Free with every potential victim gone (the plan's totals), less the pod's requests.
+    rooms = request.rooms({d: free[d] + columns.plan_total[d][node_rows] for d in request.dims})
+    for _, room in rooms:
         ok &= room >= 0
-        rooms.append((d, room))
     if not ok.all():
         undecided[nodes[~ok]] = True
         nodes, node_rows, size, slots = nodes[ok], node_rows[ok], size[ok], slots[ok]

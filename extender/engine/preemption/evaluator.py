@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from extender.engine.abilities import RestoresRejectedState
 from extender.engine.args import DefaultPreemptionArgs
 from extender.engine.framework import ClusterContext, Code, Profile, Status
 from extender.engine.preemption.pdb import PdbIndex
@@ -170,14 +171,14 @@ def dry_run_filters(filters: FilterPass, post_filter: object, pod: PodView,
     if rejection is None:
         return filters
     entries = list(filters.entries)
-    name = getattr(post_filter, "name", "")
-    restore = getattr(post_filter, "rejected_pre_filter_state", None)
-    if restore is not None and rejection.plugin == name:
-        data = restore(pod, ctx)
+    # A runtime Protocol check, on this path only: after a PreFilter rejection.
+    if isinstance(post_filter, RestoresRejectedState) and rejection.plugin == post_filter.name:
+        name = post_filter.name
+        data = post_filter.rejected_pre_filter_state(pod, ctx)
         if data is not None:
             filters.state.write(name, data)
             entries.append(_Prepared(name, False, data, True))
-    return FilterPass(filters.pod, filters.state, entries)
+    return FilterPass(filters.pod, filters.state, entries, pre_filter_ran=filters.pre_filter_ran)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,10 +30,12 @@ holds the two to the same outcome).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from extender.engine.filters import node_resources_fit
+from extender.engine.abilities import PluginAbilities
+from extender.engine.filters.fit_kernel import FitRequest, amounts_of
+from extender.engine.filters.node_resources_fit import NAME as _FIT
+from extender.engine.filters.node_resources_fit import FitCheck
 from extender.engine.framework import ClusterContext, Code, NodeCheck, Status
 from extender.engine.preemption.epoch import DEPENDS, OVERDRAWS, PdbEpoch
 from extender.engine.preemption.memo import PreemptionMemo
@@ -46,7 +48,6 @@ from extender.engine.preemption.outcome import (
     describe,
 )
 from extender.engine.preemption.plans import NodePlan, reprieve
-from extender.engine.preemption.plugins import DefaultPreemption
 from extender.engine.preemption.victims import Victims, nominated_ahead
 from extender.engine.runner import FilterPass, node_fits
 from extender.model.node import Signature, signature
@@ -59,21 +60,15 @@ SlowPath = Callable[[NodeInfo, list[PodView], Sequence[PodView]], Verdict]
 _MISSING = object()
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
-#: NodeResourcesFit's prepared check, whose rule the arithmetic here restates. Looked up, not
-#: imported: were it renamed, requests would take the straightforward path (and
-#: `test_preemption_fastpath` would say so) rather than the module failing to load.
-_FIT = node_resources_fit.NAME
-_FIT_CHECK: type | None = getattr(node_resources_fit, "_FitCheck", None)
 
-
-def fit_after_node_only(filters: FilterPass, pod: PodView) -> tuple[int, NodeCheck | None] | None:
+def fit_after_node_only(filters: FilterPass, pod: PodView) -> tuple[int, FitCheck | None] | None:
     """(how many leading checks are node-only, NodeResourcesFit's check or None) when the pass
     is exactly those checks followed by at most NodeResourcesFit's own stateless check, and
     the pod requests no extended resource; None otherwise. Such a pass's verdict on a node is
     the node-only verdict (its view's), then Fit's on the node's free amounts and pod count:
-    arithmetic, which the preempt verb's fast path and the simulator's dry runs rely on."""
-    if filters.rejection is not None or filters.has_extensions or pod.requests.scalar \
-            or _FIT_CHECK is None:
+    `fit_kernel`'s arithmetic (the check's `request`), which the preempt verb's fast path and
+    the simulator's dry runs rely on."""
+    if filters.rejection is not None or filters.has_extensions or pod.requests.scalar:
         return None
     entries = filters.entries
     count = 0
@@ -83,19 +78,20 @@ def fit_after_node_only(filters: FilterPass, pod: PodView) -> tuple[int, NodeChe
     if not rest:
         return count, None
     last = rest[0]
-    if len(rest) > 1 or last.label != _FIT or last.stateful or type(last.check) is not _FIT_CHECK:
+    check = last.check
+    if len(rest) > 1 or last.label != _FIT or last.stateful or not isinstance(check, FitCheck):
         return None
-    return count, last.check
+    return count, check
 
 
 class FastPath:
     """One request's fast path (see the module's docstring)."""
 
-    __slots__ = ("pod", "priority", "now", "memo", "epoch", "prefix", "key", "fit", "needs",
-                 "need", "decided", "worded")
+    __slots__ = ("pod", "priority", "now", "memo", "epoch", "prefix", "key", "fit", "request",
+                 "decided", "worded")
 
     def __init__(self, pod: PodView, now: float, memo: PreemptionMemo, epoch: PdbEpoch,
-                 prefix: list[NodeCheck], key: Signature | None, fit: NodeCheck | None) -> None:
+                 prefix: list[NodeCheck], key: Signature | None, fit: FitCheck | None) -> None:
         self.pod = pod
         self.priority = pod.priority
         self.now = now
@@ -103,29 +99,25 @@ class FastPath:
         self.epoch = epoch
         self.prefix = prefix
         self.key = key
+        #: NodeResourcesFit's check; None: there is none, every node fits.
         self.fit = fit
-        requests = pod.requests
-        amounts = (requests.milli_cpu, requests.memory, requests.ephemeral_storage)
-        #: The preemptor's positive requests (NodeResourcesFit ignores the others), as
-        #: (resource index, amount).
-        self.needs = tuple((d, amount) for d, amount in enumerate(amounts) if amount > 0)
-        #: The same per resource, -inf where ignored, so one comparison covers both (Python
-        #: compares int and float exactly); None: no NodeResourcesFit, every node fits.
-        self.need: tuple[float, ...] | None = None if fit is None else tuple(
-            amount if amount > 0 else -math.inf for amount in amounts)
+        #: The preemptor's request under Fit's rule (its `needs` are also what the columns
+        #: must hold exactly, with or without the check).
+        self.request = FitRequest.of(pod) if fit is None else fit.request
         #: Nodes decided here (tests check the path is taken at all).
         self.decided = 0
-        #: NodeResourcesFit's wording per failing pattern (too many pods, the resources short).
-        self.worded: dict[tuple[bool, tuple[int, ...]], str] = {}
+        #: NodeResourcesFit's wording per failing pattern (`FitRequest.short_bits`).
+        self.worded: dict[int, str] = {}
 
     @classmethod
-    def for_request(cls, filters: FilterPass, pod: PodView, plugin: object, memo: PreemptionMemo,
-                    epoch: PdbEpoch, now: float) -> FastPath | None:
-        """The fast path for this request, or None when it cannot prove its answers."""
-        if getattr(plugin, "victim_guard", None) is not None:
+    def for_request(cls, filters: FilterPass, pod: PodView, plugin: PluginAbilities,
+                    memo: PreemptionMemo, epoch: PdbEpoch, now: float) -> FastPath | None:
+        """The fast path for this request, or None when it cannot prove its answers
+        (`plugin`: the PostFilter plugin's abilities)."""
+        if plugin.victim_guard is not None:
             return None
         # The victim rule must be "lower priority", which plans assume.
-        if getattr(type(plugin), "can_preempt", None) is not DefaultPreemption.can_preempt:
+        if not plugin.default_victim_rule:
             return None
         shape = fit_after_node_only(filters, pod)
         if shape is None:
@@ -154,8 +146,7 @@ class FastPath:
         pod = self.pod
         priority = self.priority
         key = self.key
-        need = self.need
-        need_cpu, need_memory, need_ephemeral = need if need is not None else (0, 0, 0)
+        fits = None if self.fit is None else self.request.fits
         epoch = self.epoch
         by_labels = epoch.by_labels
         exposure_of = epoch.exposure
@@ -201,11 +192,10 @@ class FastPath:
                 if found is not None:
                     if found.code == _UNRESOLVABLE:  # type: ignore[attr-defined]
                         verdict = DropReason.UNRESOLVABLE, describe(found)  # type: ignore[arg-type]
-                elif need is not None and not (
-                        info.free_pods + len(proposed) >= 1 and need_cpu <= cpu
-                        and need_memory <= memory and need_ephemeral <= ephemeral):
+                elif fits is not None and not fits(info.free_pods + len(proposed), cpu,
+                                                    memory, ephemeral):
                     free = (cpu, memory, ephemeral)
-                    if self._unresolvable(info, free):
+                    if self.request.unresolvable(free, amounts_of(info.node.allocatable)):
                         verdict = self.unresolvable_drop(info, proposed, free)
                     else:
                         verdict = self._complete(info, proposed)
@@ -257,19 +247,12 @@ class FastPath:
             info.node.remember(self.key, status)
         return status
 
-    def _unresolvable(self, info: NodeInfo, free: tuple[int, int, int]) -> bool:
-        """NodeResourcesFit's code: a request that fails and exceeds the whole allocatable."""
-        allocatable = info.node.allocatable
-        whole = (allocatable.milli_cpu, allocatable.memory, allocatable.ephemeral_storage)
-        return any(amount > free[d] and amount > whole[d] for d, amount in self.needs)
-
     def unresolvable_drop(self, info: NodeInfo, proposed: Sequence[PodView],
                            free: tuple[int, int, int]) -> Verdict | None:
         # The reply does not carry the reasons, but the outcome does. Only the filter words
         # them: it runs on a copy of the node once per request for each pattern of failures
         # (its reasons follow from which checks fail, in its order), which is then reused.
-        pattern = (info.free_pods + len(proposed) < 1,
-                   tuple(d for d, amount in self.needs if amount > free[d]))
+        pattern = self.request.short_bits(info.free_pods + len(proposed), free)
         detail = self.worded.get(pattern)
         if detail is None:
             work = info.clone()
@@ -288,17 +271,16 @@ class FastPath:
         if plan is None or not plan.monotone or not plan.size:
             return None
         size = plan.size
-        slots = info.free_pods + size - 1
+        request = self.request
+        slots = request.spare_slots(info.free_pods + size)
         if slots < 0:
             return None  # not enough even with every victim: the filters word the failure
         free = (info.free_cpu, info.free_memory, info.free_ephemeral)
         table = plan.table
-        rooms = []
-        for d, amount in self.needs:
-            room = free[d] + table[d * size + size - 1] - amount
-            if room < 0:
-                return None
-            rooms.append((d, room))
+        # Free with every potential victim gone: the plan's totals are its last running ones.
+        rooms = request.rooms({d: free[d] + table[d * size + size - 1] for d in request.dims})
+        if any(room < 0 for _, room in rooms):
+            return None
         position = plan.position
         pinned = [position[victim] for victim in proposed]
         pinned.sort()

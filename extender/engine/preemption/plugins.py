@@ -39,6 +39,9 @@ class DefaultPreemption:
     legacy_terminating = False
     #: Steps of the plugin's own inside `SelectVictimsOnNode` (CapacityScheduling's quotas).
     victim_guard: VictimGuard | None = None
+    #: Whether `can_preempt` is this rule, "lower priority" (the preempt verb's fast path and
+    #: its plans assume it). A subclass with a rule of its own says False.
+    default_victim_rule = True
 
     def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
         self.args = args or DefaultPreemptionArgs()
@@ -75,6 +78,7 @@ class PreemptionToleration(DefaultPreemption):
     name = TOLERATION
     message_prefix = ""
     legacy_terminating = True
+    default_victim_rule = False  # exemptions by PriorityClass annotations
 
     def no_victims(self, node: NodeInfo, pod: PodView) -> Status:
         """scheduler-plugins' own wording (v0.34.7, `SelectVictimsOnNode`), naming the node

@@ -35,7 +35,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 
-from extender.engine.framework import ClusterContext, Code, Profile, Status
+from extender.engine.abilities import find_abilities
+from extender.engine.abilities import of as abilities_of
+from extender.engine.framework import ClusterContext, Code, PostFilterPlugin, Profile, Status
 from extender.engine.nodetable import NodeTable
 from extender.engine.preemption.batch import BatchOutcome, Finish, vet_batch
 from extender.engine.preemption.crossnode import CrossNodePreemption
@@ -68,6 +70,11 @@ from extender.model.pod import PodView
 
 __all__ = ["FITS_AS_IS", "BatchOutcome", "DropReason", "PreemptionOutcome", "grouped_proposals",
            "process_preemption", "process_preemption_batch"]
+
+#: The PostFilter the verb runs when the profile has none, or has CrossNodePreemption (whose
+#: cross-node victims this verb does not take), with its abilities found once.
+_DEFAULT_PREEMPTION = DefaultPreemption()
+_DEFAULT_ABILITIES = find_abilities(_DEFAULT_PREEMPTION)
 
 
 def process_preemption(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[str]],
@@ -121,7 +128,7 @@ def process_preemption_batch(profile: Profile, pod: PodView, names: Sequence[str
         memo = memo if memo is not None else PreemptionMemo(selector_matches)
         request = _Request(profile, pod, state, now)
         epoch = memo.epoch(state.pdb_list())
-        fast = FastPath.for_request(request.filters, pod, request.plugin, memo, epoch, now)
+        fast = FastPath.for_request(request.filters, pod, request.abilities, memo, epoch, now)
         if fast is not None:
             found = vet_batch(fast, names, uids, lengths, state, memo.columns(table),
                               request.slow(epoch.index), finish)
@@ -144,23 +151,29 @@ def grouped_proposals(names: Sequence[str], uids: Sequence[str],
 
 
 class _Request:
-    """What every node of one request shares: the PostFilter plugin, the dry run's filters,
-    the victim rule, guard and no-victims wording."""
+    """What every node of one request shares: the PostFilter plugin and its abilities, the
+    dry run's filters, the victim rule, guard and no-victims wording."""
 
-    __slots__ = ("pod", "now", "plugin", "filters", "can_preempt", "guard", "no_victims")
+    __slots__ = ("pod", "now", "plugin", "abilities", "filters", "can_preempt", "guard",
+                 "no_victims")
 
     def __init__(self, profile: Profile, pod: PodView, state: ClusterContext, now: float) -> None:
-        plugin = profile.post_filter or DefaultPreemption()
-        if isinstance(plugin, CrossNodePreemption):  # no cross-node victims through this verb
-            plugin = DefaultPreemption()
+        plugin: PostFilterPlugin = _DEFAULT_PREEMPTION
+        abilities = _DEFAULT_ABILITIES
+        # No cross-node victims through this verb: CrossNodePreemption is DefaultPreemption here.
+        if profile.post_filter is not None and not isinstance(profile.post_filter,
+                                                               CrossNodePreemption):
+            plugin = profile.post_filter
+            abilities = abilities_of(profile).post_filter or _DEFAULT_ABILITIES
         self.pod = pod
         self.now = now
         self.plugin = plugin
+        self.abilities = abilities
         # SelectVictimsOnNode runs the Filter plugins only: a PreFilter rejection preemption
         # may cure (CapacityScheduling's quota) must not fail every node.
         self.filters = dry_run_filters(prepare_filters(profile, pod, state), plugin, pod, state)
         self.can_preempt = plugin.can_preempt(pod, state, self.now)
-        self.guard: VictimGuard | None = getattr(plugin, "victim_guard", None)
+        self.guard: VictimGuard | None = abilities.victim_guard
         self.no_victims: NoVictims = plugin.no_victims
 
     def slow(self, pdbs: PdbIndex) -> SlowPath:
@@ -185,7 +198,7 @@ def _process(profile: Profile, pod: PodView, proposals: Mapping[str, Iterable[st
     if fast_path:
         memo = memo if memo is not None else PreemptionMemo(selector_matches)
         epoch = memo.epoch(state.pdb_list())
-        fast = FastPath.for_request(filters, pod, request.plugin, memo, epoch, now)
+        fast = FastPath.for_request(filters, pod, request.abilities, memo, epoch, now)
         if fast is not None:
             fast.run(proposals, state, outcome, request.slow(epoch.index))
             return outcome

@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from extender.engine import evaluate
+from extender.engine import evaluate, registry
 from extender.engine.args import CoschedulingArgs
 from extender.engine.cluster import ClusterState
 from extender.engine.evaluate import cluster_from_objects
@@ -44,9 +44,11 @@ from extender.engine.framework import Code, Status
 from extender.engine.plugins.capacity_scheduling import NAME as CAPACITY
 from extender.engine.plugins.capacity_scheduling import CapacityScheduling
 from extender.engine.plugins.capacity_scheduling.quota import QuotaInfo
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.engine.plugins.coscheduling import NAME as COSCHEDULING
 from extender.engine.plugins.coscheduling import PermitCode, PodGroupManager
 from extender.engine.plugins.coscheduling.core import cluster_gap, format_gap
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.engine.policy import parse_policy
 from extender.engine.preemption.evaluator import dry_run_preemption
 from extender.engine.profile import build_profile
@@ -213,13 +215,13 @@ def pod_group_obj(rec: Obj) -> Obj:
 def apply(state: ClusterState, obj: Obj) -> None:
     """One informer event: add/update the object."""
     kind = obj["kind"]
-    state.apply(kind, k8s.convert(obj, k8s.KINDS[kind]))
+    state.apply(kind, k8s.convert(obj, registry.KINDS[kind]))
 
 
 def counted_pods(state: ClusterState, namespace: str) -> list[str]:
     """The uids the namespace's quota use counts (upstream's ElasticQuotaInfo.pods set)."""
     return sorted(uid for uid, pod in state.pods.items()
-                  if pod.namespace == namespace and state.quota_counted(pod))
+                  if pod.namespace == namespace and state.store(QuotaStore).counted(pod))
 
 
 def status_of(code: str, message: str | None, plugin: str) -> Obj:
@@ -256,7 +258,7 @@ def test_capacity_prefilter(row: Obj) -> None:
         objects += [eq_from_info(rec), *used_pods(rec, PREFILTER_NODE["name"])]
     state = cluster_from_objects(objects)
     for rec in row["elastic_quotas"]:  # the modelling reproduces the injected Used
-        assert as_record(state.quota_used(rec["namespace"])) == normalised(rec["used"])
+        assert as_record(state.store(QuotaStore).used(rec["namespace"])) == normalised(rec["used"])
     ev = evaluate(objects, pod_obj(row["pod"]), CAPACITY_POLICY)
     want = row["expected"]
     if want["code"] == "Success":
@@ -319,7 +321,7 @@ def test_coscheduling_core_check_cluster_resource(row: Obj) -> None:
     want = row["expected"]
 
     state = cluster_from_objects(objects)
-    pg = state.pod_group(ns, group)
+    pg = state.store(PodGroupStore).group(ns, group)
     assert pg is not None and pg.min_resources is not None
     gap = cluster_gap(state.nodes.values(), pg.min_resources, row["pg_full_name"])
     if want["satisfied"]:
@@ -492,7 +494,7 @@ def test_coscheduling_podgroup_backoff(row: Obj) -> None:
         if step["op"] == "Permit":
             assert PLUGIN_PERMIT_CODE[manager.permit(pod, state)] == want["code"]
             siblings = sorted(f"{p.namespace}/{p.name}"
-                              for uid in state.group_pods(pod.namespace, pod.pod_group)
+                              for uid in state.store(PodGroupStore).group_pods(pod.namespace, pod.pod_group)
                               if (p := state.pod_by_uid(uid)) is not None and uid != pod.uid)
             assert siblings == sorted(want["pods_to_activate"])
         elif step["op"] == "PostFilter":
@@ -576,7 +578,7 @@ def test_elasticquota_new_elastic_quota_info(row: Obj) -> None:
     assert as_record(eq.min) == normalised(want["min"])
     assert as_record(eq.max) == normalised(want["max"])
     state = _state(obj)
-    assert as_record(state.quota_used(eq.namespace)) == normalised(want["used"])
+    assert as_record(state.store(QuotaStore).used(eq.namespace)) == normalised(want["used"])
     assert counted_pods(state, eq.namespace) == want["pods"]
 
 
@@ -592,7 +594,7 @@ def preemption_setup(row: Obj) -> tuple[Any, ClusterState, PodView, CapacitySche
                *map(pod_obj, row["existing_pods"])]
     state = cluster_from_objects(objects)
     for rec in row["elastic_quotas"]:
-        assert as_record(state.quota_used(rec["namespace"])) == normalised(rec["used"])
+        assert as_record(state.store(QuotaStore).used(rec["namespace"])) == normalised(rec["used"])
     profile = build_profile(parse_policy(policy(
         filters=["NodeResourcesFit", CAPACITY], scores=[], post_filters=[CAPACITY])))
     plugin = next(p for p in profile.filters if p.name == CAPACITY)
@@ -684,7 +686,7 @@ def test_capacity_pod_eligible_to_preempt_others(row: Obj) -> None:
                    *map(pod_obj, row["existing_pods"]), *(fillers or []))
     if fillers is not None:
         for rec in row["elastic_quotas"]:
-            assert as_record(state.quota_used(rec["namespace"])) == normalised(rec["used"])
+            assert as_record(state.store(QuotaStore).used(rec["namespace"])) == normalised(rec["used"])
     plugin = CapacityScheduling()
     pod = view(pod_obj(row["pod"]))
     given = row["nominated_node_status"]
@@ -715,13 +717,13 @@ def test_capacity_reserve(row: Obj) -> None:
     ns = eq["namespace"]
     state = _state(node_obj({"name": "node-a", "allocatable": {"pods": "32"}}), eq_from_info(eq),
                    *used_pods(eq, "node-a"))
-    assert as_record(state.quota_used(ns)) == normalised(eq["used"])
+    assert as_record(state.store(QuotaStore).used(ns)) == normalised(eq["used"])
     for step in row["steps"]:
         assert step["op"] == "Reserve" and step["expected_code"] == "Success"
-        state.reserve_quota(view(pod_obj(step["pod"], bound=False)), TTL)
+        state.store(QuotaStore).reserve(view(pod_obj(step["pod"], bound=False)), TTL)
         want = step["expected_ns1"]
-        assert as_record(state.quota_used(ns)) == normalised(want["used"])
-        assert sorted(u for u, (p, _) in state.quota_reservations.items()
+        assert as_record(state.store(QuotaStore).used(ns)) == normalised(want["used"])
+        assert sorted(u for u, (p, _) in state.store(QuotaStore).reservations.items()
                       if p.namespace == ns) == want["pods"]
 
 
@@ -745,23 +747,23 @@ def test_capacity_unreserve(row: Obj) -> None:
     state = _state(node_obj({"name": "node-a", "allocatable": {"pods": "32"}}), eq_from_info(eq),
                    *used_pods(filler, "node-a"))
     for v in views:
-        state.reserve_quota(v, TTL)
-    assert as_record(state.quota_used(ns)) == normalised(eq["used"])
+        state.store(QuotaStore).reserve(v, TTL)
+    assert as_record(state.store(QuotaStore).used(ns)) == normalised(eq["used"])
     for step in row["steps"]:
         assert step["op"] == "Unreserve"
-        state.release_quota(view(pod_obj(step["pod"], bound=False)).uid)
+        state.store(QuotaStore).release(view(pod_obj(step["pod"], bound=False)).uid)
         want = step["expected_ns1"]
-        assert as_record(state.quota_used(ns)) == normalised(want["used"])
-        assert sorted(u for u, (p, _) in state.quota_reservations.items()
+        assert as_record(state.store(QuotaStore).used(ns)) == normalised(want["used"])
+        assert sorted(u for u, (p, _) in state.store(QuotaStore).reservations.items()
                       if p.namespace == ns) == want["pods"]
 
 
 def _quota_record(state: ClusterState, ns: str) -> Obj | None:
-    eq = state.quotas().get(ns)
+    eq = state.store(QuotaStore).quotas().get(ns)
     if eq is None:
         return None
     return {"max": as_record(eq.max), "min": as_record(eq.min),
-            "used": as_record(state.quota_used(ns)), "pods": counted_pods(state, ns)}
+            "used": as_record(state.store(QuotaStore).used(ns)), "pods": counted_pods(state, ns)}
 
 
 def _want_record(want: Obj | None) -> Obj | None:
@@ -826,11 +828,11 @@ def test_capacity_update_pod(row: Obj) -> None:
     apply(state, eq_from_crd(row["elastic_quota"]))
     for pair in row["update_pods"]:
         old, new = pair["old"], pair["new"]
-        before = as_record(state.quota_used(old["namespace"]))
+        before = as_record(state.store(QuotaStore).used(old["namespace"]))
         apply(state, pod_obj(old))
         if old["phase"] in ("Succeeded", "Failed"):
             assert state.pod_by_uid(old["uid"]) is None
-            assert as_record(state.quota_used(old["namespace"])) == before
+            assert as_record(state.store(QuotaStore).used(old["namespace"])) == before
         else:
             assert counted_pods(state, old["namespace"]) == [old["uid"]]
         apply(state, pod_obj(new))

@@ -26,6 +26,7 @@ from extender.engine.plugins.capacity_scheduling.quota import (
     QuotaSnapshot,
     quota_snapshot,
 )
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.engine.preemption.evaluator import ExtenderStep, PreemptionResult
 from extender.engine.preemption.plugins import DefaultPreemption
 from extender.engine.preemption.victims import VictimPredicate
@@ -106,7 +107,8 @@ def _sum(vectors: list[Resources]) -> Resources:
 
 def snapshot_of(ctx: ClusterContext, pod: PodView) -> QuotaSnapshot:
     """The cluster's quotas as the pod's cycle sees them (its own reservation left out)."""
-    return quota_snapshot(ctx.quotas(), lambda ns: ctx.quota_used(ns, pod.uid), ctx.quota_counted)
+    store = ctx.store(QuotaStore)
+    return quota_snapshot(store.quotas(), lambda ns: store.used(ns, pod.uid), store.counted)
 
 
 def quota_state(ctx: ClusterContext, pod: PodView) -> QuotaState | None:
@@ -156,6 +158,7 @@ class CapacityScheduling(DefaultPreemption):
     message_prefix = ""
     legacy_terminating = False
     victim_guard = QuotaGuard()
+    default_victim_rule = False  # the quota rule
 
     def __init__(self, args: NoArgs | None = None) -> None:
         super().__init__()
@@ -178,7 +181,7 @@ class CapacityScheduling(DefaultPreemption):
         found = quota_state(ctx, preemptor)
         priority = preemptor.priority
         if found is None:
-            quotas = ctx.quotas()
+            quotas = ctx.store(QuotaStore).quotas()
             return lambda pod: pod.namespace not in quotas and pod.priority < priority
         snapshot = found.snapshot
         own = snapshot.get(preemptor.namespace)
@@ -221,7 +224,7 @@ class CapacityScheduling(DefaultPreemption):
         terminating = [p for p in nominated_node.pods.values() if p.terminating]
         found = quota_state(ctx, pod) if terminating else None
         if found is None:
-            quotas = ctx.quotas()
+            quotas = ctx.store(QuotaStore).quotas()
             if any(p.namespace not in quotas and p.priority < priority for p in terminating):
                 return False, NOT_ELIGIBLE_TERMINATING
             return True, ""

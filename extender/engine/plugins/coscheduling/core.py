@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from extender.engine.args import CoschedulingArgs
 from extender.engine.framework import ClusterContext, Code, Status, unresolvable
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.quantity import format_quantity
@@ -87,7 +88,8 @@ class PodGroupManager:
         """("ns/group" or "", the PodGroup if it exists): `GetPodGroup`."""
         if not pod.pod_group:
             return "", None
-        return f"{pod.namespace}/{pod.pod_group}", ctx.pod_group(pod.namespace, pod.pod_group)
+        return f"{pod.namespace}/{pod.pod_group}", ctx.store(PodGroupStore).group(
+            pod.namespace, pod.pod_group)
 
     def timeout(self, group: PodGroupView | None) -> float:
         """How long a group's pods wait at Permit (`util.GetWaitTimeDuration`): its
@@ -100,7 +102,7 @@ class PodGroupManager:
     def assigned(group: PodGroupView, ctx: ClusterContext) -> int:
         """`CalculateAssignedPods`: the group's pods with a node (bound or assumed)."""
         count = 0
-        members = ctx.group_pods(group.namespace, group.name)
+        members = ctx.store(PodGroupStore).group_pods(group.namespace, group.name)
         for uid in members:
             pod = ctx.pod_by_uid(uid)
             if pod is not None and pod.node_name:
@@ -115,7 +117,7 @@ class PodGroupManager:
             return None
         if self.backed_off.has(full_name, now):
             return unresolvable(NAME, f"podGroup {full_name} failed recently")
-        members = ctx.group_pods(pod.namespace, pod.pod_group)
+        members = ctx.store(PodGroupStore).group_pods(pod.namespace, pod.pod_group)
         if len(members) < group.min_member:
             return unresolvable(NAME, f"pre-filter pod {pod.name} cannot find enough sibling pods, "
                                       f"current pods number: {len(members)}, minMember of group: "
@@ -172,7 +174,7 @@ class PodGroupManager:
         """`podGroupBackoffSeconds`: a rejected group whose pods all exist is kept out of
         PreFilter ("failed recently") for that long."""
         backoff = self.args.pod_group_backoff_seconds
-        if backoff > 0 and len(ctx.group_pods(group.namespace, group.name)) >= group.min_member:
+        if backoff > 0 and len(ctx.store(PodGroupStore).group_pods(group.namespace, group.name)) >= group.min_member:
             self.backed_off.add(full_name, backoff, now)
 
     def reject_group(self, full_name: str, now: float) -> None:

@@ -40,6 +40,7 @@ from extender.engine.framework import (
     unschedulable,
 )
 from extender.engine.plugins.network_aware.args import NetworkOverheadArgs
+from extender.engine.plugins.network_aware.store import NetworkStore
 from extender.model.networkaware import (
     APP_GROUP_LABEL,
     NETPERF_COSTS,
@@ -169,8 +170,9 @@ def plan_for(pod: PodView, ctx: ClusterContext,
     if not ag_name:
         return None  # "Pod does not belong to an AppGroup, return"
     namespaces = args.namespaces
-    app_group = find_in_namespaces(ctx.app_group, namespaces, ag_name)
-    topology = find_in_namespaces(ctx.network_topology, namespaces,
+    store = ctx.store(NetworkStore)
+    app_group = find_in_namespaces(store.app_group, namespaces, ag_name)
+    topology = find_in_namespaces(store.network_topology, namespaces,
                                   args.network_topology_name)
     manual = args.weights_name != NETPERF_COSTS
     if topology is None and manual:

@@ -16,6 +16,7 @@ from typing import Any
 from extender.engine.framework import ClusterContext
 from extender.engine.plugins.network_aware.args import TopologicalSortArgs
 from extender.engine.plugins.network_aware.network_overhead import find_in_namespaces
+from extender.engine.plugins.network_aware.store import NetworkStore
 from extender.engine.plugins.priority_sort import priority_less
 from extender.model.networkaware import AppGroupView, pod_app_group, pod_workload
 
@@ -29,7 +30,7 @@ class TopologicalSort:
         self.args = args or TopologicalSortArgs()
 
     def app_group(self, ctx: ClusterContext, name: str) -> AppGroupView | None:
-        return find_in_namespaces(ctx.app_group, self.args.namespaces, name)
+        return find_in_namespaces(ctx.store(NetworkStore).app_group, self.args.namespaces, name)
 
     def less(self, info1: Any, info2: Any, ctx: ClusterContext) -> bool:
         """`Less(pInfo1, pInfo2)` for two queued pods."""

@@ -13,7 +13,7 @@ resource-topology-exporter) publishes per node. `../shared/reference/plugins-nex
   node without data scores 0.
 * The overreserve cache (`cacheResyncPeriodSeconds` > 0): the pods this extender has bound to a
   node since its NodeResourceTopology last changed are taken from every NUMA cell of it until
-  the next report arrives (`ClusterState.topology_reservations`). Upstream waits for a report
+  the next report arrives (`TopologyStore.reservations`). Upstream waits for a report
   whose pod fingerprint matches the pods it knows on the node (its resync loop); the extender
   takes the next report. Foreign-pod detection is not done.
 
@@ -24,7 +24,7 @@ AddPod/RemovePod do not change it (upstream's own preemption support is off by d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from extender.engine.framework import (
     MAX_NODE_SCORE,
@@ -47,6 +47,7 @@ from extender.engine.plugins.node_resource_topology.scoring import (
     least_numa_score,
     strategy_score,
 )
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.model.nodeinfo import NodeInfo
 from extender.model.numa import (
     POLICY_SINGLE_NUMA_NODE,
@@ -105,15 +106,13 @@ class NodeResourceTopologyMatch:
                  ) -> tuple[NRTView | None, Sequence[NumaCell]]:
         """`GetCachedNRTCopy`: the node's report and its NUMA cells, with the overreserve
         cache's reservations taken off when it is on."""
-        lookup: Callable[[str], NRTView | None] | None = ctx.node_topology
-        view = lookup(node_name) if lookup is not None else None
+        store = ctx.store(TopologyStore)
+        view = store.node_topology(node_name)
         if view is None:
             return None, ()
         if not self.args.overreserve:
             return view, view.cells
-        reserved: Callable[[str], Sequence[Mapping[str, int]]] | None = getattr(
-            ctx, "topology_reservations", None)
-        return view, view.with_reserved(reserved(node_name) if reserved is not None else ())
+        return view, view.with_reserved(store.reservations(node_name))
 
     # ---- Filter -------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: PodView,

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from extender.engine.framework import ClusterContext
 from extender.engine.plugins.pod_topology_spread.scoring import go_round
+from extender.engine.plugins.trimaran.store import AssignmentStore
 from extender.model.loadmetrics import AVERAGE, CPU, LATEST, STD, Metric, WatcherMetrics
 from extender.model.node import NodeView
-from extender.model.pod import PodView
 from extender.model.podload import PodLoad
 
 __all__ = ["MIN_NODE_SCORE", "MEGA_FACTOR", "METRICS_AGENT_REPORTING_INTERVAL_SECONDS",
@@ -163,13 +163,9 @@ def missing_cpu_millis(ctx: ClusterContext, node_name: str, window_end: int,
     """TargetLoadPacking's `missingCPUUtilMillis`: the predicted cpu of the pods that became
     assigned to the node after the window closed, or less than 60 s before (their usage may
     not be in the metrics yet), as `PodAssignEventHandler` records them: this extender's binds
-    and the informer's pending-to-bound updates (`ClusterState.recent_assignments`)."""
-    recent: Callable[[str], Sequence[tuple[float, PodView]]] | None = getattr(
-        ctx, "recent_assignments", None)
-    if recent is None:
-        return 0
+    and the informer's pending-to-bound updates (`AssignmentStore.recent`)."""
     total = 0
-    for at, pod in recent(node_name):
+    for at, pod in ctx.store(AssignmentStore).recent(node_name):
         seconds = math.floor(at)  # time.Time.Unix()
         if seconds > window_end or window_end - seconds < METRICS_AGENT_REPORTING_INTERVAL_SECONDS:
             total += predict(pod.load) + pod.load.overhead_cpu

@@ -1,0 +1,114 @@
+"""Adding a plugin touches only its folder and its record: two toy plugins written in a test
+folder (`tests/engine/toyplugins/`), a node-local filter and a scorer that reads a custom
+resource through a store of its own, are registered with `registry.register` and then run
+everywhere the built-in ones do — the policy, `evaluate`, the snapshot loader, the informer's
+resource list and sink, the simulator's loopback API server's listing, and the real HTTP app."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from extender.api.app import create_app
+from extender.api.runtime import Runtime
+from extender.engine import registry
+from extender.engine.cluster import ClusterState
+from extender.engine.evaluate import cluster_from_objects, evaluate
+from extender.engine.policy import parse_policy
+from extender.engine.profile import build_profile
+from extender.model import k8s
+from extender.state import informer
+from extender.state.binder import SnapshotBinder
+from extender.state.snapshot import load_into
+from tests.engine.toyplugins import name_length, node_cost
+from tests.engine.upstream.builders import node, pod
+
+POLICY = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+          "plugins": {"filter": {"enabled": [{"name": "ToyNameLength"}]},
+                      "score": {"enabled": [{"name": "ToyNodeCost", "weight": 2}]}},
+          "pluginConfig": [{"name": "ToyNameLength", "args": {"maxLength": 6}}]}
+
+
+def cost(name: str, value: int) -> dict:
+    return {"apiVersion": "toy.example.com/v1", "kind": "NodeCost",
+            "metadata": {"name": name}, "spec": {"cost": value}}
+
+
+OBJECTS = [node("short"), node("middle"), node("much-too-long"),
+           cost("short", 30), cost("middle", 80)]
+
+
+@pytest.fixture(autouse=True)
+def toys() -> Iterator[None]:
+    registry.register(name_length.RECORD)
+    registry.register(node_cost.RECORD)
+    try:
+        yield
+    finally:
+        registry.unregister(name_length.RECORD.name)
+        registry.unregister(node_cost.RECORD.name)
+
+
+def test_evaluate_runs_both_from_the_policy() -> None:
+    ev = evaluate(OBJECTS, pod("p"), POLICY)
+    assert ev.filter["short"] is None and ev.filter["middle"] is None
+    assert ev.filter["much-too-long"] == {"plugin": "ToyNameLength",
+                                          "code": "UnschedulableAndUnresolvable",
+                                          "reasons": ["node name longer than 6"]}
+    assert ev.scores == {"ToyNodeCost": {"short": 70, "middle": 20}}
+    assert ev.total == {"short": 140, "middle": 40}
+
+
+def test_the_store_follows_its_objects() -> None:
+    state = cluster_from_objects(OBJECTS)
+    store = state.store(node_cost.NodeCostStore)
+    assert store.costs == {"short": 30, "middle": 80}
+    state.delete("NodeCost", "", "short")
+    state.replace("NodeCost", [k8s.convert(cost("other", 5), node_cost.NodeCost)])
+    assert store.costs == {"other": 5}
+    assert state.store_of_kind("NodeCost") is store
+
+
+def test_the_snapshot_loader_reads_the_kind(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"kind": "List", "items": OBJECTS}))
+    state = ClusterState()
+    counts = load_into(state, path)
+    assert counts["NodeCost"] == 2 and counts["Node"] == 3
+    assert state.store(node_cost.NodeCostStore).costs == {"short": 30, "middle": 80}
+
+
+def test_the_informer_watches_it_when_the_plugin_is_enabled() -> None:
+    assert node_cost.NODE_COSTS in informer.resources_for(["ToyNodeCost"])
+    assert node_cost.NODE_COSTS not in informer.resources_for(["ToyNameLength"])
+    state = ClusterState()
+    sink = informer.sink_for(node_cost.NODE_COSTS, state)
+    sink.apply(k8s.convert(cost("short", 10), node_cost.NodeCost))
+    assert state.store(node_cost.NodeCostStore).costs == {"short": 10}
+
+
+def test_the_simulated_api_server_serves_it() -> None:
+    from extender.simulator.apiserver import resources
+
+    resource = resources()["nodecosts"]
+    assert (resource.kind, resource.group_version, resource.namespaced) == (
+        "NodeCost", "toy.example.com/v1", False)
+
+
+def test_the_http_app_filters_and_prioritizes_with_them() -> None:
+    state = cluster_from_objects(OBJECTS)
+    runtime = Runtime(build_profile(parse_policy(POLICY)), state, SnapshotBinder(state, 30.0))
+    client = TestClient(create_app(runtime))
+    names = ["short", "middle", "much-too-long"]
+    args = {"Pod": pod("p"), "Nodes": None, "NodeNames": names}
+    reply = client.post("/filter", json=args).json()
+    assert reply["NodeNames"] == ["short", "middle"]
+    assert reply["FailedNodes"] == {}
+    assert reply["FailedAndUnresolvableNodes"] == {"much-too-long": "node name longer than 6"}
+    args["NodeNames"] = ["short", "middle"]
+    scores = client.post("/prioritize", json=args).json()
+    assert scores == [{"Host": "short", "Score": 7}, {"Host": "middle", "Score": 2}]
