@@ -95,9 +95,9 @@ def policy_profile(policy: ExtenderPolicy, scheduler_name: str, *,
 
 def _dra_speaks(policy: ExtenderPolicy) -> bool:
     from extender.engine.args import parse_version
-    from extender.simulator.records import DRA_POST_FILTER
+    from extender.simulator.records import dra_speaks
 
-    return DRA_POST_FILTER[0] <= parse_version(policy.kubernetes_version) < DRA_POST_FILTER[1]
+    return dra_speaks(parse_version(policy.kubernetes_version))
 
 
 #: Keys of a KubeSchedulerConfiguration the sandbox sets itself.

@@ -36,6 +36,9 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     #: A PreFilter rejection's message: the FitError shows it instead of the histogram.
     pre_filter_msg: str = ""
+    #: PreFilter stopped at an UnschedulableAndUnresolvable: the plugins after it, and so
+    #: DynamicResources (last in the profiles the simulator reads), did not run.
+    pre_filter_stopped: bool = False
     #: The pass's prepared filters when each check reads one node (`filtermemo.node_local`;
     #: the dry run of preemption then reuses them), else None.
     local_filters: FilterPass | None = None

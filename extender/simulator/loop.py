@@ -87,6 +87,7 @@ from extender.simulator.queue import (
 from extender.simulator.records import (
     DEFAULT_TERMINATION_GRACE_PERIOD,
     DELETED,
+    DRA_NOT_FOUND,
     FAILED,
     HORIZON,
     PENDING,
@@ -100,6 +101,7 @@ from extender.simulator.records import (
     ProgressFn,
     SimulationConfig,
     SimulationResult,
+    dra_speaks,
     fit_error,
     node_usage,
 )
@@ -525,7 +527,8 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         else:
             info.unschedulable_plugins = set(placement.diagnosis.unschedulable_plugins)
             rec.failure = (num_nodes, placement.diagnosis.statuses, post.message if post else "",
-                           placement.diagnosis.pre_filter_msg, self.version_of_profile)
+                           placement.diagnosis.pre_filter_msg, self.version_of_profile,
+                           placement.diagnosis.pre_filter_stopped)
         if self.events is not None:
             self._log_attempt(info, "error" if placement.error else "unschedulable",
                               statuses=placement.diagnosis.statuses)
@@ -581,7 +584,11 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         """`RunPostFilterPlugins`: the profile's preemption, then (with Coscheduling enabled)
         Coscheduling's PostFilter unless preemption succeeded or failed with an error. The
         Unschedulable statuses' reasons join with ", " into the FitError's PostFilterMsg; the
-        last plugin result that is not a no-op (preemption's cleared nomination) stands."""
+        last plugin result that is not a no-op (preemption's cleared nomination) stands. In
+        1.34 to 1.36, DynamicResources' PostFilter runs first and, when PreFilter stopped
+        before its own, errs: then no other runs (`records.fit_error` words it)."""
+        if placement.diagnosis.pre_filter_stopped and dra_speaks(self.version_of_profile):
+            return _PostFilter(DRA_NOT_FOUND, code=Code.ERROR)
         post = self._preemption(pod, placement, pod_raw, profile)
         if self.gang is None or post.nominate or post.code != Code.UNSCHEDULABLE:
             return post

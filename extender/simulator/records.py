@@ -47,22 +47,35 @@ FastPaths = Literal["on", "off", "verify"]
 #: real kube-scheduler 1.34.4, 1.35.4 and 1.36.3; not on 1.37.2).
 DRA_POST_FILTER = ((1, 34), (1, 37))
 DRA_NO_CLAIMS = "no new claims to deallocate"
+#: Its PostFilter's Error when its PreFilter did not run (an earlier PreFilter plugin answered
+#: UnschedulableAndUnresolvable): reading its cycle state finds nothing (`framework.ErrNotFound`),
+#: and no PostFilter after it runs (seen on the real 1.34.4 with Coscheduling).
+DRA_NOT_FOUND = "not found"
+
+
+def dra_speaks(version: tuple[int, int]) -> bool:
+    """Whether DynamicResources' PostFilter runs first for every pod in this release."""
+    return DRA_POST_FILTER[0] <= version < DRA_POST_FILTER[1]
 
 
 def fit_error(num_all_nodes: int, statuses: Mapping[str, Any], post_filter_msg: str = "",
-              pre_filter_msg: str = "", version: tuple[int, int] = NEWEST_VERSION) -> str:
+              pre_filter_msg: str = "", version: tuple[int, int] = NEWEST_VERSION,
+              pre_filter_stopped: bool = False) -> str:
     """FitError.Error() of kube-scheduler `version`: the PreFilter rejection's message or else
     the reasons histogram, then `" <PostFilterMsg>"`. From 1.34 on (checked against the real
     kube-scheduler 1.34 to 1.37) the preemption message ends the sentence with its own period;
     older releases wrote another after it (`..`, as in their FailedScheduling events), and
-    1.34 to 1.36 put DynamicResources' word before preemption's."""
+    1.34 to 1.36 put DynamicResources' word before preemption's — or, when PreFilter stopped
+    before DynamicResources' own (`pre_filter_stopped`), its Error alone."""
     if pre_filter_msg:
         # A PreFilter rejection gives every node the same status: upstream shows its message
         # once instead of the histogram.
         message = f"0/{num_all_nodes} nodes are available: {pre_filter_msg}."
     else:
         message = _histogram_message(num_all_nodes, statuses, ABSENT)
-    if post_filter_msg:
+    if pre_filter_stopped and dra_speaks(version):
+        message += f" {DRA_NOT_FOUND}"
+    elif post_filter_msg:
         if version < DRA_POST_FILTER[0]:
             message += f" {post_filter_msg}."
         elif version < DRA_POST_FILTER[1]:

@@ -129,6 +129,8 @@ class Algorithm:
             if filters.rejection.plugin:
                 diagnosis.unschedulable_plugins.add(filters.rejection.plugin)
             diagnosis.pre_filter_msg = filters.rejection.message
+            diagnosis.pre_filter_stopped = (
+                filters.rejection.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return [], diagnosis
         raw = pod_raw or {}
         if pod.nominated_node_name:

@@ -202,3 +202,8 @@ def test_gang_and_quota_on_scheduler_plugins_kube_scheduler_agree(built, tmp_pat
             f"0/2 nodes are available: Pod team/{name} is rejected in PreFilter because total "
             "ElasticQuota used is more than min. no new claims to deallocate, 0/2 nodes are "
             "available: 1 No victims found on node w1")
+    # The gang that is never whole: Coscheduling's PreFilter stops PreFilter, so
+    # DynamicResources' PostFilter errs and no other runs.
+    for name in ("big-0", "big-1"):
+        assert pods[name]["message"] == simulated[name]["message"]
+        assert pods[name]["message"].endswith("minMember of group: 4. not found"), pods[name]
