@@ -31,8 +31,8 @@ class WatchedResource:
     #: The decoded object's type (a `msgspec.Struct`); its class name is the object's kind.
     struct: type
     field_selector: str = ""
-    #: For a custom resource: its CRD's name (a missing CRD stops the extender with a
-    #: message naming it and `component`).
+    #: For a custom resource: its CRD's name (while it is missing the informer retries and
+    #: its error names the CRD and `component`).
     crd: str = ""
     #: The kustomize component (manifests/components/<name>) shipping the CRD and the RBAC.
     component: str = "gang-quota"
