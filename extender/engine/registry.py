@@ -237,6 +237,17 @@ WATCHED: dict[str, WatchedResource] = {
 KINDS: dict[str, type] = {**k8s.KINDS, **{r.kind: r.struct for r in WATCHED.values()}}
 
 
+def resource_of_kind(kind: str) -> WatchedResource | None:
+    """The plugin resource whose objects are of `kind`, if any."""
+    return next((r for r in WATCHED.values() if r.kind == kind), None)
+
+
+def store_of_kind(kind: str) -> type[PluginStore] | None:
+    """The store a plugin keeps objects of `kind` in, if any."""
+    return next((r.store for r in RECORDS if r.store is not None and kind in r.store.kinds),
+                None)
+
+
 def resources_of(plugin_names: Iterable[str]) -> tuple[WatchedResource, ...]:
     """The resources the named plugins watch, once each, in the order named."""
     return tuple(dict.fromkeys(resource for name in plugin_names if name in PLUGINS

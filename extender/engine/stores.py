@@ -44,6 +44,18 @@ class WatchedResource:
         return self.struct.__name__
 
     @property
+    def prefix(self) -> str:
+        """The path before the plural (`/apis/scheduling.x-k8s.io/v1alpha1`)."""
+        return self.path.rpartition("/")[0]
+
+    @property
+    def event_resource(self) -> str:
+        """kube-scheduler's name of its cluster events' resource
+        (`podgroups.v1alpha1.scheduling.x-k8s.io`; `nodes` for the core group)."""
+        group, _, version = self.group_version.rpartition("/")
+        return f"{self.name}.{version}.{group}" if group else self.name
+
+    @property
     def group_version(self) -> str:
         """`scheduling.x-k8s.io/v1alpha1`, or `v1` for the core group."""
         parts = self.path.strip("/").split("/")

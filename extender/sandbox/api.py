@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
+from extender.engine import registry
 from extender.kube.config import load_kubeconfig
 
 
@@ -60,23 +61,26 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
     "CustomResourceDefinition": ("/apis/apiextensions.k8s.io/v1", "customresourcedefinitions",
                                  False),
-    "PodGroup": ("/apis/scheduling.x-k8s.io/v1alpha1", "podgroups", True),
-    "ElasticQuota": ("/apis/scheduling.x-k8s.io/v1alpha1", "elasticquotas", True),
-    "NodeResourceTopology": ("/apis/topology.node.k8s.io/v1alpha2", "noderesourcetopologies",
-                             False),
-    "AppGroup": ("/apis/appgroup.diktyo.x-k8s.io/v1alpha1", "appgroups", True),
-    "NetworkTopology": ("/apis/networktopology.diktyo.x-k8s.io/v1alpha1", "networktopologies",
-                        True),
 }
+
+
+def where(kind: str) -> tuple[str, str, bool]:
+    """(API prefix, plural, namespaced) of `kind`: Kubernetes' own above, or a plugin
+    record's resource (PodGroup, ElasticQuota, …). ValueError for one the sandbox does not
+    know."""
+    found = KINDS.get(kind)
+    if found is not None:
+        return found
+    resource = registry.resource_of_kind(kind)
+    if resource is None:
+        raise ValueError(f"the sandbox does not know kind {kind!r}")
+    return resource.prefix, resource.name, resource.namespaced
 
 
 def path(kind: str, namespace: str | None = None, name: str | None = None,
          sub: str | None = None) -> str:
     """The URL path of a collection, an object or its subresource."""
-    try:
-        prefix, plural, namespaced = KINDS[kind]
-    except KeyError:
-        raise ValueError(f"the sandbox does not know kind {kind!r}") from None
+    prefix, plural, namespaced = where(kind)
     out = prefix
     if namespaced and namespace:
         out += f"/namespaces/{quote(namespace, safe='')}"

@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 import yaml
 
+from extender.engine.registry import WATCHED
 from extender.ops import pki
 from extender.sandbox.api import Api, ApiError, path, wait_for
 from extender.sandbox.build import Binaries
@@ -50,7 +51,14 @@ EXTENDER_USER = "scheduler-extender"
 LEASE_NAMESPACE = "scheduler-extender"
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 #: The CRDs the extender's plugins read, by component of manifests/.
-CRD_COMPONENTS = ("gang-quota", "numa", "network-aware")
+
+
+def crd_components() -> tuple[str, ...]:
+    """The kustomize components shipping the custom resources the plugins' records watch
+    (manifests/components/<name>), each once."""
+    return tuple(dict.fromkeys(r.component for r in WATCHED.values() if r.crd))
+
+
 
 
 class SandboxError(RuntimeError):
@@ -440,7 +448,7 @@ def extender_role_and_crds(manifests: Path) -> tuple[dict[str, Any], list[dict[s
     role = next(d for d in docs if d and d.get("kind") == "ClusterRole")
     role = json.loads(json.dumps(role))
     crds: list[dict[str, Any]] = []
-    for component in CRD_COMPONENTS:
+    for component in crd_components():
         folder = manifests / "components" / component
         kustomization = yaml.safe_load((folder / "kustomization.yaml").read_text())
         for resource in kustomization.get("resources") or []:

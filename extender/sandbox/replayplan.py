@@ -16,9 +16,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: The cluster snapshot's kinds the replay creates before kube-scheduler starts.
-CLUSTER_KINDS = ("Namespace", "PriorityClass", "PodDisruptionBudget", "PodGroup",
-                 "ElasticQuota", "Pod")
+from extender.engine import registry
+
+
+def cluster_kinds() -> tuple[str, ...]:
+    """The cluster snapshot's kinds the replay creates before kube-scheduler starts, in
+    that order: the plugins' objects (their records' resources; the sandbox installs
+    their CRDs) before the pods."""
+    return ("Namespace", "PriorityClass", "PodDisruptionBudget",
+            *(r.kind for r in registry.WATCHED.values()), "Pod")
+
+
+def _namespaced(kind: str) -> bool:
+    resource = registry.resource_of_kind(kind)
+    return kind not in ("Namespace", "PriorityClass") and (resource is None
+                                                            or resource.namespaced)
+
+
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation",
                   "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
 
@@ -46,13 +60,13 @@ def plan(workload: Any, documents: list[Any], scale: float = 1.0) -> list[Step]:
     file's objects, for the objects' raw form); pods' `run-for` lifetimes are divided by
     `scale` as the arrival times are."""
     from extender.simulator.arrivals import parse_time_ns
-    from extender.simulator.workload import OBJECT_KINDS
+    from extender.simulator.workload import object_kinds
     from extender.state.snapshot import iter_objects
 
     ns = 1e9
     steps: list[Step] = []
     for obj in iter_objects(documents):
-        if obj.get("kind") in OBJECT_KINDS:
+        if obj.get("kind") in object_kinds():
             created = parse_time_ns((obj.get("metadata") or {}).get("creationTimestamp"))
             t = (created - workload.epoch_ns) / ns if created is not None else 0.0
             raw = _clean(obj)
@@ -168,12 +182,13 @@ def cluster_objects(cluster: list[dict[str, Any]], steps: list[Step]) -> tuple[
     namespaces = {"default"}
     before: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
+    kinds = cluster_kinds()
     for obj in cluster:
         kind = obj.get("kind")
-        if kind not in CLUSTER_KINDS:
+        if kind not in kinds:
             continue
         raw = _clean(obj)
-        if kind != "Namespace" and kind != "PriorityClass":
+        if _namespaced(kind):
             namespaces.add(raw["metadata"].setdefault("namespace", "default"))
         if kind == "Namespace":
             namespaces.add(raw["metadata"]["name"])
@@ -188,7 +203,7 @@ def cluster_objects(cluster: list[dict[str, Any]], steps: list[Step]) -> tuple[
         if ns and step.obj.get("kind") not in ("Node", "PriorityClass"):
             namespaces.add(ns)
     before = _missing_classes(before, steps) + before
-    rank = {kind: i for i, kind in enumerate(CLUSTER_KINDS)}
+    rank = {kind: i for i, kind in enumerate(kinds)}
     before.sort(key=lambda o: rank.get(o.get("kind", ""), len(rank)))
     ns_objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
                   for n in sorted(namespaces)]

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from extender.engine.events import ELASTIC_QUOTA, POD_GROUP, ActionType, ClusterEvent
-from extender.engine.plugins.capacity_scheduling.store import QuotaStore
-from extender.engine.plugins.coscheduling.store import PodGroupStore
+from extender.engine import registry
+from extender.engine.events import ActionType, ClusterEvent
 from extender.engine.preemption.toleration import toleration_policy
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -505,26 +504,24 @@ class SimulatedCluster:
     # -- scheduler-plugins' objects -------------------------------------------------------------------
 
     def _create_object(self, created: ObjectArrival) -> None:
-        """A PodGroup or ElasticQuota is created (or replaced): the state takes it and the
-        queue hears the event its plugin registered. Another kind the state keeps (a
-        PriorityClass: pods arriving later resolve their priority from it) is just taken:
-        no plugin of the queue listens to it."""
+        """A plugin's object (a PodGroup, an ElasticQuota, … : a kind of a plugin record's
+        resources) is created or replaced: its store takes it and the queue hears the event
+        (its resource's Add or Update), which the plugins that registered it act on. Another
+        kind the state keeps (a PriorityClass: pods arriving later resolve their priority
+        from it) is just taken: no plugin of the queue listens to it."""
         obj = created.obj
         if created.stamp:  # the API server's stamp, whole seconds as metav1.Time keeps it
             stamp = datetime.fromtimestamp(math.floor(self.epoch_now()), UTC)
             obj.metadata.creation_timestamp = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         namespace, name = obj.metadata.namespace, obj.metadata.name
-        if created.kind not in ("PodGroup", "ElasticQuota"):
+        resource = registry.resource_of_kind(created.kind)
+        if resource is None:
             self.state.apply(created.kind, obj)
             self.version += 1
             self.changes.everything()
             return
-        if created.kind == "PodGroup":
-            known = self.state.store(PodGroupStore).group(namespace, name) is not None
-            resource = POD_GROUP
-        else:
-            known = self.state.store(QuotaStore).has_quota(namespace, name)
-            resource = ELASTIC_QUOTA
+        key = (namespace if resource.namespaced else "", name)
+        known = key in self.state.store_of_kind(created.kind).keys(created.kind)
         self.state.apply(created.kind, obj)
         self.version += 1
         self.changes.everything()
@@ -532,7 +529,8 @@ class SimulatedCluster:
             self._resort_group((namespace, name))
         action = ActionType.UPDATE if known else ActionType.ADD
         label = f"{created.kind}{'Update' if known else 'Add'}"
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, label))
+        self.queue.move_all_to_active_or_backoff(
+            ClusterEvent(resource.event_resource, action, label))
 
     def _forget_member(self, pod: PodView) -> None:
         if pod.pod_group:

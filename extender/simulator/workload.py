@@ -54,10 +54,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from extender.engine import registry
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.quantity import QuantityError
-from extender.model.scheduling import ElasticQuotaView, PodGroupView
 from extender.simulator.arrivals import (
     Arrival,
     ObjectArrival,
@@ -74,11 +74,22 @@ if TYPE_CHECKING:
     from extender.simulator.controllers import Controller
 
 EVENT_KIND = "SimulationEvent"
-#: Objects besides pods that a workload may create over time (kind -> model).
-OBJECT_KINDS: dict[str, type] = {"PodGroup": k8s.PodGroup, "ElasticQuota": k8s.ElasticQuota,
-                                 "PriorityClass": k8s.PriorityClass}
-#: Of those, the cluster-scoped ones (no namespace).
-CLUSTER_SCOPED = frozenset({"PriorityClass"})
+
+
+def object_kinds() -> dict[str, type]:
+    """Objects besides pods that a workload may create over time (kind -> model): a
+    PriorityClass, and the objects of every registered plugin's resources (PodGroup,
+    ElasticQuota, …)."""
+    return {**{r.kind: r.struct for r in registry.WATCHED.values()},
+            "PriorityClass": k8s.PriorityClass}
+
+
+def cluster_scoped() -> frozenset[str]:
+    """Of those, the kinds without a namespace."""
+    return frozenset({"PriorityClass", *(r.kind for r in registry.WATCHED.values()
+                                         if not r.namespaced)})
+
+
 #: The owners controllers create that reach the cluster state (PodTopologySpread's default
 #: constraints read their selectors): ObjectArrivals of these kinds carry a k8s.ReplicaSet or
 #: k8s.StatefulSet.
@@ -88,8 +99,13 @@ CONTROLLER_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet
 ACTIONS = ("deletePod", "addNode", "updateNode", "deleteNode", "cordonNode", "uncordonNode")
 #: The actions whose value is a node name.
 NODE_NAME_ACTIONS = ("deleteNode", "cordonNode", "uncordonNode")
-#: The kinds a workload file may hold.
-SUPPORTED_KINDS = ("Pod", *CONTROLLER_KINDS, *OBJECT_KINDS, EVENT_KIND)
+
+
+def supported_kinds() -> tuple[str, ...]:
+    """The kinds a workload file may hold."""
+    return ("Pod", *CONTROLLER_KINDS, *object_kinds(), EVENT_KIND)
+
+
 _FILE_POD = "a Pod of the file"
 
 
@@ -251,7 +267,7 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
         kind = obj.get("kind")
         if kind == EVENT_KIND:
             events.append(_parse_event(obj, here))
-        elif kind in OBJECT_KINDS:
+        elif kind in object_kinds():
             objects.append(_parse_object(kind, obj, here, seen))
         elif kind == "Pod" or (kind is None and "containers" in (obj.get("spec") or {})):
             raw = _fill_identity(obj)
@@ -277,7 +293,7 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
             what = f"kind {kind!r}" if kind is not None else "an object without a kind"
             raise WorkloadError(
                 f"{here}{_describe(obj)}: {what} is not supported in a workload (supported: "
-                f"{', '.join(SUPPORTED_KINDS)}); Nodes, PodDisruptionBudgets, Namespaces and "
+                f"{', '.join(supported_kinds())}); Nodes, PodDisruptionBudgets, Namespaces and "
                 "Services belong in the cluster file (--cluster)")
     absolutes = [e[2] for e in entries if isinstance(e, tuple) and e[2] is not None]
     absolutes += [e.created for e in entries if not isinstance(e, tuple) and e.created is not None]
@@ -314,13 +330,13 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
 
 def _parse_object(kind: str, obj: dict[str, Any], where: str,
                   seen: set[str]) -> tuple[str, Any, int | None]:
-    """(kind, typed object, creation time in epoch ns or None) of a PodGroup, ElasticQuota
-    or PriorityClass."""
+    """(kind, typed object, creation time in epoch ns or None) of a PriorityClass or a
+    plugin's object (`object_kinds`)."""
     raw = dict(obj)
     meta = dict(raw.get("metadata") or {})
     if not meta.get("name"):
         raise WorkloadError(f"{where}: a {kind} needs metadata.name")
-    if kind in CLUSTER_SCOPED:
+    if kind in cluster_scoped():
         meta.pop("namespace", None)
         key = f"{kind} {meta['name']}"
     else:
@@ -331,12 +347,24 @@ def _parse_object(kind: str, obj: dict[str, Any], where: str,
         raise WorkloadError(f"{where}: {key} appears twice")
     seen.add(key)
     try:
-        typed = k8s.convert(raw, OBJECT_KINDS[kind])
-        # The state converts the quantities when it takes the object: check them now.
-        if kind == "PodGroup":
-            PodGroupView(typed)
-        elif kind == "ElasticQuota":
-            ElasticQuotaView(typed)
+        typed = k8s.convert(raw, object_kinds()[kind])
+        # Its store converts the quantities when it takes the object: check them now.
+        store = registry.store_of_kind(kind)
+        if store is not None:
+            store(_NO_CLOCK).apply(kind, typed)
     except (msgspec.ValidationError, QuantityError, ValueError) as exc:
         raise WorkloadError(f"{where}: {key}: {exc}") from None
     return kind, typed, parse_time_ns(meta.get("creationTimestamp"))
+
+
+class _NoClock:
+    """The host of a store that only checks an object (`_parse_object`)."""
+
+    def clock(self) -> float:
+        return 0.0
+
+    def wall_clock(self) -> float:
+        return 0.0
+
+
+_NO_CLOCK = _NoClock()

@@ -111,9 +111,9 @@ def scenario_dir_name(test_id: str) -> str:
 
 
 def KINDS_NAMESPACED(kind: str) -> bool:  # noqa: N802 - reads as a predicate on a kind
-    from extender.sandbox.api import KINDS
+    from extender.sandbox.api import where
 
-    return KINDS[kind][2]
+    return where(kind)[2]
 
 
 def wait_until(condition: Callable[[], Any], *, timeout: float, interval: float = 0.2,

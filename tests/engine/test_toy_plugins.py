@@ -2,7 +2,8 @@
 folder (`tests/engine/toyplugins/`), a node-local filter and a scorer that reads a custom
 resource through a store of its own, are registered with `registry.register` and then run
 everywhere the built-in ones do — the policy, `evaluate`, the snapshot loader, the informer's
-resource list and sink, the simulator's loopback API server's listing, and the real HTTP app."""
+resource list and sink, the simulator (its objects arriving in a workload) and its loopback API
+server, the sandbox's paths and replay order, and the real HTTP app."""
 
 from __future__ import annotations
 
@@ -112,3 +113,27 @@ def test_the_http_app_filters_and_prioritizes_with_them() -> None:
     args["NodeNames"] = ["short", "middle"]
     scores = client.post("/prioritize", json=args).json()
     assert scores == [{"Host": "short", "Score": 7}, {"Host": "middle", "Score": 2}]
+
+
+def test_the_simulator_replays_its_objects_over_time(tmp_path: Path) -> None:
+    from tests.simulator.helpers import at, by_name, node, pod, simulate
+
+    def timed(obj: dict, seconds: float) -> dict:
+        obj["metadata"]["creationTimestamp"] = at(seconds)
+        return obj
+
+    cluster = [node("short", "4", "8Gi"), node("middle", "4", "8Gi")]
+    # A node without a NodeCost costs 100: "short" scores 0 until its NodeCost arrives.
+    workload = [timed(cost("middle", 10), 0), pod("first", "1", created=at(1)),
+                timed(cost("short", 0), 2), pod("second", "1", created=at(3))]
+    _, report = simulate(tmp_path, cluster, workload, policy=POLICY)
+    placed = {name: p["node"] for name, p in by_name(report).items()}
+    assert placed == {"first": "middle", "second": "short"}
+
+
+def test_the_sandbox_knows_where_its_objects_live() -> None:
+    from extender.sandbox.api import path
+    from extender.sandbox.replayplan import cluster_kinds
+
+    assert path("NodeCost", name="short") == "/apis/toy.example.com/v1/nodecosts/short"
+    assert cluster_kinds().index("NodeCost") < cluster_kinds().index("Pod")

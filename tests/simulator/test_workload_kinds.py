@@ -100,7 +100,8 @@ def test_a_deployment_is_scheduled_not_silently_ignored(tmp_path, capsys):
                       "metadata": {"name": "nightly", "namespace": "ops"}}],
      r"w.json: items\[1\] \(ops/nightly\): kind 'CronJob' is not supported in a workload "
      r"\(supported: Pod, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, PodGroup, "
-     r"ElasticQuota, PriorityClass, SimulationEvent\)"),
+     r"ElasticQuota, AppGroup, NetworkTopology, NodeResourceTopology, PriorityClass, "
+     r"SimulationEvent\)"),
     ([{"kind": "Secret", "metadata": {"name": "s"}}], r"items\[0\] \(s\): kind 'Secret'"),
     ([{"metadata": {"name": "x"}, "spec": {}}], r"items\[0\] \(x\): an object without a kind"),
     (["just text"], r"items\[0\]: expected a Kubernetes object \(a mapping\), got str"),
