@@ -51,6 +51,7 @@ def worded(bits: int) -> tuple[str, ...]:
                         if bits >> (d + 1) & 1))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(request=st.tuples(amount, amount, amount), table=rows)
 def test_int_and_column_forms_agree_with_the_reference(request, table):
