@@ -1,8 +1,9 @@
 """Optional abilities of plugins and of their prepared checks, as small Protocols.
 
-A profile's plugins' abilities are found once, on its first use (`of(profile)`: a
-`PluginAbilities` record per plugin, kept on the profile), so the hot paths ask the record
-instead of looking attributes up per request. A prepared check (what `prepare`/`pre_filter`
+A profile's plugins' abilities are found once, when `build_profile` builds it (or on the
+first use of a profile made elsewhere: `of(profile)`, a `PluginAbilities` record per plugin
+kept on the profile), so the hot paths ask the record instead of looking attributes up per
+request. A prepared check (what `prepare`/`pre_filter`
 return, made per pod) is asked through `judges_rows`, `fits_rows`, `explains_rows` and
 `filters_many`: an `issubclass` against the Protocol, once per check type (an `isinstance`
 against a runtime-checkable Protocol costs microseconds; the checks' abilities are methods of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from extender.engine import registry
+from extender.engine import abilities, registry
 from extender.engine.args import parse_version
 from extender.engine.framework import Profile
 from extender.engine.policy import ExtenderPolicy, effective_plugins
@@ -29,7 +29,9 @@ def build_profile(policy: ExtenderPolicy) -> Profile:
     post_filter = make("postFilter", post[0][0]) if post else None
     memoised = frozenset(name for name, record in registry.PLUGINS.items()
                          if record.memoised_per_node_view)
-    return Profile(filters, scorers, post_filter, policy, memoised)
+    profile = Profile(filters, scorers, post_filter, policy, memoised)
+    abilities.of(profile)  # found once, here (a Profile made elsewhere finds them on first use)
+    return profile
 
 
 __all__ = ["Profile", "build_profile"]
