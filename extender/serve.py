@@ -35,7 +35,7 @@ from extender.data import default_policy, demo_snapshot
 from extender.engine import policy as policy_module
 from extender.engine.cluster import ClusterState
 from extender.engine.plugins.capacity_scheduling.store import QuotaStore
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import ExtenderPolicy, PolicyError
 from extender.engine.profile import Profile, build_profile
 from extender.kube.client import KubeClient, KubeError
@@ -345,7 +345,7 @@ def start_recording(runtime: Runtime, args: argparse.Namespace, policy_source: s
             reply_cache=runtime.reply_reuse, bind_deadline=args.bind_deadline,
             assume_ttl=args.assume_ttl, scheduler_http_timeout=args.scheduler_http_timeout),
         started=datetime.fromtimestamp(w, UTC).isoformat(timespec="milliseconds"), t=t, w=w,
-        assignments_since=runtime.state.store(AssignmentStore).since))
+        assignments_since=runtime.state.store(TrimaranStore).since))
     if snapshot is not None:
         record_snapshot(snapshot, recorder)
     if runtime.live is not None:

@@ -41,7 +41,7 @@ from extender.api.offload import Offloader
 from extender.api.runtime import Runtime, configure_gang_and_quota
 from extender.engine import registry
 from extender.engine.cluster import ClusterState
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import BUILTIN_POLICY, parse_policy, policy_document
 from extender.engine.profile import build_profile
 from extender.model import k8s
@@ -225,7 +225,7 @@ def build_runtime(header: recording.Header, clock: ReplayClock,
                               header.policy_source)
     profile = build_profile(policy)
     state = ClusterState(clock=clock.monotonic, wall_clock=clock.wall)
-    state.store(AssignmentStore).since = header.assignments_since
+    state.store(TrimaranStore).since = header.assignments_since
     flags = header.flags
     binder = ReplayBinder(state, flags.assume_ttl, quiet, api=header.mode == "live")
     runtime = Runtime(profile, state, binder, wall_clock=clock.wall,
@@ -312,7 +312,7 @@ class _Replay:
         elif isinstance(entry, recording.Expire):
             self._expire(entry)
         elif isinstance(entry, recording.Metrics):
-            self.gate.call(self.state.set_node_metrics, entry.snapshot)
+            self.gate.call(self.state.store(TrimaranStore).set_metrics, entry.snapshot)
         elif isinstance(entry, recording.PermitTimeout):
             self.clock.time_out(entry.uid)
 

@@ -18,7 +18,6 @@ from extender.engine.podindex import PodIndex
 from extender.engine.stores import PluginStore
 from extender.model import k8s
 from extender.model.disruption import PdbView, PriorityClassView
-from extender.model.loadmetrics import WatcherMetrics
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -70,9 +69,6 @@ class ClusterState:
         self.pod_index = PodIndex()
         #: The nodes as columns for the vectorised filters and scorers (a cache of `nodes`).
         self.table = NodeTable()
-        #: The newest node load metrics (Trimaran), in load-watcher's shape; None: no source
-        #: configured or nothing fetched yet. Nodes without fresh data are absent from it.
-        self.node_metrics: WatcherMetrics | None = None
         self.generation = 0
         #: Bumped on every node add, update or delete: memos over the node set check it.
         self.node_generation = 0
@@ -331,11 +327,6 @@ class ClusterState:
         if self.controllers.pop((kind, namespace, name), None) is not None:
             self._touch()
 
-    def set_node_metrics(self, metrics: WatcherMetrics | None) -> None:
-        """Replace the load metrics (the metrics refresher calls this, never a request)."""
-        self.node_metrics = metrics
-        self._touch()
-
     def unplaced_pods(self) -> list[PodView]:
         """Pods bound to a node the state does not know (yet): the pod lister lists them, the
         node snapshot has no NodeInfo for them."""
@@ -485,6 +476,10 @@ class ClusterState:
     def _node_changed(self) -> None:
         self.node_generation += 1
         self._node_memo.clear()
+        self._touch()
+
+    def changed(self) -> None:
+        """A plugin store's data changed outside an event (`StoreHost.changed`)."""
         self._touch()
 
     def _touch(self) -> None:

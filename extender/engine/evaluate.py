@@ -25,6 +25,7 @@ import msgspec
 from extender.engine import registry
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import Code, CycleState, PluginError, Status
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import BUILTIN_POLICY, ExtenderPolicy, load_policy, parse_policy
 from extender.engine.profile import Profile, build_profile
 from extender.engine.rows import filter_rows, row_extender_scores, row_totals, score_rows
@@ -126,7 +127,7 @@ def evaluation_inputs(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, An
     profile = build_profile(_policy(policy))
     state = cluster_from_objects(objects)
     if metrics is not None:
-        state.set_node_metrics(read_metrics(metrics))
+        state.store(TrimaranStore).set_metrics(read_metrics(metrics))
     try:
         view = PodView.from_k8s(k8s.convert(dict(pod), k8s.Pod))
     except (msgspec.ValidationError, QuantityError) as exc:

@@ -30,7 +30,6 @@ from extender.engine.nodetable import NodeTable
 from extender.engine.podindex import PodIndex
 from extender.engine.stores import PluginStore
 from extender.model.disruption import PdbView, PriorityClassView
-from extender.model.loadmetrics import WatcherMetrics
 from extender.model.node import signature
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -148,9 +147,6 @@ class ClusterContext(Protocol):
         """Pods bound to a node the state does not know."""
     def clock(self) -> float:
         """Now, on the clock Coscheduling keeps its TTLs and failure times in."""
-    # node load metrics (Trimaran): the newest snapshot, in load-watcher's shape, or None
-    @property
-    def node_metrics(self) -> WatcherMetrics | None: ...
     def store(self, cls: type[S]) -> S:
         """A plugin's own data (`engine.stores`): the store of that class its record names."""
 

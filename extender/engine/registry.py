@@ -55,7 +55,7 @@ from extender.engine.plugins.trimaran import (
     LowRiskOverCommitment,
     TargetLoadPacking,
 )
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.preemption.crossnode import CrossNodePreemption, CrossNodePreemptionArgs
 from extender.engine.preemption.plugins import DefaultPreemption, PreemptionToleration
 from extender.engine.scores import balanced_allocation, image_locality, node_affinity, pod_state
@@ -205,11 +205,11 @@ RECORDS: tuple[PluginRecord, ...] = (
                  post_filter=lambda a, v: CrossNodePreemption(a)),
     # scheduler-plugins' Trimaran: load-aware scorers over the node load metrics (no events).
     PluginRecord("TargetLoadPacking", args.TargetLoadPackingArgs,
-                 score=lambda a, v: TargetLoadPacking(a), store=AssignmentStore),
+                 score=lambda a, v: TargetLoadPacking(a), store=TrimaranStore),
     PluginRecord("LoadVariationRiskBalancing", args.LoadVariationRiskBalancingArgs,
-                 score=lambda a, v: LoadVariationRiskBalancing(a)),
+                 score=lambda a, v: LoadVariationRiskBalancing(a), store=TrimaranStore),
     PluginRecord("LowRiskOverCommitment", args.LowRiskOverCommitmentArgs,
-                 score=lambda a, v: LowRiskOverCommitment(a)),
+                 score=lambda a, v: LowRiskOverCommitment(a), store=TrimaranStore),
     # scheduler-plugins' NodeResourceTopologyMatch: single-numa-node Filter and NUMA Score over
     # the nodes' NodeResourceTopology objects (its Reserve is the bind verb's assumption).
     PluginRecord("NodeResourceTopologyMatch",

@@ -71,6 +71,10 @@ class StoreHost(Protocol):
     def wall_clock(self) -> float:
         """Unix seconds."""
 
+    def changed(self) -> None:
+        """A store's data changed outside an object or pod event: what was computed over the
+        state (a reused reply) is stale."""
+
 
 @dataclass
 class PluginStore:

@@ -212,6 +212,7 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
     async def fetch() -> None:
+        from extender.engine.plugins.trimaran.store import TrimaranStore
         from extender.kube.client import KubeClient
         from extender.kube.config import load_kubeconfig
 
@@ -222,7 +223,7 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
         try:
             source = build_source(spec, state, client, name)
             try:
-                state.set_node_metrics(await source.fetch())
+                state.store(TrimaranStore).set_metrics(await source.fetch())
             finally:
                 await source.aclose()
         finally:

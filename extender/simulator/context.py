@@ -83,10 +83,6 @@ class SimContext:
             return self._groups  # type: ignore[return-value]
         return self._sim.state.store(cls)  # type: ignore[no-any-return]
 
-    @property
-    def node_metrics(self) -> Any:  # the replayed utilization (Trimaran), or None
-        return self._sim.state.node_metrics
-
     def unplaced_pods(self) -> list[PodView]:
         """Pods bound to a node the state does not know (NetworkOverhead counts them)."""
         return self._sim.state.unplaced_pods()

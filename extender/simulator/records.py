@@ -102,7 +102,7 @@ class SimulationConfig:
     extenders: Sequence[HttpExtender] = ()
     #: Also call the extender's bind verb (keeps an offline extender's state in step).
     extender_bind: bool = False
-    #: Node utilization replayed into `state.node_metrics` at its sample times (`--utilization`).
+    #: Node utilization replayed into the Trimaran store's `metrics` at its sample times (`--utilization`).
     utilization: Utilization | None = None
     # -- extenders kept in sync (apisync.py, `--serve-api`) ----------------------------------
     #: Called with the simulation before each scheduling cycle: publish the cluster to the

@@ -1,7 +1,7 @@
 """Replayed node utilization: what a metrics source would have said, from a file, on virtual time.
 
 `extender simulate --utilization FILE` reads a time series per node and, at each sample time
-on the virtual clock, sets the simulated cluster's `node_metrics` to a snapshot in
+on the virtual clock, sets the simulated cluster's load snapshot (`TrimaranStore.metrics`) to one in
 load-watcher's shape (`extender.model.loadmetrics.WatcherMetrics`), which is what Trimaran's
 scorers (TargetLoadPacking, LoadVariationRiskBalancing, LowRiskOverCommitment) read. The
 policy's metrics source settings (`watcherAddress`, `metricProvider`) are not used by the
@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model.loadmetrics import (
     AVERAGE,
     CPU,
@@ -353,7 +354,7 @@ class ReplayRecord:
 
 
 class UtilizationReplay:
-    """Sets `state.node_metrics` at each change time on the simulation's timeline.
+    """Sets the load snapshot (`TrimaranStore.metrics`) at each change time on the simulation's timeline.
 
     The timeline entries are background ones: they fire when virtual time passes them but do
     not keep a run alive (a run that has nothing left to schedule ends before the file does).
@@ -387,7 +388,7 @@ class UtilizationReplay:
 
     def _apply(self, t: int, snapshot: WatcherMetrics,
                changed: list[tuple[str, Sample]]) -> None:
-        self.state.set_node_metrics(snapshot)
+        self.state.store(TrimaranStore).set_metrics(snapshot)
         self.record.applied += 1
         for name, sample in changed:
             info = self.state.nodes.get(name)

@@ -72,7 +72,7 @@ class Header(msgspec.Struct, tag="header", tag_field="record", omit_defaults=Tru
     started: str  # ISO 8601, UTC
     t: float
     w: float
-    #: `AssignmentStore.since` (the phase of TargetLoadPacking's record cleanups).
+    #: `TrimaranStore.since` (the phase of TargetLoadPacking's record cleanups).
     assignments_since: float
 
 

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from extender.api.app import create_app
 from extender.api.runtime import Runtime
 from extender.engine.evaluate import read_metrics
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.state.binder import SnapshotBinder
@@ -47,7 +47,7 @@ def memory(avg: float, std: float = 0.0) -> list[dict[str, Any]]:
 def client_for(plugin: str, snapshot: dict[str, Any] | None) -> tuple[TestClient, Any]:
     state = load_snapshot(DEMO_CLUSTER)
     if snapshot is not None:
-        state.set_node_metrics(read_metrics(snapshot))
+        state.store(TrimaranStore).set_metrics(read_metrics(snapshot))
     policy = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
               "plugins": {"filter": {"enabled": []}, "score": {"enabled": [{"name": plugin}]}}}
     profile = build_profile(parse_policy(policy))
@@ -103,7 +103,7 @@ def test_targetloadpacking_counts_a_pod_bound_after_the_metrics_window() -> None
                                            "PodUID": "uid-default-burst", "Node": "worker-a1"})
         assert bound.json() == {"Error": ""}
         assert prioritize(client) == scores(2, 1)
-    assert [pod.name for _, pod in state.store(AssignmentStore).recent("worker-a1")] == ["burst"]
+    assert [pod.name for _, pod in state.store(TrimaranStore).recent("worker-a1")] == ["burst"]
 
 
 def test_loadvariationriskbalancing_and_lowriskovercommitment_through_prioritize() -> None:

@@ -15,7 +15,9 @@ from extender.engine.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
 )
+from extender.engine.cluster import ClusterState
 from extender.engine.framework import CycleState
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.registry import SCORES, factory
 from extender.engine.scores.balanced_allocation import NodeResourcesBalancedAllocation
 from extender.engine.scores.node_resources_fit import NodeResourcesFit, broken_linear
@@ -107,17 +109,21 @@ def nodes(draw: st.DrawFn, name: str) -> NodeInfo:
 
 
 class Ctx:
-    """The part of `ClusterContext` the node-local scorers read; no load metrics."""
-
-    node_metrics = None
+    """The part of `ClusterContext` the node-local scorers read; no load metrics (the
+    Trimaran scorers find an empty store)."""
 
     def __init__(self, infos: Sequence[NodeInfo], extra_nodes: int, nominated: dict[str, int]):
+        self.trimaran = TrimaranStore(ClusterState())
         self.total = len(infos) + extra_nodes
         self.images = Counter(n for info in infos for n in info.node.images)
         self.nominated = nominated
 
     def node_count(self) -> int:
         return self.total
+
+    def store(self, cls: type) -> object:
+        assert cls is TrimaranStore, cls
+        return self.trimaran
 
     def image_node_count(self, image: str) -> int:
         return self.images.get(image, 0)

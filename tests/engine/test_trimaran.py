@@ -27,7 +27,7 @@ from extender.engine.plugins.trimaran import (
 )
 from extender.engine.plugins.trimaran import store as assignment_store
 from extender.engine.plugins.trimaran.common import go_round
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.quantity import milli_value, value
@@ -132,7 +132,7 @@ def test_score_is_raw_scores_and_independent_of_node_order(cluster) -> None:
     state = ClusterState()
     for obj in objects:
         state.apply(obj["kind"], k8s.convert(obj, registry.KINDS[obj["kind"]]))
-    state.set_node_metrics(read_metrics(metrics))
+    state.store(TrimaranStore).set_metrics(read_metrics(metrics))
     view = PodView.from_k8s(k8s.convert(pod, k8s.Pod))
     infos = list(state.nodes.values())
     for plugin in (TargetLoadPacking(TargetLoadPackingArgs()),
@@ -221,7 +221,7 @@ def live_state(now: float) -> tuple[ClusterState, Clock]:
     state = ClusterState(wall_clock=clock)
     state.apply_node(k8s.convert(node_obj("n1"), k8s.Node))
     state.apply_node(k8s.convert(node_obj("n2"), k8s.Node))
-    state.set_node_metrics(read_metrics(cpu_metrics({"n1": 0, "n2": 0})))
+    state.store(TrimaranStore).set_metrics(read_metrics(cpu_metrics({"n1": 0, "n2": 0})))
     return state, clock
 
 
@@ -265,7 +265,7 @@ def test_the_watch_confirming_a_bind_keeps_the_bind_time() -> None:
     bind(state, "a", "n1", {"cpu": "200m"})
     clock.now = END + 100
     state.apply_pod(k8s.convert(pod_obj("a", "n1", limits={"cpu": "200m"}), k8s.Pod))
-    assert [at for at, _ in state.store(AssignmentStore).recent("n1")] == [END + 1]
+    assert [at for at, _ in state.store(TrimaranStore).recent("n1")] == [END + 1]
 
 
 def test_deleted_and_expired_pods_are_forgotten() -> None:
@@ -277,7 +277,7 @@ def test_deleted_and_expired_pods_are_forgotten() -> None:
     state.clock = lambda: 10**12  # b's assumption runs out: its bind never happened
     state.expire_assumptions()
     assert tlp_scores(state) == [40, 40]
-    assert state.store(AssignmentStore).assignments == {}
+    assert state.store(TrimaranStore).assignments == {}
 
 
 def test_records_follow_upstreams_cleanup_and_stay_bounded(monkeypatch) -> None:
@@ -287,16 +287,16 @@ def test_records_follow_upstreams_cleanup_and_stay_bounded(monkeypatch) -> None:
     clock.now = END + 200
     bind(state, "a", "n1", {"cpu": "200m"})
     clock.now = END + 299
-    assert len(state.store(AssignmentStore).recent("n1")) == 1
+    assert len(state.store(TrimaranStore).recent("n1")) == 1
     clock.now = END + 300  # a was 100 s old at this cleanup
-    assert state.store(AssignmentStore).recent("n1") == []
+    assert state.store(TrimaranStore).recent("n1") == []
     clock.now = END + 250  # (a later record prunes what the cleanups removed)
     monkeypatch.setattr(assignment_store, "LIMIT", 3)
     for i in range(10):
         clock.now = END + 250 + i
         bind(state, f"p{i}", "n2", {"cpu": "1m"})
-    assert len(state.store(AssignmentStore)._order) == 3
-    assert [pod.name for _, pod in state.store(AssignmentStore).recent("n2")] == ["p7", "p8", "p9"]
+    assert len(state.store(TrimaranStore)._order) == 3
+    assert [pod.name for _, pod in state.store(TrimaranStore).recent("n2")] == ["p7", "p8", "p9"]
 
 
 def test_a_pod_bound_after_the_window_with_requests_only_predicts_by_the_multiplier() -> None:
@@ -317,7 +317,7 @@ def test_scores_follow_each_new_metrics_snapshot() -> None:
     infos = [state.nodes["n1"], state.nodes["n2"]]
     seen = []
     for util in (0, 50, 90, 0, 50):
-        state.set_node_metrics(read_metrics(cpu_metrics({"n1": util, "n2": 100 - util})))
+        state.store(TrimaranStore).set_metrics(read_metrics(cpu_metrics({"n1": util, "n2": 100 - util})))
         seen.append((tlp.score(CycleState(), view, infos, state),
                      lvrb.score(CycleState(), view, infos, state)))
     assert seen[0] == seen[3] and seen[1] == seen[4]

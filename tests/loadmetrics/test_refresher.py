@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model import k8s
 from extender.model.loadmetrics import (
     AVERAGE,
@@ -90,19 +91,19 @@ def make(source: ScriptedSource, state: ClusterState, clock: Clock, **kwargs
 
 
 def cpu_of(state: ClusterState) -> dict[str, float]:
-    assert state.node_metrics is not None
-    return {name: node.metrics[0].value for name, node in state.node_metrics.data.NodeMetricsMap.items()}
+    assert state.store(TrimaranStore).metrics is not None
+    return {name: node.metrics[0].value for name, node in state.store(TrimaranStore).metrics.data.NodeMetricsMap.items()}
 
 
 async def test_first_fetch_publishes_and_counts_nodes_without_data() -> None:
     clock, state = Clock(), cluster("a", "b", "c")
     refresher, fetches = make(ScriptedSource(snapshot(clock.now, a=10, b=20)), state, clock)
-    assert state.node_metrics is None
+    assert state.store(TrimaranStore).metrics is None
     assert refresher.detail() == "test source at nowhere: no metrics fetched yet; 3 of 3 node(s) " \
                                  "without fresh metrics (scored 0 by TargetLoadPacking)"
     assert await refresher.refresh() is True
     assert cpu_of(state) == {"a": 10, "b": 20}
-    assert state.node_metrics.window.end == int(clock.now)
+    assert state.store(TrimaranStore).metrics.window.end == int(clock.now)
     assert fetches == [("test", "ok")]
     status = refresher.status()
     assert (status.nodes, status.nodes_with_data, status.nodes_without_data) == (3, 2, 1)
@@ -119,11 +120,11 @@ async def test_source_down_keeps_the_snapshot_until_nodes_go_stale() -> None:
                             SourceUnreachable("GET http://x/watcher: ConnectError: refused"))
     refresher, fetches = make(source, state, clock)
     await refresher.refresh()
-    published = state.node_metrics
+    published = state.store(TrimaranStore).metrics
     for _ in range(3):
         clock.now += 30
         assert await refresher.refresh() is False  # never raises
-    assert state.node_metrics is published  # kept while the source is down
+    assert state.store(TrimaranStore).metrics is published  # kept while the source is down
     assert fetches == [("test", "ok")] + [("test", "unreachable")] * 3
     assert refresher.detail() == ("test source at nowhere: 3 failed fetch(es) in 60s: "
                                   "GET http://x/watcher: ConnectError: refused")
@@ -131,10 +132,10 @@ async def test_source_down_keeps_the_snapshot_until_nodes_go_stale() -> None:
     # 300 s after the data, not a moment later: still there; past it: gone.
     clock.now = 1_700_000_000.0 + 300
     refresher.publish()
-    assert state.node_metrics is published
+    assert state.store(TrimaranStore).metrics is published
     clock.now += 0.5
     refresher.publish()
-    assert state.node_metrics is not None and cpu_of(state) == {}
+    assert state.store(TrimaranStore).metrics is not None and cpu_of(state) == {}
     assert refresher.status().nodes_without_data == 2
     assert "2 of 2 node(s) without fresh metrics" in (refresher.detail() or "")
 
@@ -148,7 +149,7 @@ async def test_a_node_missing_from_a_later_fetch_ages_on_its_own() -> None:
     clock.now += 200
     await refresher.refresh()
     assert cpu_of(state) == {"a": 11, "b": 20}        # b's older data is still fresh
-    assert state.node_metrics.window.end == int(t0 + 200)  # the newest fetch's window
+    assert state.store(TrimaranStore).metrics.window.end == int(t0 + 200)  # the newest fetch's window
     assert refresher.seconds_to_next_expiry() == 100
     clock.now = t0 + 301
     refresher.publish()
@@ -175,7 +176,7 @@ async def test_changes_wait_for_an_off_loop_reader() -> None:
     gate = gate_for(state)
     gate.enter()  # a large request reads the state in a worker thread
     await refresher.refresh()
-    assert state.node_metrics is None and gate.pending == 1
+    assert state.store(TrimaranStore).metrics is None and gate.pending == 1
     gate.leave()
     assert cpu_of(state) == {"a": 10}
 
@@ -217,7 +218,7 @@ async def test_the_background_task_expires_nodes_between_fetches() -> None:
         refresh_seconds=60, stale_after_seconds=0.2)
     await refresher.start()
     try:
-        await wait_for(lambda: state.node_metrics is not None)
+        await wait_for(lambda: state.store(TrimaranStore).metrics is not None)
         assert cpu_of(state) == {"a": 5}
         # The next fetch is a minute away: the node still goes stale on time.
         await wait_for(lambda: cpu_of(state) == {}, timeout=2)

@@ -13,7 +13,7 @@ from pathlib import Path
 from extender.engine.cluster import ClusterState
 from extender.engine.framework import ClusterContext
 from extender.engine.plugins.node_resource_topology.store import TopologyStore
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.simulator.context import SimContext
 
 ENGINE = Path(__file__).resolve().parents[2] / "extender" / "engine"
@@ -26,7 +26,7 @@ def _protocol_members() -> set[str]:
 
 def test_both_contexts_have_every_member_of_the_protocol() -> None:
     members = _protocol_members()
-    assert {"store", "unplaced_pods", "clock", "node_metrics"} <= members
+    assert {"store", "unplaced_pods", "clock"} <= members
     assert sorted(name for name in members if not hasattr(SimContext, name)) == []
     assert sorted(name for name in members if not hasattr(ClusterState(), name)) == []
 
@@ -42,6 +42,6 @@ def test_the_members_read_the_simulated_state() -> None:
         state = ClusterState()
 
     ctx = SimContext(Sim())
-    assert ctx.store(AssignmentStore) is Sim.state.store(AssignmentStore)
+    assert ctx.store(TrimaranStore) is Sim.state.store(TrimaranStore)
     assert ctx.store(TopologyStore).node_topology("n1") is None
     assert ctx.unplaced_pods() == []

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from extender.cli import main
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
 from extender.model.loadmetrics import WatcherMetrics, watcher_metrics
@@ -87,7 +87,7 @@ def _watch(sim: Simulation) -> list[tuple[float, str, WatcherMetrics | None]]:
     schedule = sim.algorithm.schedule
 
     def spy(pod, nodes, nominator, ctx, *args):  # type: ignore[no-untyped-def]
-        seen.append((sim.clock.now() / SECOND, pod.name, ctx.node_metrics))
+        seen.append((sim.clock.now() / SECOND, pod.name, ctx.store(TrimaranStore).metrics))
         return schedule(pod, nodes, nominator, ctx, *args)
 
     sim.algorithm.schedule = spy  # type: ignore[method-assign]
@@ -116,7 +116,7 @@ def test_the_engine_sees_the_files_values_at_each_virtual_time(tmp_path):
                                 "operator": "AVG", "rollup": "15m", "value": 30.0}]}}}}
     # The state holds the last snapshot applied; the file's other samples never kept the
     # run going (it ends with the last pod, not with the file).
-    assert sim.state.node_metrics == AT_120
+    assert sim.state.store(TrimaranStore).metrics == AT_120
     assert result.virtual_time == 150 * SECOND + 1_000_000
     assert result.utilization is not None and result.utilization.applied == 3
 
@@ -291,7 +291,7 @@ def test_binds_are_recent_assignments_at_virtual_unix_time(tmp_path):
 
     def spy(pod, nodes, nominator, ctx, *args):  # type: ignore[no-untyped-def]
         seen.append(sorted((t, p.name) for n in ("n1", "n2")
-                           for t, p in ctx.store(AssignmentStore).recent(n)))
+                           for t, p in ctx.store(TrimaranStore).recent(n)))
         return schedule(pod, nodes, nominator, ctx, *args)
 
     sim.algorithm.schedule = spy  # type: ignore[method-assign]

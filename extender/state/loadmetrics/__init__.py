@@ -1,6 +1,6 @@
 """Node load metrics for Trimaran's scorers: one source interface, three back ends
 (load-watcher, Prometheus, metrics.k8s.io), and the background refresher that keeps
-`ClusterState.node_metrics` fresh. See `source.py` for the interface, `refresher.py` for
+`TrimaranStore.metrics` fresh. See `source.py` for the interface, `refresher.py` for
 refresh, staleness and failures, `config.py` for how the policy picks a source."""
 
 from extender.state.loadmetrics.config import (

@@ -5,7 +5,7 @@ LoadVariationRiskBalancing, LowRiskOverCommitment) names a source: `watcherAddre
 load-watcher service) when set, else `metricProvider` (`KubernetesMetricsServer`, the
 default, or `Prometheus`), with `metricProvider.refreshSeconds` and `staleAfterSeconds`.
 Plugins with the same source share one refresher. The extender keeps one snapshot
-(`ClusterState.node_metrics`, which every such plugin reads), so plugins naming *different*
+(`TrimaranStore.metrics`, which every such plugin reads), so plugins naming *different*
 sources are a configuration error, reported at start-up with each plugin's source;
 upstream recommends against enabling several Trimaran plugins together anyway.
 """

@@ -1,5 +1,5 @@
 """`LoadMetricsRefresher`: reads a node-metrics source in the background and keeps the cluster
-state's snapshot (`ClusterState.node_metrics`) fresh, never on a request's path.
+state's snapshot (`TrimaranStore.metrics`) fresh, never on a request's path.
 
 - Every `refreshSeconds` (default 30 s, Trimaran's interval) one fetch, bounded by a timeout;
   fetches never overlap. The first one starts with the server.
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model.loadmetrics import Data, NodeMetrics, WatcherMetrics
 from extender.state.gate import gate_for
 from extender.state.loadmetrics.source import ERROR, OK, TIMEOUT, LoadSource, SourceError
@@ -84,7 +85,7 @@ class LoadMetricsRefresher:
         self.plugins = plugins
         self.gate = gate_for(state)
         #: How a new snapshot reaches the state (through the gate); `serve --record` records it.
-        self.apply_snapshot: Callable[[WatcherMetrics | None], None] = state.set_node_metrics
+        self.apply_snapshot: Callable[[WatcherMetrics | None], None] = state.store(TrimaranStore).set_metrics
         #: node -> (its metrics, the time of their data)
         self._nodes: dict[str, tuple[NodeMetrics, float]] = {}
         #: The newest successful fetch (its timestamp, window and source head the snapshot).

@@ -39,7 +39,7 @@ from extender.engine.plugins.trimaran.lowriskovercommitment import (
     node_requests_and_limits,
     pod_requests_and_limits,
 )
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model import k8s
 from extender.model.loadmetrics import watcher_metrics
 from extender.model.node import NodeView
@@ -252,7 +252,7 @@ def test_handler_cache_cleanup(case, records, updated, left) -> None:
     if updated is not None:
         becomes_assigned(updated, cleanup)
     now[0] = cleanup
-    assert [pod.name for _, pod in state.store(AssignmentStore).recent("node-1")] == left
+    assert [pod.name for _, pod in state.store(TrimaranStore).recent("node-1")] == left
 
 
 def test_collector_get_node_metrics() -> None:

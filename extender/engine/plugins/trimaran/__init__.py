@@ -1,7 +1,7 @@
 """scheduler-plugins' Trimaran: load-aware scorers over measured node utilisation.
 
 TargetLoadPacking, LoadVariationRiskBalancing and LowRiskOverCommitment score nodes from the
-cluster's node load metrics (`ClusterState.node_metrics`, in load-watcher's JSON shape: a
+cluster's node load metrics (`TrimaranStore.metrics`, in load-watcher's JSON shape: a
 background refresher fills it in live mode, `evaluate(..., metrics=...)` and the simulator's
 utilisation replay otherwise), never fetching anything on the request path. A node absent
 from the metrics, or with none, scores MinNodeScore (0), as upstream. All three are Score

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from extender.engine.framework import ClusterContext
 from extender.engine.plugins.pod_topology_spread.scoring import go_round
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model.loadmetrics import AVERAGE, CPU, LATEST, STD, Metric, WatcherMetrics
 from extender.model.node import NodeView
 from extender.model.podload import PodLoad
@@ -85,7 +85,7 @@ def snapshot_token(snapshot: WatcherMetrics) -> int:
 
 def snapshot_of(ctx: ClusterContext) -> WatcherMetrics | None:
     """The cluster's newest metrics snapshot (a context without a metrics source has none)."""
-    return ctx.node_metrics
+    return ctx.store(TrimaranStore).metrics
 
 
 def node_metrics(snapshot: WatcherMetrics | None, node_name: str) -> list[Metric] | None:
@@ -163,9 +163,9 @@ def missing_cpu_millis(ctx: ClusterContext, node_name: str, window_end: int,
     """TargetLoadPacking's `missingCPUUtilMillis`: the predicted cpu of the pods that became
     assigned to the node after the window closed, or less than 60 s before (their usage may
     not be in the metrics yet), as `PodAssignEventHandler` records them: this extender's binds
-    and the informer's pending-to-bound updates (`AssignmentStore.recent`)."""
+    and the informer's pending-to-bound updates (`TrimaranStore.recent`)."""
     total = 0
-    for at, pod in ctx.store(AssignmentStore).recent(node_name):
+    for at, pod in ctx.store(TrimaranStore).recent(node_name):
         seconds = math.floor(at)  # time.Time.Unix()
         if seconds > window_end or window_end - seconds < METRICS_AGENT_REPORTING_INTERVAL_SECONDS:
             total += predict(pod.load) + pod.load.overhead_cpu

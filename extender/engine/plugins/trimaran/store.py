@@ -1,7 +1,10 @@
-"""TargetLoadPacking's data: when pods became assigned to each node, as scheduler-plugins'
+"""Trimaran's data: the newest node load snapshot (`metrics`, in load-watcher's shape; the
+metrics refresher, `evaluate(metrics=…)`, a recording's replay or the simulator's
+`--utilization` sets it), and when pods became assigned to each node, as scheduler-plugins'
 `PodAssignEventHandler` records them (this extender's binds and the informer's
-pending-to-bound updates), for the load the metrics cannot show yet. Every 5 minutes from
-its start, the records older than 60 s go; at most `LIMIT` are kept besides (oldest first)."""
+pending-to-bound updates), for the load the metrics cannot show yet (TargetLoadPacking).
+Every 5 minutes from its start, the records older than 60 s go; at most `LIMIT` are kept
+besides (oldest first)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from extender.engine.stores import PluginStore
+from extender.model.loadmetrics import WatcherMetrics
 from extender.model.pod import PodView
 
 CLEANUP_SECONDS = 300.0
@@ -19,7 +23,7 @@ LIMIT = 65536
 
 
 @dataclass
-class AssignmentStore(PluginStore):
+class TrimaranStore(PluginStore):
     kinds: ClassVar[tuple[str, ...]] = ()
     #: node -> {uid: (Unix seconds, pod)}.
     assignments: dict[str, dict[str, tuple[float, PodView]]] = field(default_factory=dict)
@@ -27,10 +31,18 @@ class AssignmentStore(PluginStore):
     _order: dict[str, tuple[str, float]] = field(default_factory=dict)
     #: The cleanups' phase: they run at this time + k × 5 min (k >= 1); Unix seconds.
     since: float = math.nan
+    #: The newest node load snapshot; None: no source configured or nothing fetched yet.
+    #: Nodes without fresh data are absent from it.
+    metrics: WatcherMetrics | None = None
 
     def __post_init__(self) -> None:
         if math.isnan(self.since):
             self.since = self.host.wall_clock()
+
+    def set_metrics(self, metrics: WatcherMetrics | None) -> None:
+        """Replace the load snapshot (never from a request: the refresher's job)."""
+        self.metrics = metrics
+        self.host.changed()
 
     @property
     def by_node(self) -> Mapping[str, Mapping[str, tuple[float, PodView]]]:

@@ -25,7 +25,7 @@ from extender.engine.plugins.trimaran.common import (
     snapshot_of,
     snapshot_token,
 )
-from extender.engine.plugins.trimaran.store import AssignmentStore
+from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.scores.memo import memoised, score_key
 from extender.model.loadmetrics import WatcherMetrics
 from extender.model.node import NodeView
@@ -82,7 +82,7 @@ class TargetLoadPacking(ScoredAsIs):
         key = score_key(NAME, snapshot_token(snapshot), self.target, pod_cpu)
         scores: list[int] = memoised(nodes, key,
                                      lambda view: self.view_score(snapshot, view, pod_cpu, 0))
-        assigned = ctx.store(AssignmentStore).by_node
+        assigned = ctx.store(TrimaranStore).by_node
         if assigned:
             window_end = snapshot.window.end
             for i, info in enumerate(nodes):
