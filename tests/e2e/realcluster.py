@@ -210,6 +210,9 @@ class Watch:
                             continue
                         event = json.loads(line)
                         obj = event["object"]
+                        if event["type"] == "ERROR":  # e.g. 410: our version is too old
+                            params["resourceVersion"] = self._relist()
+                            break
                         params["resourceVersion"] = obj["metadata"]["resourceVersion"]
                         if event["type"] != "BOOKMARK":
                             with self._lock:
@@ -218,10 +221,21 @@ class Watch:
                             return
             except httpx.ReadTimeout:
                 continue
-            except httpx.HTTPError:
+            except (httpx.HTTPError, ValueError, KeyError):
+                # A cut stream (a line cut short too): watch again from the last version. A
+                # watch thread that died here would miss every later event unnoticed.
                 if self._stop.is_set():
                     return
                 time.sleep(0.2)
+
+    def _relist(self) -> str:
+        """List again after the server ended the watch with an error; every object is
+        recorded as it is now (`RELISTED`), so no change in between goes unseen."""
+        listing = self._kube.request("GET", self._url, params=self._params)
+        now = time.monotonic()
+        with self._lock:
+            self.events.extend((now, "RELISTED", obj) for obj in listing.get("items") or [])
+        return str(listing["metadata"]["resourceVersion"])
 
     def snapshot(self) -> list[tuple[float, str, dict[str, Any]]]:
         with self._lock:
