@@ -49,7 +49,7 @@ from extender.model.pod import PodView
 from extender.state import recording
 from extender.state.binder import BindError, SnapshotBinder, assume
 from extender.state.gate import gate_for
-from extender.state.informer import apply_change, sink_for, specs
+from extender.state.informer import apply_change, sink_for, spec_named
 from extender.state.snapshot import apply_object
 
 #: Loop turns a replay waits for its bind tasks to settle before calling it stalled.
@@ -317,7 +317,7 @@ class _Replay:
             self.clock.time_out(entry.uid)
 
     def _informer(self, entry: Any) -> None:
-        spec = specs().get(entry.resource)
+        spec = spec_named(entry.resource)
         if spec is None:
             raise ReplayError(f"{self.rec.path}: unknown resource {entry.resource!r}")
         sink = self.sinks.get(entry.resource)

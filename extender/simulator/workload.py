@@ -259,6 +259,7 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
     seen: set[str] = set()
     #: "namespace/name" of every pod -> whose it is, so that generated names never clash.
     taken: dict[str, str] = {}
+    kinds = object_kinds()
     for loc, obj in _located(documents):
         here = f"{where}: {loc}"
         if not isinstance(obj, dict):
@@ -267,7 +268,7 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
         kind = obj.get("kind")
         if kind == EVENT_KIND:
             events.append(_parse_event(obj, here))
-        elif kind in object_kinds():
+        elif kind in kinds:
             objects.append(_parse_object(kind, obj, here, seen))
         elif kind == "Pod" or (kind is None and "containers" in (obj.get("spec") or {})):
             raw = _fill_identity(obj)

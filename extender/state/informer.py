@@ -196,6 +196,15 @@ def specs() -> dict[str, ResourceSpec]:
     return {spec.name: spec for spec in (*ALL_RESOURCES, *registry.WATCHED.values())}
 
 
+_CORE = {spec.name: spec for spec in ALL_RESOURCES}
+
+
+def spec_named(name: str) -> ResourceSpec | None:
+    """The resource `specs()` has under `name`, without building the whole mapping (a
+    recording's replay asks for every entry)."""
+    return _CORE.get(name) or registry.WATCHED.get(name)
+
+
 def sink_for(spec: ResourceSpec, state: ClusterState) -> _Sink:
     """How `spec`'s objects reach `state`: the sink an `Informer` of that resource applies
     watch events and relists through (a recording's replay feeds the state the same way).

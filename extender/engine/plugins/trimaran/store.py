@@ -9,7 +9,7 @@ besides (oldest first)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -43,10 +43,6 @@ class TrimaranStore(PluginStore):
         """Replace the load snapshot (never from a request: the refresher's job)."""
         self.metrics = metrics
         self.host.changed()
-
-    @property
-    def by_node(self) -> Mapping[str, Mapping[str, tuple[float, PodView]]]:
-        return self.assignments
 
     def recent(self, node_name: str) -> Sequence[tuple[float, PodView]]:
         """(Unix seconds, pod) of the pods remembered as having become assigned to the node

@@ -82,7 +82,7 @@ class TargetLoadPacking(ScoredAsIs):
         key = score_key(NAME, snapshot_token(snapshot), self.target, pod_cpu)
         scores: list[int] = memoised(nodes, key,
                                      lambda view: self.view_score(snapshot, view, pod_cpu, 0))
-        assigned = ctx.store(TrimaranStore).by_node
+        assigned = ctx.store(TrimaranStore).assignments
         if assigned:
             window_end = snapshot.window.end
             for i, info in enumerate(nodes):
