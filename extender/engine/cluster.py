@@ -46,8 +46,7 @@ class ClusterState:
     (their requests are needed when a bind assumes them). Succeeded/Failed pods are dropped.
     """
 
-    def __init__(self, clock: Clock = time.monotonic, wall_clock: Clock = time.time,
-                 stores: Iterable[type[PluginStore]] | None = None) -> None:
+    def __init__(self, clock: Clock = time.monotonic, wall_clock: Clock = time.time) -> None:
         self.clock = clock
         #: Unix seconds (load metrics windows are stamped so): when pods became assigned.
         self.wall_clock = wall_clock
@@ -76,9 +75,9 @@ class ClusterState:
         self.last_change = clock()
         #: Every registered plugin's store (`engine.stores`), by its class.
         self.stores: dict[type[PluginStore], PluginStore] = {
-            cls: cls(self) for cls in (stores if stores is not None else registry.STORES)}
-        self._store_of_kind = {kind: store for store in self.stores.values()
-                               for kind in store.kinds}
+            cls: cls(self) for cls in registry.STORES}
+        self._store_of_kind = {kind: self.stores[cls]
+                               for kind, cls in registry.STORE_OF_KIND.items()}
         self._pod_stores = tuple(self.stores.values())
 
     def store(self, cls: type[S]) -> S:

@@ -109,6 +109,10 @@ class PluginRecord:
     #: feeds it the objects of `resources` and the pod events); plugins may share one.
     store: type[PluginStore] | None = None
 
+    def __post_init__(self) -> None:
+        if self.resources and self.store is None:
+            raise ValueError(f"plugin {self.name} watches resources but names no store for them")
+
     @property
     def memoised_per_node_view(self) -> bool:
         return self.purity is Purity.NODE_VIEW
@@ -230,6 +234,10 @@ STORES: tuple[type[PluginStore], ...] = tuple(dict.fromkeys(
 #: Every resource a plugin watches, once, by its name.
 WATCHED: dict[str, WatchedResource] = {
     resource.name: resource for record in RECORDS for resource in record.resources}
+#: The store that keeps each of those resources' kinds (its record's).
+STORE_OF_KIND: dict[str, type[PluginStore]] = {
+    resource.kind: record.store for record in RECORDS if record.store is not None
+    for resource in record.resources}
 
 
 #: Every kind an object given to the engine may have (a snapshot, `evaluate`'s objects): the
@@ -244,8 +252,7 @@ def resource_of_kind(kind: str) -> WatchedResource | None:
 
 def store_of_kind(kind: str) -> type[PluginStore] | None:
     """The store a plugin keeps objects of `kind` in, if any."""
-    return next((r.store for r in RECORDS if r.store is not None and kind in r.store.kinds),
-                None)
+    return STORE_OF_KIND.get(kind)
 
 
 def resources_of(plugin_names: Iterable[str]) -> tuple[WatchedResource, ...]:
@@ -303,6 +310,8 @@ def register(record: PluginRecord) -> None:
     for resource in record.resources:
         WATCHED[resource.name] = resource
         KINDS[resource.kind] = resource.struct
+        if record.store is not None:
+            STORE_OF_KIND[resource.kind] = record.store
 
 
 def unregister(name: str) -> None:
@@ -319,6 +328,7 @@ def unregister(name: str) -> None:
         if all(resource not in r.resources for r in RECORDS):
             WATCHED.pop(resource.name, None)
             KINDS.pop(resource.kind, None)
+            STORE_OF_KIND.pop(resource.kind, None)
 
 
 def factory(point: str, name: str) -> Factory:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from extender.model.pod import PodView
 
@@ -79,13 +79,12 @@ class StoreHost(Protocol):
 @dataclass
 class PluginStore:
     """A plugin's own data. Every hook does nothing unless the store needs it; `apply`,
-    `delete` and `replace` take only the kinds in `kinds` (its record's resources)."""
+    `delete` and `replace` take only the kinds of the resources its records name."""
 
     host: StoreHost = field(repr=False)
-    kinds: ClassVar[tuple[str, ...]] = ()
 
     def apply(self, kind: str, obj: Any) -> None:
-        """Add or update an object of one of `kinds`."""
+        """Add or update an object of one of its records' resources' kinds."""
 
     def delete(self, kind: str, namespace: str, name: str) -> bool:
         """Delete one; whether it was there."""

@@ -137,3 +137,10 @@ def test_the_sandbox_knows_where_its_objects_live() -> None:
 
     assert path("NodeCost", name="short") == "/apis/toy.example.com/v1/nodecosts/short"
     assert cluster_kinds().index("NodeCost") < cluster_kinds().index("Pod")
+
+
+def test_a_record_that_watches_resources_names_their_store() -> None:
+    with pytest.raises(ValueError, match="ToyOrphan watches resources but names no store"):
+        registry.PluginRecord("ToyOrphan", score=node_cost.RECORD.score,
+                              resources=(node_cost.NODE_COSTS,))
+    assert registry.store_of_kind("NodeCost") is node_cost.NodeCostStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 
@@ -34,7 +34,6 @@ NODE_COSTS = WatchedResource("nodecosts", "/apis/toy.example.com/v1/nodecosts", 
 
 @dataclass
 class NodeCostStore(PluginStore):
-    kinds: ClassVar[tuple[str, ...]] = ("NodeCost",)
     costs: dict[str, int] = field(default_factory=dict)
 
     def apply(self, kind: str, obj: Any) -> None:

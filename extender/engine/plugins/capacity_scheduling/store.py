@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from extender.engine.stores import PluginStore, WatchedResource
 from extender.model import k8s
@@ -21,7 +21,6 @@ ELASTIC_QUOTAS = WatchedResource(
 
 @dataclass
 class QuotaStore(PluginStore):
-    kinds: ClassVar[tuple[str, ...]] = ("ElasticQuota",)
     #: (namespace, name) -> the ElasticQuota.
     elastic_quotas: dict[tuple[str, str], ElasticQuotaView] = field(default_factory=dict)
     #: namespace -> Σ quota requests of the pods assigned a node (bound or assumed).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from extender.engine.stores import PluginStore, WatchedResource
 from extender.model import k8s
@@ -20,7 +20,6 @@ Group = tuple[str, str]  # (namespace, name)
 
 @dataclass
 class PodGroupStore(PluginStore):
-    kinds: ClassVar[tuple[str, ...]] = ("PodGroup",)
     groups: dict[Group, PodGroupView] = field(default_factory=dict)
     #: (namespace, group) -> {pod uid: gated}.
     members: dict[Group, dict[str, bool]] = field(default_factory=dict)

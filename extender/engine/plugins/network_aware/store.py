@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from extender.engine.stores import PluginStore, WatchedResource
 from extender.model import k8s
@@ -23,7 +23,6 @@ NETWORK_TOPOLOGIES = WatchedResource(
 
 @dataclass
 class NetworkStore(PluginStore):
-    kinds: ClassVar[tuple[str, ...]] = ("AppGroup", "NetworkTopology")
     app_groups: dict[tuple[str, str], AppGroupView] = field(default_factory=dict)
     network_topologies: dict[tuple[str, str], NetworkTopologyView] = field(default_factory=dict)
 

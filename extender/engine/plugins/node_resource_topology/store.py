@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from extender.engine.stores import PluginStore, WatchedResource
 from extender.model import k8s
@@ -22,7 +22,6 @@ NODE_RESOURCE_TOPOLOGIES = WatchedResource(
 
 @dataclass
 class TopologyStore(PluginStore):
-    kinds: ClassVar[tuple[str, ...]] = ("NodeResourceTopology",)
     topologies: dict[str, NRTView] = field(default_factory=dict)
     #: node -> {pod "namespace/name": effective request in nano-units}.
     reserved: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from extender.engine.stores import PluginStore
 from extender.model.loadmetrics import WatcherMetrics
@@ -24,7 +23,6 @@ LIMIT = 65536
 
 @dataclass
 class TrimaranStore(PluginStore):
-    kinds: ClassVar[tuple[str, ...]] = ()
     #: node -> {uid: (Unix seconds, pod)}.
     assignments: dict[str, dict[str, tuple[float, PodView]]] = field(default_factory=dict)
     #: The same records oldest first: uid -> (node, time).
