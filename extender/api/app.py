@@ -12,8 +12,9 @@ from starlette.responses import Response
 
 from extender import __version__
 from extender.api import bind, explain, filter, health, preempt, prioritize
+from extender.api.direct import DirectVerb
 from extender.api.runtime import Runtime
-from extender.api.verb import verb_route
+from extender.api.verb import direct_verb, verb_route
 
 VERBS = {
     "filter": filter,
@@ -45,12 +46,16 @@ def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> ExtenderApp
                       docs_url=None, redoc_url=None)
     app.state.runtime = runtime
     routes: dict[str, Route] = {}
+    app.direct_verbs = {}
     for verb, module in VERBS.items():
         # Raw routes: FastAPI's body parsing and response encoding cost too much at 5000 nodes.
         # bind is small and awaits the API server: it always runs on the loop.
         routes[f"/{verb}"] = verb_route(verb, module.handle, module.error_reply,
                                         needs_ready=verb != "bind", offload=verb != "bind",
                                         recorder=recorder)
+        if recorder is None:  # a recorded exchange goes through its recorded route
+            app.direct_verbs[f"/{verb}".encode()] = direct_verb(
+                verb, module.handle, module.error_reply, runtime, needs_ready=verb != "bind")
     # Not a scheduler verb: an operator's "why not this node" (a filter body, read-only).
     routes["/explain"] = verb_route("explain", explain.handle, explain.error_reply,
                                     recorder=recorder)
@@ -82,6 +87,8 @@ class ExtenderApp(FastAPI):
     request's cost (`bench.traffic`). Everything else, lifespan included, goes through it."""
 
     verb_routes: dict[str, Route]
+    #: The verbs the protocol answers without ASGI (`api.direct`), by path.
+    direct_verbs: dict[bytes, DirectVerb]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":

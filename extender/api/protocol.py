@@ -22,13 +22,18 @@ a large request waiting for its turn is not cut off. Verified against uvicorn 0.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.responses import Response
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from extender.api import metrics
+from extender.api.direct import DirectCycle, DirectVerb, encode_response, find_direct
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_MAX_HEAD_BYTES = 64 * 1024
@@ -145,6 +150,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         super().connection_made(transport)
         self.transport = CoalescingTransport(transport, self.loop)  # type: ignore[assignment]
+        self._direct: dict[bytes, DirectVerb] = find_direct(self.app)
+        self._reading: DirectCycle | None = None  # a direct request whose body is arriving
         metrics.OPEN_CONNECTIONS.labels(self.listener).inc()
         self._start_head_timer()
 
@@ -153,12 +160,22 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         metrics.OPEN_CONNECTIONS.labels(self.listener).dec()
         self._stop_head_timer()
+        if self._reading is not None:
+            self._reading.stop_timer()
+            self._reading = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         if self._head_refused:
             return
         super().data_received(data)
+        reading = self._reading
+        if reading is not None and reading.timer is None:
+            # The body's deadline, as the route's `read_body` gives it (once it is not whole
+            # in the chunk that ended its head: the usual case costs no timer).
+            timeout = reading.verb.runtime.body_timeout
+            if timeout is not None:
+                reading.timer = self.loop.call_later(timeout, self._body_timed_out)
 
     # The head is counted as the parser reads it (the request target, and each header's name
     # and value with its separators), however it is split into chunks, and whether or not the
@@ -215,16 +232,81 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self._refuse_head("503 Service Unavailable", "too many open connections\n",
                                   "probation")
                 return
-        if not self._head_refused:
+        if not self._head_refused and not self._read_directly():
             super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
-        if not self._head_refused:
+        if self._reading is not None:
+            self._reading.add(body)
+        elif not self._head_refused:
             super().on_body(body)
 
     def on_message_complete(self) -> None:
-        if not self._head_refused:
+        reading = self._reading
+        if reading is not None:
+            self._reading = None
+            reading.stop_timer()
+            self._answer_directly(reading, reading.verb.answer(reading.body()))
+        elif not self._head_refused:
             super().on_message_complete()
+
+    # ---- the verbs without ASGI (`api.direct`)
+    def _read_directly(self) -> bool:
+        """Take the request whose head just ended on the direct path, if it is a plain one."""
+        verb = self._direct.get(self.url) if self._direct else None
+        if verb is None or self.expect_100_continue:
+            return False
+        parser = self.parser
+        if parser.get_method() != b"POST" or parser.get_http_version() != "1.1" or \
+                not parser.should_keep_alive() or parser.should_upgrade():
+            return False
+        if self.cycle is not None and not self.cycle.response_complete:
+            return False  # pipelined behind a request in flight: uvicorn queues it
+        size = None
+        for name, value in self.headers:
+            if name == b"content-length":
+                if size is not None or not value.isdigit():
+                    return False
+                size = int(value)
+            elif name == b"transfer-encoding":
+                return False
+        if size is None or not verb.takes(size):
+            return False
+        self.cycle = self._reading = DirectCycle(verb, size)  # type: ignore[assignment]
+        return True
+
+    def _answer_directly(self, cycle: DirectCycle, pending: Awaitable[Response]) -> None:
+        task = self.loop.create_task(self._reply_directly(cycle, pending))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    async def _reply_directly(self, cycle: DirectCycle, pending: Awaitable[Response]) -> None:
+        try:
+            response = await pending
+            if self.flow.write_paused and not cycle.disconnected:
+                await self.flow.drain()
+            data, keep_alive = encode_response(response, self.server_state.default_headers,
+                                               cycle.keep_alive)
+        except Exception:
+            log.exception("could not answer a request")
+            self.transport.close()
+            return
+        cycle.response_complete = True
+        if cycle.disconnected or self.transport.is_closing():
+            return
+        self.transport.write(data)
+        if not keep_alive:
+            self.transport.close()
+        self.on_response_complete()
+
+    def _body_timed_out(self) -> None:
+        cycle = self._reading
+        if cycle is None:
+            return
+        cycle.timer = None
+        self._reading = None
+        self._head_refused = True  # whatever still arrives of it is dropped
+        self._answer_directly(cycle, cycle.verb.refuse(cycle.timed_out()))
 
     def _start_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from extender.api.body import BadRequest, declared_length, read_body
+from extender.api.direct import DirectVerb
 from extender.api.observe import RequestRecord
 from extender.api.offload import Busy
 from extender.api.runtime import Runtime
@@ -60,48 +61,79 @@ def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
 
     async def route(request: Request) -> Response:
         runtime: Runtime = request.app.state.runtime
-        record = RequestRecord(verb)
-        response: Response | None = None
-        try:
-            if runtime.not_leading is not None and (why := runtime.not_leading()) is not None:
-                # Holds, reservations and assumptions live in the leader alone: another
-                # replica answers nothing, binds included (kube-scheduler retries).
-                record.outcome = "not_ready"
-                response = error_reply(f"extender is not ready: {why}", 503)
-                return response
-            if needs_ready:
-                ready, why = runtime.readiness()
-                if not ready:
-                    record.outcome = "not_ready"
-                    response = error_reply(f"extender is not ready: {why}", 503)
-                    return response
-            response = await _answer(request, runtime, handler, record, offload)
-            return response
-        except BadRequest as exc:
-            record.outcome = "bad_request"
-            record.details["error"] = exc.message
-            response = error_reply(exc.message, exc.status)
-            if exc.close:
-                response.headers["Connection"] = "close"
-            return response
-        except Busy as exc:
-            record.outcome = "busy"
-            response = error_reply(f"extender is {exc}", 503)
-            response.headers["Retry-After"] = "1"
-            return response
-        except EngineError as exc:
-            record.outcome = "error"
-            record.details["error"] = str(exc)
-            log.exception("%s failed", verb)
-            response = error_reply(str(exc), 500)
-            return response
-        except Exception as exc:
-            record.outcome = "error"
-            log.exception("unexpected failure in %s", verb)
-            response = error_reply(f"internal error in {verb}: {type(exc).__name__}: {exc}", 500)
-            return response
-        finally:
-            record.finish(response.status_code if response is not None else 500)
+
+        def work(record: RequestRecord) -> Awaitable[Response]:
+            return _answer(request, runtime, handler, record, offload)
+
+        return await guarded(verb, runtime, work, error_reply, needs_ready)
 
     route.__name__ = f"{verb}_route"
     return route
+
+
+def direct_verb(verb: str, handler: Handler, error_reply: ErrorReply, runtime: Runtime,
+                needs_ready: bool = True) -> DirectVerb:
+    """The same answers as `verb_route`'s, for a small body the protocol has read
+    (`api.direct`)."""
+
+    def answer(body: bytes) -> Awaitable[Response]:
+        def work(record: RequestRecord) -> Awaitable[Response]:
+            return handler(runtime, body, record)
+
+        return guarded(verb, runtime, work, error_reply, needs_ready)
+
+    def refuse(problem: BadRequest) -> Awaitable[Response]:
+        async def work(record: RequestRecord) -> Response:
+            raise problem
+
+        return guarded(verb, runtime, work, error_reply, needs_ready=False)
+
+    return DirectVerb(answer, refuse, runtime)
+
+
+async def guarded(verb: str, runtime: Runtime, work: Callable[[RequestRecord], Awaitable[Response]],
+                  error_reply: ErrorReply, needs_ready: bool = True) -> Response:
+    """`work`'s response, or the verb's error reply for a replica not leading, a server not
+    ready, bad input or a failure; every request logged and counted once."""
+    record = RequestRecord(verb)
+    response: Response | None = None
+    try:
+        if runtime.not_leading is not None and (why := runtime.not_leading()) is not None:
+            # Holds, reservations and assumptions live in the leader alone: another
+            # replica answers nothing, binds included (kube-scheduler retries).
+            record.outcome = "not_ready"
+            response = error_reply(f"extender is not ready: {why}", 503)
+            return response
+        if needs_ready:
+            ready, why = runtime.readiness()
+            if not ready:
+                record.outcome = "not_ready"
+                response = error_reply(f"extender is not ready: {why}", 503)
+                return response
+        response = await work(record)
+        return response
+    except BadRequest as exc:
+        record.outcome = "bad_request"
+        record.details["error"] = exc.message
+        response = error_reply(exc.message, exc.status)
+        if exc.close:
+            response.headers["Connection"] = "close"
+        return response
+    except Busy as exc:
+        record.outcome = "busy"
+        response = error_reply(f"extender is {exc}", 503)
+        response.headers["Retry-After"] = "1"
+        return response
+    except EngineError as exc:
+        record.outcome = "error"
+        record.details["error"] = str(exc)
+        log.exception("%s failed", verb)
+        response = error_reply(str(exc), 500)
+        return response
+    except Exception as exc:
+        record.outcome = "error"
+        log.exception("unexpected failure in %s", verb)
+        response = error_reply(f"internal error in {verb}: {type(exc).__name__}: {exc}", 500)
+        return response
+    finally:
+        record.finish(response.status_code if response is not None else 500)

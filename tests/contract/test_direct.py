@@ -1,0 +1,233 @@
+"""The verbs answered from the parser (`api.direct`) answer exactly as their routes do.
+
+Each exchange feeds the protocol uvicorn runs the bytes a socket would deliver and records
+what it writes; the same request then goes through the app's ASGI route on a fresh runtime,
+and the two replies (status, type, body) must be equal."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+import uvicorn
+from prometheus_client import REGISTRY
+from uvicorn.server import ServerState
+
+from extender import serve
+from extender.api.app import create_app
+from extender.api.direct import DirectCycle
+from extender.api.offload import MEDIUM_BYTES
+from extender.api.protocol import ConnectionLimits, guarded_protocol
+from extender.api.runtime import Runtime
+from tests.conftest import fixture_bytes
+from tests.contract.rawhttp import RecordingTransport
+from tests.serving import serve_args
+
+
+class Wire:
+    """One connection to a fresh server's protocol."""
+
+    def __init__(self) -> None:
+        self.runtime: Runtime = serve.build_runtime(serve_args())
+        app = create_app(self.runtime)
+        protocol_class = guarded_protocol(ConnectionLimits())
+        config = uvicorn.Config(app, http=protocol_class, log_config=None, access_log=False,
+                                proxy_headers=False)
+        self.protocol = protocol_class(config=config, server_state=ServerState(), app_state={})
+        self.raw = RecordingTransport()
+        self.protocol.connection_made(self.raw)
+
+    def send(self, data: bytes) -> None:
+        self.protocol.data_received(data)
+
+    async def replies(self, count: int) -> list[tuple[int, dict[str, str], bytes]]:
+        """The first `count` responses written, parsed (polling until they are)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while len(self._answers()) < count:
+            assert loop.time() < deadline, self.raw.writes
+            await asyncio.sleep(0.001)
+        out = []
+        for write in self._answers():
+            head, _, body = write.partition(b"\r\n\r\n")
+            lines = head.decode().split("\r\n")
+            headers = dict(line.split(": ", 1) for line in lines[1:])
+            assert int(headers["content-length"]) == len(body)
+            out.append((int(lines[0].split()[1]), headers, body))
+        return out[:count]
+
+    def _answers(self) -> list[bytes]:
+        """The responses written, interim ones (100 Continue) left out."""
+        return [w for w in self.raw.writes
+                if w.startswith(b"HTTP/1.1 ") and not w.startswith(b"HTTP/1.1 1")]
+
+
+def post(path: str, body: bytes, *extra: str) -> bytes:
+    head = [f"POST {path} HTTP/1.1", "Host: x", "Content-Type: application/json",
+            f"Content-Length: {len(body)}", *extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+async def through_the_route(path: str, body: bytes) -> tuple[int, str, bytes]:
+    runtime = serve.build_runtime(serve_args())
+    app = create_app(runtime)
+    app.verb_routes = {}  # through Starlette's routing, as every other endpoint
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://test") as client:
+        response = await client.post(path, content=body)
+    return response.status_code, response.headers["content-type"], response.content
+
+
+CASES = [
+    ("/filter", fixture_bytes("filter-names.request.json")),
+    ("/filter", fixture_bytes("filter-nodes.request.json")),
+    ("/prioritize", fixture_bytes("prioritize-names.request.json")),
+    ("/preempt", fixture_bytes("preempt-meta.request.json")),
+    ("/bind", fixture_bytes("bind.request.json")),
+    ("/filter", b'{"Pod": 3}'),
+    ("/filter", b"not json"),
+    ("/prioritize", b'{"Pod": {"metadata": {"name": "p"}}, "NodeNames": ["no-such-node"]}'),
+    ("/filter", b'{"Pod": {"metadata": {"name": "p"}}}'),
+    ("/filter", b'{"Pod": "\xff"}'),
+    ("/bind", b"{}"),
+    ("/preempt", b"[]"),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), CASES, ids=[f"{p}-{i}" for i, (p, _) in enumerate(CASES)])
+def test_a_verb_is_answered_directly_with_the_routes_reply(path: str, body: bytes) -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        wire.send(post(path, body))
+        [(status, headers, reply)] = await wire.replies(1)
+        assert isinstance(wire.protocol.cycle, DirectCycle)  # it did not go through ASGI
+        assert (status, headers["content-type"], reply) == await through_the_route(path, body)
+        assert not wire.raw.closed  # kept alive for the next request
+
+    asyncio.run(scenario())
+
+
+def test_requests_one_after_another_and_pipelined_are_answered_in_order() -> None:
+    filter_body = fixture_bytes("filter-names.request.json")
+    prioritize_body = fixture_bytes("prioritize-names.request.json")
+
+    async def scenario() -> None:
+        wire = Wire()
+        wire.send(post("/filter", filter_body))
+        await wire.replies(1)
+        # Two at once: the second waits behind the first (uvicorn's pipeline) and goes
+        # through ASGI; a health probe in between is answered in its turn.
+        wire.send(post("/prioritize", prioritize_body) + b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n"
+                  + post("/filter", b'{"Pod": 3}'))
+        replies = await wire.replies(4)
+        assert [status for status, _, _ in replies] == [200, 200, 200, 400]
+        assert replies[0][2] == (await through_the_route("/filter", filter_body))[2]
+        assert replies[1][2] == (await through_the_route("/prioritize", prioritize_body))[2]
+        assert replies[3][2] == (await through_the_route("/filter", b'{"Pod": 3}'))[2]
+        # And the connection goes on.
+        wire.send(post("/prioritize", prioritize_body))
+        assert (await wire.replies(5))[4][2] == replies[1][2]
+
+    asyncio.run(scenario())
+
+
+def test_a_request_asking_to_close_is_answered_then_the_connection_closes() -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        wire.send(post("/filter", b'{"Pod": 3}', "Connection: close"))
+        [(status, headers, _)] = await wire.replies(1)
+        assert (status, headers.get("connection")) == (400, "close")
+        assert wire.raw.closed
+
+    asyncio.run(scenario())
+
+
+def test_a_body_that_stops_arriving_is_refused_after_the_body_timeout() -> None:
+    body = fixture_bytes("filter-names.request.json")
+
+    async def scenario() -> None:
+        wire = Wire()
+        wire.runtime.body_timeout = 0.05
+        message = post("/filter", body)
+        wire.send(message[:-10])
+        [(status, headers, reply)] = await wire.replies(1)
+        assert status == 408 and headers.get("connection") == "close"
+        assert b'"Error":"request body not received within 0.05s (%d bytes arrived)"' % (
+            len(body) - 10) in reply
+        assert wire.raw.closed
+        wire.send(message[-10:])  # what still arrives is dropped
+        assert len(await wire.replies(1)) == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_body_in_pieces_within_the_timeout_is_answered() -> None:
+    body = fixture_bytes("filter-names.request.json")
+
+    async def scenario() -> None:
+        wire = Wire()
+        message = post("/filter", body)
+        for start in range(0, len(message), 100):
+            wire.send(message[start:start + 100])
+            await asyncio.sleep(0)
+        [(status, _, reply)] = await wire.replies(1)
+        assert (status, reply) == (200, (await through_the_route("/filter", body))[2])
+
+    asyncio.run(scenario())
+
+
+def test_a_connection_lost_mid_body_leaves_nothing_behind() -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        wire.runtime.body_timeout = 0.02
+        wire.send(post("/filter", fixture_bytes("filter-names.request.json"))[:-5])
+        wire.protocol.connection_lost(None)
+        await asyncio.sleep(0.05)  # past the body's deadline: no timer may fire on it
+        assert wire.raw.writes == []
+
+    asyncio.run(scenario())
+
+
+def test_not_ready_is_the_verbs_error_reply_and_is_counted() -> None:
+    def count() -> float:
+        return REGISTRY.get_sample_value(
+            "extender_requests_total", {"verb": "filter", "outcome": "not_ready"}) or 0.0
+
+    async def scenario() -> None:
+        wire = Wire()
+        wire.runtime.readiness = lambda: (False, "informers not synced")  # type: ignore[method-assign]
+        before = count()
+        wire.send(post("/filter", fixture_bytes("filter-names.request.json")))
+        [(status, _, reply)] = await wire.replies(1)
+        assert status == 200
+        assert b'"Error":"extender is not ready: informers not synced"' in reply
+        assert count() == before + 1
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("how", ["large", "chunked", "expect", "query"])
+def test_other_requests_go_through_asgi_with_the_same_answer(how: str) -> None:
+    body = fixture_bytes("filter-names.request.json")
+    if how == "large":  # past the direct path's size: JSON whitespace keeps it the same request
+        body = body[:-1] + b" " * (MEDIUM_BYTES + 1 - len(body)) + body[-1:]
+    if how == "chunked":
+        request = (b"POST /filter HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+    elif how == "expect":
+        request = post("/filter", body, "Expect: 100-continue")
+    elif how == "query":
+        request = post("/filter?x=1", body)
+    else:
+        request = post("/filter", body)
+
+    async def scenario() -> None:
+        wire = Wire()
+        wire.send(request)
+        replies = await wire.replies(1)
+        assert not isinstance(wire.protocol.cycle, DirectCycle)
+        status, _, reply = replies[-1]
+        assert (status, reply) == (200, (await through_the_route("/filter", body))[2])
+
+    asyncio.run(scenario())
