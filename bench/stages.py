@@ -1,0 +1,277 @@
+"""Where a request's time goes, stage by stage, on the traffic kube-scheduler sends.
+
+    python -m bench.stages                  # 5000 nodes, 500 cycles, the 4-filter policy
+    python -m bench.stages --nodes 500 --cycles 300 --policy default
+
+The server (`extender serve`, in its own process, on one CPU) runs with timers wrapped around
+the functions each stage ends in; the client sends `bench.traffic`'s cycles (a distinct pod,
+kube-scheduler's rotating NodeNames window, prioritize on what passed, a bind) from another
+CPU. Per verb it prints each stage's median and mean in µs:
+
+* **read**: from the request's first bytes to its body complete (the HTTP parser's work);
+* **queue**: from there to its answer starting (scheduling it on the event loop);
+* the answer, and inside it: **state sync** (copying the table rows a bind changed),
+  **split**/**decode** (a remembered list at the body's end, the head decoded),
+  **pod view** (recognised, rebound from a replica, or built), **names → rows**
+  (a new list's names resolved), **prefilter**, **filter plugins**, **score plugins**,
+  **reply** (encoding it), **bind** (the binder), **metrics** (the request's record);
+* **write**: the response encoded and written;
+* **outside the server**: the client's observed median minus the server's (the client,
+  the kernel and the loopback: what the floor of `bench.traffic` measures).
+
+Stages nest (the answer holds the others), so a verb's stages do not add up to its total; each
+wrapped function costs about 1 µs more timed than not. Results go to stdout as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import inspect
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import generate, traffic
+from bench.run import HOST, _pythonpath, cpu_plan, free_port, spawn, wait_ready
+
+#: (module, attribute, stage): each wrapped function's calls are timed as that stage.
+WRAPPED = [
+    ("extender.engine.nodetable", "NodeTable.sync", "state sync"),
+    ("extender.api.reading", "_after_known_list", "split + decode"),
+    ("extender.api.reading", "pod_from_raw", "pod view"),
+    ("extender.api.reading", "_candidates", "names → rows"),
+    ("extender.api.filter", "prepare_filters", "prefilter"),
+    ("extender.api.filter", "filter_rows", "filter plugins"),
+    ("extender.api.prioritize", "score_rows", "score plugins"),
+    ("extender.api.rowreply", "RowReplies.filter_reply", "reply"),
+    ("extender.api.rowreply", "RowReplies.prioritize_reply", "reply"),
+    ("extender.api.bind", "decode", "decode"),
+    ("extender.api.bind", "events_of", "events"),
+    ("extender.state.binder", "SnapshotBinder.bind", "bind"),
+    ("extender.api.observe", "RequestRecord.finish", "metrics"),
+]
+ORDER = ["read", "queue", "answer", "state sync", "split + decode", "decode", "pod view",
+         "names → rows", "prefilter", "filter plugins", "score plugins", "reply", "bind",
+         "events", "metrics", "write", "server", "client", "outside the server"]
+
+
+# --------------------------------------------------------------------------- in the server
+
+class Timings:
+    """Durations by (verb, stage), the verb being the path of the request in flight."""
+
+    def __init__(self) -> None:
+        self.by: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
+        self.verb = "?"
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.by[(self.verb, stage)].append(seconds)
+
+    def dump(self, path: Path) -> None:
+        path.write_text(json.dumps({f"{v}\t{s}": d for (v, s), d in self.by.items()}))
+
+
+def _timed(timings: Timings, stage: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.iscoroutinefunction(function):
+        @functools.wraps(function)
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await function(*args, **kwargs)
+            finally:
+                timings.add(stage, time.perf_counter() - started)
+        return awaited
+
+    @functools.wraps(function)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            timings.add(stage, time.perf_counter() - started)
+    return timed
+
+
+def instrument(timings: Timings) -> None:
+    """Wrap `WRAPPED` and the protocol's steps (`api.protocol`, `api.direct`) with timers."""
+    import importlib
+
+    from extender.api import protocol
+
+    for module_name, attribute, stage in WRAPPED:
+        module = importlib.import_module(module_name)
+        owner, _, name = attribute.rpartition(".")
+        target = getattr(module, owner) if owner else module
+        setattr(target, name, _timed(timings, stage, getattr(target, name)))
+
+    cls = protocol.GuardedHttpToolsProtocol
+    received, complete, read_directly = cls.data_received, cls.on_message_complete, \
+        cls._read_directly
+    reply_directly = cls._reply_directly
+
+    def data_received(self: Any, data: bytes) -> None:
+        if getattr(self, "_stage_started", None) is None:
+            self._stage_started = time.perf_counter()
+        received(self, data)
+
+    def _read_directly(self: Any) -> bool:
+        taken: bool = read_directly(self)
+        if taken:
+            timings.verb = self.url.decode()
+        return taken
+
+    def on_message_complete(self: Any) -> None:
+        if self._reading is not None:
+            self._stage_read = time.perf_counter()
+            timings.add("read", self._stage_read - self._stage_started)
+        complete(self)
+
+    async def _reply_directly(self: Any, cycle: Any, pending: Any) -> None:
+        started = time.perf_counter()
+        timings.verb = self.url.decode()
+        timings.add("queue", started - self._stage_read)
+
+        async def answer() -> Any:
+            response = await pending
+            self._stage_answered = time.perf_counter()
+            timings.add("answer", self._stage_answered - started)
+            return response
+
+        await reply_directly(self, cycle, answer())
+        finished = time.perf_counter()
+        timings.add("write", finished - self._stage_answered)
+        timings.add("server", finished - self._stage_started)
+        self._stage_started = None
+
+    cls.data_received = data_received  # type: ignore[method-assign]
+    cls._read_directly = _read_directly  # type: ignore[method-assign]
+    cls.on_message_complete = on_message_complete  # type: ignore[method-assign]
+    cls._reply_directly = _reply_directly  # type: ignore[method-assign]
+
+
+def server_main(out: Path, argv: list[str]) -> int:
+    import uvicorn
+
+    from extender.cli import main as extender_main
+
+    timings = Timings()
+    instrument(timings)
+    # Written once the server has shut down: uvicorn then raises the SIGTERM it caught again,
+    # and the process ends without running `atexit`.
+    shutdown = uvicorn.Server.shutdown
+
+    async def shutdown_and_write(self: uvicorn.Server, *args: Any, **kwargs: Any) -> None:
+        await shutdown(self, *args, **kwargs)
+        timings.dump(out)
+
+    uvicorn.Server.shutdown = shutdown_and_write  # type: ignore[method-assign]
+    return extender_main(argv)
+
+
+# --------------------------------------------------------------------------- the client
+
+def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workdir: Path,
+            ) -> dict[str, dict[str, list[float]]]:
+    """Run the cycles against an instrumented server: durations in seconds by verb and stage
+    (the warm-up's left out), the client's own as `client`."""
+    spec = generate.ClusterSpec(nodes, nodes * traffic.PODS_PER_NODE, generate.DEFAULT_SEED)
+    snapshot = workdir / f"cluster-{nodes}.json"
+    if not snapshot.exists():
+        generate.write_cluster(snapshot, spec)
+    out = workdir / "stages.json"
+    port = free_port()
+    server_cpu, client_cpu = cpu_plan()
+    cmd = [sys.executable, "-m", "bench.stages", "--server", str(out), "serve", "--host", HOST,
+           "--port", str(port), "--snapshot", str(snapshot), "--policy", str(policy)]
+    server = spawn(cmd, snapshot, port, workdir / "server-stages.log", server_cpu,
+                   {**os.environ, "PYTHONPATH": _pythonpath()})
+    try:
+        wait_ready(server, 900.0)
+        if client_cpu is not None:
+            os.sched_setaffinity(0, {client_cpu})
+        target = traffic.Target("ours", server, binds=True)
+        names = [generate.node_name(i) for i in range(nodes)]
+        pods = traffic.pending_pods(seed, warmup + cycles)
+        plan = traffic.windows(names, warmup + cycles, seed)
+        for pod, window in zip(pods, plan, strict=True):
+            traffic.cycle(target, pod, window)
+        target.conn.close()
+    finally:
+        server.stop()
+    if not out.exists():
+        raise RuntimeError(f"the server wrote no timings:\n{server.log_tail()}")
+    raw = json.loads(out.read_text())
+    found: dict[str, dict[str, list[float]]] = defaultdict(dict)
+    for key, durations in raw.items():
+        verb, stage = key.split("\t")
+        if verb.startswith("/"):
+            # The first `warmup` requests of each verb are left out, as the client's are.
+            found[verb[1:]][stage] = durations[warmup:] if stage != "state sync" else \
+                durations[2 * warmup:]
+    for verb in ("filter", "prioritize", "bind"):
+        found[verb]["client"] = target.times[verb][warmup:]
+    return found
+
+
+def table(found: dict[str, dict[str, list[float]]]) -> str:
+    verbs = [v for v in ("filter", "prioritize", "bind") if v in found]
+    lines = ["| stage | " + " | ".join(f"{v} p50 / mean (µs)" for v in verbs) + " |",
+             "|---|" + "---|" * len(verbs)]
+    for stage in ORDER:
+        cells = []
+        for verb in verbs:
+            stages = found[verb]
+            if stage == "outside the server":
+                if stages.get("client") and stages.get("server"):
+                    gap = statistics.median(stages["client"]) - statistics.median(stages["server"])
+                    cells.append(f"{gap * 1e6:.0f}")
+                else:
+                    cells.append("—")
+                continue
+            durations = stages.get(stage)
+            if not durations:
+                cells.append("—")
+                continue
+            cells.append(f"{statistics.median(durations) * 1e6:.0f} / "
+                         f"{statistics.fmean(durations) * 1e6:.0f}")
+        if any(cell != "—" for cell in cells):
+            label = stage if stage in ("read", "queue", "answer", "write", "server", "client",
+                                       "outside the server") else f"· {stage}"
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--server"]:
+        return server_main(Path(args[1]), args[2:])
+    p = argparse.ArgumentParser(prog="python -m bench.stages",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--cycles", type=int, default=500)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--policy", choices=["yardstick", "default"], default="yardstick",
+                   help="yardstick: the Go yardstick's work (4 filters + LeastAllocated); "
+                        "default: every default plugin")
+    p.add_argument("--seed", type=int, default=None)
+    opts = p.parse_args(args)
+    policy = traffic.POLICIES["ours" if opts.policy == "yardstick" else "ours-default"]
+    seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "big")
+    with tempfile.TemporaryDirectory(prefix="bench-stages-") as tmp:
+        found = measure(opts.nodes, opts.cycles, opts.warmup, policy, seed, Path(tmp))
+    print(f"{opts.nodes} nodes, window {traffic.num_feasible_nodes_to_find(opts.nodes)}, "
+          f"{opts.cycles} cycles, policy {opts.policy}\n")
+    print(table(found))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
