@@ -475,7 +475,7 @@ def _own_namespace() -> str:
 
 
 def count_bind(outcome: str) -> None:
-    metrics.BIND.labels(outcome).inc()
+    metrics.labelled(metrics.BIND, outcome).inc()
 
 
 def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:

@@ -26,8 +26,8 @@ class RequestRecord:
 
     def finish(self, status: int) -> None:
         elapsed = time.perf_counter() - self.started
-        metrics.REQUEST_DURATION.labels(self.verb).observe(elapsed)
-        metrics.REQUESTS.labels(self.verb, self.outcome).inc()
+        metrics.labelled(metrics.REQUEST_DURATION, self.verb).observe(elapsed)
+        metrics.labelled(metrics.REQUESTS, self.verb, self.outcome).inc()
         # One line per call from -v 4 up (as kube-scheduler logs per-pod detail); a 5xx always.
         level = REQUEST_LEVEL if status < 500 else logging.ERROR
         if log.isEnabledFor(level):
