@@ -6,15 +6,17 @@
 The server (`extender serve`, in its own process, on one CPU) runs with timers wrapped around
 the functions each stage ends in; the client sends `bench.traffic`'s cycles (a distinct pod,
 kube-scheduler's rotating NodeNames window, prioritize on what passed, a bind) from another
-CPU. Per verb it prints each stage's median and mean in µs:
+CPU, then `--preempts` preempt calls (a distinct preemptor each, with a window's worth of
+proposed nodes and their victims). Per verb it prints each stage's median and mean in µs:
 
 * **read**: from the request's first bytes to its body complete (the HTTP parser's work);
 * **queue**: from there to its answer starting (scheduling it on the event loop);
 * the answer, and inside it: **state sync** (copying the table rows a bind changed),
   **split**/**decode** (a remembered list at the body's end, the head decoded),
   **pod view** (recognised, rebound from a replica, or built), **names → rows**
-  (a new list's names resolved), **prefilter**, **filter plugins**, **score plugins**,
-  **reply** (encoding it), **bind** (the binder), **metrics** (the request's record);
+  (a new list's names resolved), **proposals** (preempt's victims read), **prefilter**,
+  **filter plugins**, **score plugins**, **victims** (preemption's work), **reply**
+  (encoding it), **bind** (the binder), **metrics** (the request's record);
 * **write**: the response encoded and written;
 * **outside the server**: the client's observed median minus the server's (the client,
   the kernel and the loopback: what the floor of `bench.traffic` measures).
@@ -56,11 +58,17 @@ WRAPPED = [
     ("extender.api.bind", "decode", "decode"),
     ("extender.api.bind", "events_of", "events"),
     ("extender.state.binder", "SnapshotBinder.bind", "bind"),
+    ("extender.api.preempt", "decode", "decode"),
+    ("extender.api.preempt", "pod_view", "pod view"),
+    ("extender.api.preempt", "flat_proposals", "proposals"),
+    ("extender.api.preempt", "process_preemption_batch", "victims"),
+    ("extender.api.preempt", "finish", "reply"),
     ("extender.api.observe", "RequestRecord.finish", "metrics"),
 ]
 ORDER = ["read", "queue", "answer", "state sync", "split + decode", "decode", "pod view",
-         "names → rows", "prefilter", "filter plugins", "score plugins", "reply", "bind",
-         "events", "metrics", "write", "server", "client", "outside the server"]
+         "names → rows", "proposals", "prefilter", "filter plugins", "score plugins", "victims",
+         "reply", "bind", "events", "metrics", "write", "server", "client", "outside the server"]
+VERBS = ("filter", "prioritize", "bind", "preempt")
 
 
 # --------------------------------------------------------------------------- in the server
@@ -179,9 +187,10 @@ def server_main(out: Path, argv: list[str]) -> int:
 # --------------------------------------------------------------------------- the client
 
 def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workdir: Path,
-            ) -> dict[str, dict[str, list[float]]]:
-    """Run the cycles against an instrumented server: durations in seconds by verb and stage
-    (the warm-up's left out), the client's own as `client`."""
+            preempts: int = 0) -> dict[str, dict[str, list[float]]]:
+    """Run the cycles, then `preempts` preempt calls, against an instrumented server:
+    durations in seconds by verb and stage (each verb's first `warmup` left out), the client's
+    own as `client`."""
     spec = generate.ClusterSpec(nodes, nodes * traffic.PODS_PER_NODE, generate.DEFAULT_SEED)
     snapshot = workdir / f"cluster-{nodes}.json"
     if not snapshot.exists():
@@ -203,6 +212,11 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
         plan = traffic.windows(names, warmup + cycles, seed)
         for pod, window in zip(pods, plan, strict=True):
             traffic.cycle(target, pod, window)
+        if preempts:
+            for body in traffic.preempt_bodies(spec, seed, traffic.windows(
+                    names, warmup + preempts, seed + 1)):
+                elapsed, _ = target.post("/preempt", body)
+                target.times["preempt"].append(elapsed)
         target.conn.close()
     finally:
         server.stop()
@@ -216,13 +230,14 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
             # The first `warmup` requests of each verb are left out, as the client's are.
             found[verb[1:]][stage] = durations[warmup:] if stage != "state sync" else \
                 durations[2 * warmup:]
-    for verb in ("filter", "prioritize", "bind"):
-        found[verb]["client"] = target.times[verb][warmup:]
+    for verb in VERBS:
+        if target.times[verb]:
+            found[verb]["client"] = target.times[verb][warmup:]
     return found
 
 
 def table(found: dict[str, dict[str, list[float]]]) -> str:
-    verbs = [v for v in ("filter", "prioritize", "bind") if v in found]
+    verbs = [v for v in VERBS if v in found]
     lines = ["| stage | " + " | ".join(f"{v} p50 / mean (µs)" for v in verbs) + " |",
              "|---|" + "---|" * len(verbs)]
     for stage in ORDER:
@@ -257,7 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--cycles", type=int, default=500)
-    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=20,
+                   help="each verb's first calls, left out (default 20)")
+    p.add_argument("--preempts", type=int, default=100,
+                   help="preempt calls after the cycles, each a distinct preemptor with a "
+                        "window's worth of proposed nodes (default 100; 0: none)")
     p.add_argument("--policy", choices=["yardstick", "default"], default="yardstick",
                    help="yardstick: the Go yardstick's work (4 filters + LeastAllocated); "
                         "default: every default plugin")
@@ -266,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy = traffic.POLICIES["ours" if opts.policy == "yardstick" else "ours-default"]
     seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "big")
     with tempfile.TemporaryDirectory(prefix="bench-stages-") as tmp:
-        found = measure(opts.nodes, opts.cycles, opts.warmup, policy, seed, Path(tmp))
+        found = measure(opts.nodes, opts.cycles, opts.warmup, policy, seed, Path(tmp),
+                        opts.preempts)
     print(f"{opts.nodes} nodes, window {traffic.num_feasible_nodes_to_find(opts.nodes)}, "
           f"{opts.cycles} cycles, policy {opts.policy}\n")
     print(table(found))

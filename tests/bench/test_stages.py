@@ -13,11 +13,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cells(output: str) -> dict[str, list[float | None]]:
-    """Each row's p50 per verb (filter, prioritize, bind), None where the stage is absent."""
+    """Each row's p50 per verb (filter, prioritize, bind, preempt), None where the stage is
+    absent."""
     rows: dict[str, list[float | None]] = {}
     for line in output.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 4 or cells[0] in ("stage", "---"):
+        if len(cells) != 5 or cells[0] in ("stage", "---"):
             continue
         rows[cells[0].lstrip("· ")] = [None if c == "—" else float(re.split(r" / ", c)[0])
                                        for c in cells[1:]]
@@ -28,14 +29,15 @@ def _cells(output: str) -> dict[str, list[float | None]]:
 def test_every_stage_of_every_verb_is_timed() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.stages", "--nodes", "300", "--cycles", "40",
-         "--warmup", "5", "--seed", "3"],
+         "--warmup", "5", "--preempts", "10", "--seed", "3"],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("300 nodes, window 144, 40 cycles, policy yardstick")
     rows = _cells(done.stdout)
     for stage in ("read", "queue", "answer", "metrics", "write", "server", "client"):
         assert all(v is not None and v >= 0 for v in rows[stage]), (stage, rows[stage])
-    filter_, prioritize, bind = (list(column) for column in zip(*rows.values(), strict=True))
+    filter_, prioritize, bind, preempt = (list(column)
+                                          for column in zip(*rows.values(), strict=True))
     stages = list(rows)
     timed = dict(zip(stages, filter_, strict=True))
     # The filter's own stages ran, inside its answer, inside the server's time, inside what the
@@ -46,4 +48,7 @@ def test_every_stage_of_every_verb_is_timed() -> None:
     assert dict(zip(stages, prioritize, strict=True))["score plugins"] is not None
     assert dict(zip(stages, bind, strict=True))["bind"] is not None
     assert dict(zip(stages, bind, strict=True))["filter plugins"] is None
+    preempted = dict(zip(stages, preempt, strict=True))
+    for stage in ("decode", "pod view", "proposals", "victims", "reply"):
+        assert preempted[stage] is not None and 0 < preempted[stage] <= preempted["answer"], stage
     assert rows["outside the server"][0] == pytest.approx(timed["client"] - timed["server"], abs=1)
