@@ -231,3 +231,31 @@ def test_other_requests_go_through_asgi_with_the_same_answer(how: str) -> None:
         assert (status, reply) == (200, (await through_the_route("/filter", body))[2])
 
     asyncio.run(scenario())
+
+
+def test_a_shutdown_mid_request_lets_it_answer_then_closes() -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        release = asyncio.Event()
+        started = asyncio.Event()
+        binds: list[tuple[str, str]] = []
+
+        async def slow_bind(namespace: str, name: str, uid: str, node: str, **_: object) -> None:
+            started.set()
+            await release.wait()
+            binds.append((f"{namespace}/{name}", node))
+
+        wire.runtime.binder.bind = slow_bind  # type: ignore[method-assign]
+        wire.send(post("/bind", fixture_bytes("bind.request.json")))
+        await asyncio.wait_for(started.wait(), 5)
+        cycle = wire.protocol.cycle
+        assert isinstance(cycle, DirectCycle) and not cycle.response_complete
+        wire.protocol.shutdown()  # uvicorn's graceful shutdown, as on SIGTERM
+        assert not wire.raw.closed  # the request in flight is answered first
+        release.set()
+        [(status, headers, reply)] = await wire.replies(1)
+        assert (status, reply) == (200, b'{"Error":""}')
+        assert headers.get("connection") == "close" and wire.raw.closed
+        assert binds == [("default/api-7d9f", "worker-a2")]
+
+    asyncio.run(scenario())
