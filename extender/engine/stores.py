@@ -124,3 +124,29 @@ class PluginStore:
     def sizes(self) -> dict[str, int]:
         """Entries of the store's own bounded caches (exported as metrics)."""
         return {}
+
+
+class ViewStore(PluginStore):
+    """A store that keeps each object of its kinds as a view, by (namespace, name), in one table
+    per kind: `apply`, `delete`, `keys` and `replace` over `_table(kind)`, the view made by
+    `_view(kind, obj)` (which has `namespace` and `name`)."""
+
+    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
+        raise NotImplementedError
+
+    def _view(self, kind: str, obj: Any) -> Any:
+        raise NotImplementedError
+
+    def apply(self, kind: str, obj: Any) -> None:
+        view = self._view(kind, obj)
+        self._table(kind)[(view.namespace, view.name)] = view
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        return self._table(kind).pop((namespace, name), None) is not None
+
+    def keys(self, kind: str) -> list[tuple[str, str]]:
+        return list(self._table(kind))
+
+    def replace(self, kind: str, objects: Iterable[Any]) -> None:
+        self._table(kind).clear()
+        super().replace(kind, objects)

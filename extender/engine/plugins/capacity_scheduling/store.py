@@ -4,11 +4,10 @@ quota checks and are on their way to a bind (its Reserve)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extender.engine.stores import PluginStore, WatchedResource
+from extender.engine.stores import ViewStore, WatchedResource
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.resources import Resources
@@ -20,7 +19,7 @@ ELASTIC_QUOTAS = WatchedResource(
 
 
 @dataclass
-class QuotaStore(PluginStore):
+class QuotaStore(ViewStore):
     #: (namespace, name) -> the ElasticQuota.
     elastic_quotas: dict[tuple[str, str], ElasticQuotaView] = field(default_factory=dict)
     #: namespace -> Σ quota requests of the pods assigned a node (bound or assumed).
@@ -29,19 +28,11 @@ class QuotaStore(PluginStore):
     #: counted in their namespace's use until then.
     reservations: dict[str, tuple[PodView, float]] = field(default_factory=dict)
 
-    def apply(self, kind: str, obj: Any) -> None:
-        view = ElasticQuotaView(obj)
-        self.elastic_quotas[(view.namespace, view.name)] = view
+    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
+        return self.elastic_quotas
 
-    def delete(self, kind: str, namespace: str, name: str) -> bool:
-        return self.elastic_quotas.pop((namespace, name), None) is not None
-
-    def keys(self, kind: str) -> list[tuple[str, str]]:
-        return list(self.elastic_quotas)
-
-    def replace(self, kind: str, objects: Iterable[Any]) -> None:
-        self.elastic_quotas.clear()
-        super().replace(kind, objects)
+    def _view(self, kind: str, obj: Any) -> ElasticQuotaView:
+        return ElasticQuotaView(obj)
 
     def quotas(self) -> dict[str, ElasticQuotaView]:
         """namespace -> its ElasticQuota (the first one known, when there are several)."""

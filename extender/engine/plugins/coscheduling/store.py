@@ -3,11 +3,11 @@ counts a group's siblings in: pending or assigned, not finished)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from extender.engine.stores import PluginStore, WatchedResource
+from extender.engine.stores import ViewStore, WatchedResource
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.model.scheduling import PodGroupView
@@ -19,26 +19,18 @@ Group = tuple[str, str]  # (namespace, name)
 
 
 @dataclass
-class PodGroupStore(PluginStore):
+class PodGroupStore(ViewStore):
     groups: dict[Group, PodGroupView] = field(default_factory=dict)
     #: (namespace, group) -> {pod uid: gated}.
     members: dict[Group, dict[str, bool]] = field(default_factory=dict)
     _member_of: dict[str, tuple[Group, tuple[str, str]]] = field(default_factory=dict)
     _member_uid: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def apply(self, kind: str, obj: Any) -> None:
-        view = PodGroupView(obj)
-        self.groups[(view.namespace, view.name)] = view
+    def _table(self, kind: str) -> dict[Group, Any]:
+        return self.groups
 
-    def delete(self, kind: str, namespace: str, name: str) -> bool:
-        return self.groups.pop((namespace, name), None) is not None
-
-    def keys(self, kind: str) -> list[tuple[str, str]]:
-        return list(self.groups)
-
-    def replace(self, kind: str, objects: Iterable[Any]) -> None:
-        self.groups.clear()
-        super().replace(kind, objects)
+    def _view(self, kind: str, obj: Any) -> PodGroupView:
+        return PodGroupView(obj)
 
     def group(self, namespace: str, name: str) -> PodGroupView | None:
         return self.groups.get((namespace, name))

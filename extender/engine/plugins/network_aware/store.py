@@ -3,11 +3,10 @@ by (namespace, name)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extender.engine.stores import PluginStore, WatchedResource
+from extender.engine.stores import ViewStore, WatchedResource
 from extender.model import k8s
 from extender.model.networkaware import AppGroupView, NetworkTopologyView
 
@@ -22,26 +21,15 @@ NETWORK_TOPOLOGIES = WatchedResource(
 
 
 @dataclass
-class NetworkStore(PluginStore):
+class NetworkStore(ViewStore):
     app_groups: dict[tuple[str, str], AppGroupView] = field(default_factory=dict)
     network_topologies: dict[tuple[str, str], NetworkTopologyView] = field(default_factory=dict)
 
     def _table(self, kind: str) -> dict[tuple[str, str], Any]:
         return self.app_groups if kind == "AppGroup" else self.network_topologies
 
-    def apply(self, kind: str, obj: Any) -> None:
-        view = AppGroupView(obj) if kind == "AppGroup" else NetworkTopologyView(obj)
-        self._table(kind)[(view.namespace, view.name)] = view
-
-    def delete(self, kind: str, namespace: str, name: str) -> bool:
-        return self._table(kind).pop((namespace, name), None) is not None
-
-    def keys(self, kind: str) -> list[tuple[str, str]]:
-        return list(self._table(kind))
-
-    def replace(self, kind: str, objects: Iterable[Any]) -> None:
-        self._table(kind).clear()
-        super().replace(kind, objects)
+    def _view(self, kind: str, obj: Any) -> Any:
+        return AppGroupView(obj) if kind == "AppGroup" else NetworkTopologyView(obj)
 
     def app_group(self, namespace: str, name: str) -> AppGroupView | None:
         return self.app_groups.get((namespace, name))
