@@ -5,7 +5,7 @@ connection. Through ASGI each one costs a request scope, a receive/send pair of 
 Starlette request and a response rendered in two writes: about a tenth of a millisecond that
 depends on nothing the request says, a third of a small prioritize (`bench.traffic`). Here the
 protocol (`api.protocol`) collects such a request's body itself and hands the bytes to the same
-answer the route gives (`verb.direct_answer`: readiness, error replies, logging, metrics), then
+answer the route gives (`verb.direct_verb`: readiness, error replies, logging, metrics), then
 writes the reply's head and body at once.
 
 Only the plain case comes here: `POST` to a verb's exact path, HTTP/1.1 keep-alive, a declared
@@ -59,13 +59,12 @@ class DirectCycle:
     (the protocol's `cycle`), so that uvicorn's pipelining, keep-alive timer and graceful
     shutdown treat it as theirs."""
 
-    __slots__ = ("verb", "size", "chunks", "received", "keep_alive", "disconnected",
+    __slots__ = ("verb", "chunks", "received", "keep_alive", "disconnected",
                  "response_complete", "timer")
     message_event = _NoEvent()
 
-    def __init__(self, verb: DirectVerb, size: int) -> None:
+    def __init__(self, verb: DirectVerb) -> None:
         self.verb = verb
-        self.size = size
         self.chunks: list[bytes] = []
         self.received = 0
         self.keep_alive = True

@@ -100,23 +100,15 @@ EXTENDER_PLUGIN = "Extender"
 
 def count_filter_rejections(counts: dict[tuple[str, int], int]) -> None:
     """`counts`: (plugin, status code) -> rejected nodes, from one filter request."""
-    for key, count in counts.items():
-        child = _rejection_children.get(key)
-        if child is None:
-            plugin, code = key
-            child = _rejection_children[key] = FILTER_REJECTIONS.labels(
-                plugin or EXTENDER_PLUGIN, CODE_NAMES.get(int(code), "Error"))
-        child.inc(count)
-
-
-#: `FILTER_REJECTIONS`' series by (plugin, code): `labels` validates and locks on every call,
-#: a few µs a filter request. Plugins and codes are few.
-_rejection_children: dict[tuple[str, int], Any] = {}
+    for (plugin, code), count in counts.items():
+        labelled(FILTER_REJECTIONS, plugin or EXTENDER_PLUGIN,
+                 CODE_NAMES.get(int(code), "Error")).inc(count)
 
 
 def labelled(metric: Any, *values: str) -> Any:
-    """`metric.labels(*values)`, made once per values (for series a request touches: verbs,
-    outcomes)."""
+    """`metric.labels(*values)`, made once per values: `labels` validates and locks on every
+    call, a few µs on each request (for series from small fixed sets: verbs, outcomes,
+    plugins and codes)."""
     key = (id(metric), values)
     child = _children.get(key)
     if child is None:

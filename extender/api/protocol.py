@@ -253,7 +253,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # ---- the verbs without ASGI (`api.direct`)
     def _read_directly(self) -> bool:
         """Take the request whose head just ended on the direct path, if it is a plain one."""
-        verb = self._direct.get(self.url) if self._direct else None
+        verb = self._direct.get(self.url)
         if verb is None or self.expect_100_continue:
             return False
         parser = self.parser
@@ -272,7 +272,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 return False
         if size is None or not verb.takes(size):
             return False
-        self.cycle = self._reading = DirectCycle(verb, size)  # type: ignore[assignment]
+        self.cycle = self._reading = DirectCycle(verb)  # type: ignore[assignment]
         return True
 
     def _answer_directly(self, cycle: DirectCycle, pending: Awaitable[Response]) -> None:

@@ -35,9 +35,7 @@ EXACT_LIMIT = 2**53
 _COLUMNS = ("alloc_cpu", "alloc_memory", "alloc_ephemeral", "alloc_pods",
             "req_cpu", "req_memory", "req_ephemeral", "pod_count", "nz_cpu", "nz_memory")
 
-#: From this many names on, `rows` finds them by their hashes in one sorted array (a few
-#: cache lines per name) instead of the dict (an entry, a key and a value object each: once a
-#: request's other work has pushed them out of the cache, 0.4 µs a name).
+#: From this many names on, `rows` finds them through `HashIndex` instead of the dict.
 HASHED_LOOKUP = 64
 
 #: Distinct row memos kept (one per pod signature and plugin); each is 12 bytes per row.
@@ -267,8 +265,8 @@ class NodeTable:
 class HashIndex:
     """The node names' hashes in an open-addressed numpy table: `rows` finds 500 names with
     a few whole-array operations, touching one slot each, where the dict touches an entry, a
-    key and a value object per name (0.2 µs each once a request's other work has pushed them
-    out of the cache).
+    key and a value object per name: once a request's other work has pushed those out of the
+    cache, 0.4 µs a name (500 names in a 5 000-node server: 196 µs by dict, 79 by hash).
 
     A name is taken for the node whose `hash` it shares: CPython's SipHash of the string, 64
     bits, keyed at random per process, so a name that is not a node matches one with
