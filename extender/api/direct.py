@@ -9,9 +9,12 @@ answer the route gives (`verb.direct_verb`: readiness, error replies, logging, m
 writes the reply's head and body at once.
 
 Only the plain case comes here: `POST` to a verb's exact path, HTTP/1.1 keep-alive, a declared
-body of 1 byte to `MEDIUM_BYTES` within the body limit, no `Expect`, no request in flight on
-the connection. Everything else (a large or chunked body, `Connection: close`, a pipelined
-request, `serve --record`) takes the ASGI route, which answers it the same way.
+body within the body limit and not large (`api.offload`), no `Expect`, no request in flight on
+the connection. A medium body (past `MEDIUM_BYTES`: a preempt of a few hundred nodes) comes
+only when one of the medium-body slots is free as its head ends, and holds it until answered,
+as the route would. Everything else (a large or chunked body, a medium one with every slot
+taken, `Connection: close`, a pipelined request, `serve --record`) takes the ASGI route, which
+answers it the same way.
 """
 
 from __future__ import annotations
@@ -39,10 +42,15 @@ class DirectVerb:
     refuse: Callable[[BadRequest], Awaitable[Response]]
     runtime: Runtime
 
-    def takes(self, size: int) -> bool:
-        """Whether a body of `size` declared bytes is small enough to come here."""
-        return 0 < size <= MEDIUM_BYTES and size <= self.runtime.max_body and \
-            not self.runtime.offload.is_large(size)
+    def takes(self, size: int) -> DirectCycle | None:
+        """The cycle for a body of `size` declared bytes, if it comes here (a medium one
+        takes a medium-body slot, which the cycle gives back)."""
+        offload = self.runtime.offload
+        if not 0 < size <= self.runtime.max_body or offload.is_large(size):
+            return None
+        if size <= MEDIUM_BYTES:
+            return DirectCycle(self)
+        return DirectCycle(self, holds_slot=True) if offload.take_medium_now() else None
 
 
 class _NoEvent:
@@ -60,11 +68,13 @@ class DirectCycle:
     shutdown treat it as theirs."""
 
     __slots__ = ("verb", "chunks", "received", "keep_alive", "disconnected",
-                 "response_complete", "timer")
+                 "response_complete", "timer", "holds_slot")
     message_event = _NoEvent()
 
-    def __init__(self, verb: DirectVerb) -> None:
+    def __init__(self, verb: DirectVerb, holds_slot: bool = False) -> None:
         self.verb = verb
+        #: A medium-body slot is held for this request (`give_back`).
+        self.holds_slot = holds_slot
         self.chunks: list[bytes] = []
         self.received = 0
         self.keep_alive = True
@@ -79,6 +89,13 @@ class DirectCycle:
     def body(self) -> bytes:
         chunks = self.chunks
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def give_back(self) -> None:
+        """Release the medium-body slot, if held: once its answer is made, or the connection
+        is lost before its body is whole."""
+        if self.holds_slot:
+            self.holds_slot = False
+            self.verb.runtime.offload.give_back_medium()
 
     def stop_timer(self) -> None:
         if self.timer is not None:

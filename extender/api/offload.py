@@ -40,8 +40,8 @@ DEFAULT_OFFLOAD_BYTES = 1024 * 1024
 #: How long a large request waits for the one large-request slot before answering 503.
 DEFAULT_SLOT_WAIT = 10.0
 #: Bodies above this but not large are read and answered on the loop, at most
-#: `MEDIUM_SLOTS` at a time, so the bodies in flight stay bounded (as when this was the
-#: offload threshold): 512 connections × 1 MiB would not be.
+#: `MEDIUM_SLOTS` at a time (by the route and `api.direct` together), so the bodies in flight
+#: stay bounded (as when this was the offload threshold): 512 connections × 1 MiB would not be.
 MEDIUM_BYTES = 64 * 1024
 MEDIUM_SLOTS = 8
 
@@ -63,6 +63,26 @@ class _Slots:
         if self._semaphore is None or self._loop is not loop:
             self._semaphore, self._loop = asyncio.Semaphore(self.size), loop
         return self._semaphore
+
+    def take_now(self) -> bool:
+        """Take a slot if one is free at this moment (on the loop), without waiting."""
+        semaphore = self.on(asyncio.get_running_loop())
+        if semaphore.locked():
+            return False
+        # An unlocked semaphore's `acquire` returns without suspending: driven once here,
+        # it counts the slot in the same semaphore the waiting route uses.
+        acquiring = semaphore.acquire()
+        try:
+            acquiring.send(None)
+        except StopIteration:
+            return True
+        acquiring.close()  # not reached: nothing runs between the check and the send
+        return False
+
+    def give_back(self) -> None:
+        """Release a slot `take_now` took."""
+        assert self._semaphore is not None
+        self._semaphore.release()
 
 
 class Offloader:
@@ -92,6 +112,14 @@ class Offloader:
         """Hold one of the medium-body slots; raises `Busy` after `slot_wait` seconds."""
         return self._held(self._medium_slots, f"busy with {MEDIUM_SLOTS} other requests")
 
+    def take_medium_now(self) -> bool:
+        """Take one of the medium-body slots if one is free now (`api.direct` reads a medium
+        body only while holding one); `give_back_medium` releases it."""
+        return self._medium_slots.take_now()
+
+    def give_back_medium(self) -> None:
+        self._medium_slots.give_back()
+
     def slot(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold the one large-request slot; raises `Busy` after `slot_wait` seconds."""
         return self._held(self._large_slot, "busy with another large request")
@@ -116,6 +144,11 @@ class Offloader:
     def waiting(self) -> int:
         """Large requests waiting for the slot."""
         return self._large_slot.waiting
+
+    @property
+    def waiting_medium(self) -> int:
+        """Medium-body requests waiting for a slot."""
+        return self._medium_slots.waiting
 
     async def run(self, gate: StateGate, work: Coroutine[Any, Any, T]) -> T:
         """Run the coroutine `work` to completion in the worker thread; the state behind

@@ -162,6 +162,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._stop_head_timer()
         if self._reading is not None:
             self._reading.stop_timer()
+            self._reading.give_back()
             self._reading = None
         super().connection_lost(exc)
 
@@ -270,9 +271,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 size = int(value)
             elif name == b"transfer-encoding":
                 return False
-        if size is None or not verb.takes(size):
+        cycle = verb.takes(size) if size is not None else None
+        if cycle is None:
             return False
-        self.cycle = self._reading = DirectCycle(verb)  # type: ignore[assignment]
+        self.cycle = self._reading = cycle  # type: ignore[assignment]
         return True
 
     def _answer_directly(self, cycle: DirectCycle, pending: Awaitable[Response]) -> None:
@@ -282,7 +284,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     async def _reply_directly(self, cycle: DirectCycle, pending: Awaitable[Response]) -> None:
         try:
-            response = await pending
+            try:
+                response = await pending
+            finally:
+                cycle.give_back()
             if self.flow.write_paused and not cycle.disconnected:
                 await self.flow.drain()
             data, keep_alive = encode_response(response, self.server_state.default_headers,

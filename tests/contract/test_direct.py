@@ -17,7 +17,7 @@ from uvicorn.server import ServerState
 from extender import serve
 from extender.api.app import create_app
 from extender.api.direct import DirectCycle
-from extender.api.offload import MEDIUM_BYTES
+from extender.api.offload import DEFAULT_OFFLOAD_BYTES, MEDIUM_BYTES, MEDIUM_SLOTS
 from extender.api.protocol import ConnectionLimits, guarded_protocol
 from extender.api.runtime import Runtime
 from tests.conftest import fixture_bytes
@@ -77,6 +77,21 @@ async def through_the_route(path: str, body: bytes) -> tuple[int, str, bytes]:
                                  base_url="http://test") as client:
         response = await client.post(path, content=body)
     return response.status_code, response.headers["content-type"], response.content
+
+
+def padded(body: bytes, size: int) -> bytes:
+    """The same JSON request, `size` bytes long (whitespace before its last brace)."""
+    return body[:-1] + b" " * (size - len(body)) + body[-1:]
+
+
+def free_medium_slots(runtime: Runtime) -> int:
+    """How many medium-body slots are free now (taken and given back to count them)."""
+    taken = 0
+    while runtime.offload.take_medium_now():
+        taken += 1
+    for _ in range(taken):
+        runtime.offload.give_back_medium()
+    return taken
 
 
 CASES = [
@@ -210,8 +225,8 @@ def test_not_ready_is_the_verbs_error_reply_and_is_counted() -> None:
 @pytest.mark.parametrize("how", ["large", "chunked", "expect", "query"])
 def test_other_requests_go_through_asgi_with_the_same_answer(how: str) -> None:
     body = fixture_bytes("filter-names.request.json")
-    if how == "large":  # past the direct path's size: JSON whitespace keeps it the same request
-        body = body[:-1] + b" " * (MEDIUM_BYTES + 1 - len(body)) + body[-1:]
+    if how == "large":  # run off the loop: JSON whitespace keeps it the same request
+        body = padded(body, DEFAULT_OFFLOAD_BYTES + 1)
     if how == "chunked":
         request = (b"POST /filter HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                    + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
@@ -257,5 +272,67 @@ def test_a_shutdown_mid_request_lets_it_answer_then_closes() -> None:
         assert (status, reply) == (200, b'{"Error":""}')
         assert headers.get("connection") == "close" and wire.raw.closed
         assert binds == [("default/api-7d9f", "worker-a2")]
+
+    asyncio.run(scenario())
+
+
+MEDIUM_PREEMPT = padded(fixture_bytes("preempt-meta.request.json"), MEDIUM_BYTES + 1000)
+
+
+def test_a_medium_body_is_answered_directly_holding_a_slot_until_answered() -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        message = post("/preempt", MEDIUM_PREEMPT)
+        wire.send(message[:1000])  # the head and the body's start: a slot is taken
+        assert isinstance(wire.protocol.cycle, DirectCycle)
+        assert free_medium_slots(wire.runtime) == MEDIUM_SLOTS - 1
+        wire.send(message[1000:])
+        [(status, headers, reply)] = await wire.replies(1)
+        assert (status, headers["content-type"], reply) == await through_the_route(
+            "/preempt", MEDIUM_PREEMPT)
+        assert free_medium_slots(wire.runtime) == MEDIUM_SLOTS
+
+    asyncio.run(scenario())
+
+
+def test_a_medium_body_with_every_slot_taken_waits_its_turn_through_asgi() -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        offload = wire.runtime.offload
+        assert [offload.take_medium_now() for _ in range(MEDIUM_SLOTS + 1)] == \
+            [True] * MEDIUM_SLOTS + [False]
+        wire.send(post("/preempt", MEDIUM_PREEMPT))
+        assert not isinstance(wire.protocol.cycle, DirectCycle)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 5
+        while offload.waiting_medium != 1:  # the route waits for a slot
+            assert loop.time() < deadline
+            await asyncio.sleep(0.001)
+        assert wire.raw.writes == []
+        offload.give_back_medium()
+        [(status, _, reply)] = await wire.replies(1)
+        assert (status, reply) == (200, (await through_the_route("/preempt", MEDIUM_PREEMPT))[2])
+        assert free_medium_slots(wire.runtime) == 1  # the route gave its slot back too
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("how", ["lost", "timeout"])
+def test_a_medium_body_that_never_completes_gives_its_slot_back(how: str) -> None:
+    async def scenario() -> None:
+        wire = Wire()
+        wire.runtime.body_timeout = 0.02
+        wire.send(post("/preempt", MEDIUM_PREEMPT)[:-5])
+        assert free_medium_slots(wire.runtime) == MEDIUM_SLOTS - 1
+        if how == "lost":
+            wire.protocol.connection_lost(None)
+        else:
+            [(status, _, _)] = await wire.replies(1)
+            assert status == 408
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 5
+        while free_medium_slots(wire.runtime) != MEDIUM_SLOTS:
+            assert loop.time() < deadline
+            await asyncio.sleep(0.001)
 
     asyncio.run(scenario())

@@ -311,3 +311,15 @@ def test_the_pieced_reply_escapes_names_and_uids_as_the_encoder_does(monkeypatch
     slow = process_preemption(PROFILES["fixture"], me, proposals, state, NOW, fast_path=False)
     assert isinstance(found, BatchOutcome) and len(found.kept) == len(names)
     assert found.result == preemptreply.encode_outcome(slow)
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 900, batch_module._PACKED_SORT + 500])
+def test_the_victim_order_is_lexsorts_on_both_sides_of_the_packed_threshold(count: int) -> None:
+    # node index (ascending, as proposed), -priority, start: few distinct values, many ties,
+    # so stability matters as much as the keys.
+    rng = np.random.default_rng(count)
+    who = np.sort(rng.integers(0, max(1, count // 3), count))
+    priority = -rng.integers(0, 4, count) * 100
+    start = rng.integers(0, 20, count).astype(np.float64) + 1.7e9
+    expected = np.lexsort((start, priority, who))
+    assert batch_module._sorted_by(who, priority, start).tolist() == expected.tolist()

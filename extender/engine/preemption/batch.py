@@ -115,13 +115,18 @@ def _segments(lengths: np.ndarray) -> np.ndarray:
     return bounds
 
 
+#: From this many values on, `_sorted_by` packs ranks into one key (measured: below it
+#: `np.lexsort` is up to 10× faster, 3× at 900 values; above it the packed sort wins).
+_PACKED_SORT = 2048
+
+
 def _sorted_by(*keys: np.ndarray) -> np.ndarray:
-    """`np.lexsort` of `keys` (most significant first), stable: each key replaced by its rank
-    among its distinct values and the ranks packed into one int64 (one radix-friendly sort
-    instead of one merge sort per key). `lexsort` itself past what 63 bits hold."""
+    """`np.lexsort` of `keys` (most significant first), stable. Many values: each key replaced
+    by its rank among its distinct values and the ranks packed into one int64 (one
+    radix-friendly sort instead of one merge sort per key), unless they need over 63 bits."""
     count = len(keys[0])
     bits = max(1, count.bit_length())
-    if bits * len(keys) > 63:
+    if count < _PACKED_SORT or bits * len(keys) > 63:
         return np.lexsort(keys[::-1])
     packed = np.zeros(count, dtype=np.int64)
     for key in keys:
