@@ -172,8 +172,11 @@ def _vet(fast: FastPath, names: Sequence[str], uids: Sequence[str], lengths: Seq
     table = columns.table
     columns.sync()
     n = len(names)
-    # Node names are few and short (msgspec keeps decoded keys, hashes and all): a dict.
-    rows = np.array(list(map(table.ordinal.get, names, repeat(-1))), dtype=np.int64).reshape(n)
+    # Many names: the table's hash index (one slot read each; `NodeTable.rows`). A name that
+    # is not a node (-1) sends the whole list through the dict.
+    found_rows = table.rows(names)
+    rows = found_rows.astype(np.int64, copy=False) if found_rows is not None else np.array(
+        list(map(table.ordinal.get, names, repeat(-1))), dtype=np.int64).reshape(n)
     length = np.array(lengths, dtype=np.int64).reshape(n)
     bounds = _segments(length)
     owner = np.repeat(np.arange(n), length)  # the node index of each UID
