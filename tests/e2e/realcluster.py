@@ -9,9 +9,11 @@ removes them afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import shutil
+import socket
 import threading
 import time
 import uuid
@@ -100,6 +102,15 @@ class Kube:
         reports as its profile's schedulerName; the extender as `scheduler-extender`)."""
         return [e.get("message", "") for e in self.events_for(namespace, pod)
                 if e.get("reason") == reason and e.get("reportingComponent") == reporter]
+
+    def pods_reported(self, namespace: str, reporter: str,
+                      reason: str = "FailedScheduling") -> set[str]:
+        """The pods of `namespace` with at least one event with `reason` by `reporter`: one
+        list of the namespace's events, where `scheduler_messages` lists each pod's."""
+        return {e["involvedObject"]["name"]
+                for e in self.list("Event", namespace,
+                                   fieldSelector=f"involvedObject.kind=Pod,reason={reason}")
+                if e.get("reportingComponent") == reporter}
 
 
 def scenario_dir_name(test_id: str) -> str:
@@ -192,6 +203,8 @@ class Watch:
         self._url = url
         self._params = params
         self._thread = threading.Thread(target=self._run, daemon=True)
+        #: The stream being read, for `stop` to cut.
+        self._stream: httpx.Response | None = None
         self._opened = threading.Event()
         self._thread.start()
         if not self._opened.wait(10):
@@ -204,6 +217,9 @@ class Watch:
             try:
                 with self._kube._http.stream("GET", self._url, params=params,
                                              timeout=httpx.Timeout(30, read=5)) as resp:
+                    self._stream = resp
+                    if self._stop.is_set():
+                        return
                     self._opened.set()
                     for line in resp.iter_lines():
                         if not line.strip():
@@ -243,7 +259,16 @@ class Watch:
 
     def stop(self) -> None:
         self._stop.set()
+        # The thread may be waiting for the stream's next line (up to its 5 s read timeout):
+        # shutting the socket down wakes it at once (closing it would not).
+        stream = self._stream
+        network = stream.extensions.get("network_stream") if stream is not None else None
+        sock = network.get_extra_info("socket") if network is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         self._thread.join(10)
+        assert not self._thread.is_alive(), f"the watch of {self._url} did not stop"
 
 
 @dataclass

@@ -71,9 +71,12 @@ def test_quotas_never_exceed_max_and_borrowing_stops_at_the_sum_of_mins(
                    if not p["spec"].get("nodeName")]
         # Done once the total is at the sum of the mins and every pending pod has been turned
         # away at least once.
-        if sum(per_ns.values()) < sum_of_mins or any(
-                not kube.scheduler_messages(p["metadata"]["namespace"], p["metadata"]["name"],
-                                            scenario.scheduler) for p in pending):
+        if sum(per_ns.values()) < sum_of_mins:
+            return None
+        turned_away = {(ns, name) for ns in namespaces
+                       for name in kube.pods_reported(ns, scenario.scheduler)}
+        if any((p["metadata"]["namespace"], p["metadata"]["name"]) not in turned_away
+               for p in pending):
             return None
         return per_ns
     per_ns = wait_until(settled, timeout=180, interval=1.0, what="the quotas to fill")
