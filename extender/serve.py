@@ -613,6 +613,18 @@ def tune_gc() -> None:
     sys.setswitchinterval(0.001)
 
 
+def stop_holding(runtime: Runtime) -> None:
+    """As the server shuts down: answer every bind held at Permit with an error and hold no
+    more, so their open connections do not keep the process up until each group's wait runs
+    out (kube-scheduler retries those binds, against the process that follows)."""
+    binder = runtime.binder
+    if isinstance(binder, PermitBinder):
+        rejected = binder.stop_holding("this extender is shutting down")
+        if rejected:
+            log.warning("held binds rejected at shutdown", extra={"fields": {
+                "held_binds_rejected": rejected}})
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -633,7 +645,13 @@ def run(args: argparse.Namespace) -> int:
                             http=guarded_protocol(limits), access_log=False, log_config=None,
                             use_colors=False, lifespan="on", timeout_keep_alive=75,
                             proxy_headers=False)
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            stop_holding(runtime)
+            await super().shutdown(sockets)
+
+    server = Server(config)
     if args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file:
         from extender.ops.tls import configure_server_tls
 

@@ -9,8 +9,10 @@ capped below kube-scheduler's `httpTimeout`), every held bind of the group answe
 and none of them is bound; kube-scheduler forgets the pods and retries them.
 
 Holding is an `asyncio` wait: other binds and verbs go on meanwhile. The holds live in this
-process: a restart answers nothing for them (kube-scheduler's call fails and it retries), so
-no pod is lost; the replica kube-scheduler calls must be the one holding (the sidecar layout).
+process: as it shuts down it answers every held bind with an error and holds no more
+(`stop_holding`), and a process that dies answers nothing; either way kube-scheduler's call
+fails and it retries, so no pod is lost. The replica kube-scheduler calls must be the one
+holding (the sidecar layout, or the elected leader).
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ class PermitBinder:
         self.on_outcome = on_outcome
         #: "ns/group" -> uid -> the held bind
         self.held: dict[str, dict[str, _Held]] = {}
+        #: Why no bind is held any more (`stop_holding`); None while binds may be held.
+        self.refusing: str | None = None
 
     @property
     def in_flight(self) -> int:
@@ -116,6 +120,13 @@ class PermitBinder:
                     held.decided.set_result(reason)
                     count += 1
         return count
+
+    def stop_holding(self, reason: str) -> int:
+        """Answer every held bind with `reason` and refuse to hold another (the process is
+        shutting down: a bind it held would keep its connection, and the shutdown, open until
+        the group's wait ran out); how many were held."""
+        self.refusing = reason
+        return self.reject_all(reason)
 
     def held_count(self) -> int:
         return sum(len(group) for group in self.held.values())
@@ -152,6 +163,10 @@ class PermitBinder:
             await self._bind_or_unreserve(full_name, namespace, name, uid, node,
                                           self._time_left(started))
             return
+        if self.refusing is not None:
+            self._count("permit_rejected")
+            raise BindError(f"pod {namespace}/{name} rejected at Permit: {self.refusing}",
+                            "permit_rejected")
         if self.held_count() >= self.max_held:
             self._count("held_limit")
             raise BindError(f"pod {namespace}/{name}: {self.held_count()} binds are held at "

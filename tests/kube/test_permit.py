@@ -189,3 +189,24 @@ async def test_a_timed_out_group_backs_off_in_prefilter() -> None:
     with pytest.raises(BindError, match="timeout"):
         await plain.bind("default", "m0", uid("m0"), "n1")
     assert plain.manager.pre_filter(view, plain.state, plain.clock()) is None
+
+
+@pytest.mark.anyio
+async def test_stop_holding_answers_the_held_binds_and_holds_no_more() -> None:
+    inner = Recorder()
+    binder = setup([group("pg", 3), *(member(f"m{i}") for i in range(3)),
+                    member("solo", "pg1"), group("pg1", 1)], inner)
+    held = [asyncio.create_task(binder.bind("default", f"m{i}", uid(f"m{i}"), "n1"))
+            for i in range(2)]
+    while binder.held_count() < 2:
+        await asyncio.sleep(0.001)
+    assert binder.stop_holding("this extender is shutting down") == 2
+    results = await asyncio.wait_for(asyncio.gather(*held, return_exceptions=True), 1)
+    assert [str(r) for r in results] == [
+        f"pod default/m{i} rejected at Permit: this extender is shutting down" for i in range(2)]
+    # A member that would be held now is refused at once; a group already complete binds.
+    with pytest.raises(BindError, match=r"^pod default/m2 rejected at Permit: this extender "
+                       r"is shutting down$"):
+        await asyncio.wait_for(binder.bind("default", "m2", uid("m2"), "n1"), 1)
+    await asyncio.wait_for(binder.bind("default", "solo", uid("solo"), "n1"), 1)
+    assert inner.bound == [("solo", "n1")] and binder.held_count() == 0
