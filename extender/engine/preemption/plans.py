@@ -31,7 +31,7 @@ class NodePlan:
     set."""
 
     __slots__ = ("pods", "below", "above", "token", "latest", "ordered", "monotone", "walk",
-                 "size", "position", "rank", "flags", "table")
+                 "size", "_position", "rank", "flags", "table")
 
     def __init__(self, pods: tuple[PodView, ...], priority: int, token: int,
                  guarding: Guarding, allowed: Sequence[int]) -> None:
@@ -65,12 +65,16 @@ class NodePlan:
         size = len(walk)
         self.walk = walk
         self.size = size
-        self.position = {pod: i for i, pod in enumerate(walk)}
+        self._position: dict[PodView, int] | None = None
         # `by_importance` of victims taken in walk order: importance, ties in walk order.
-        by_rank = sorted(range(size), key=lambda i: _importance_unstarted_last(walk[i]))
-        self.rank = [0] * size
-        for r, i in enumerate(by_rank):
-            self.rank[i] = r
+        # Without violating pods the walk is that order already (one stable sort made it).
+        if violating:
+            by_rank = sorted(range(size), key=lambda i: _importance_unstarted_last(walk[i]))
+            self.rank = [0] * size
+            for r, i in enumerate(by_rank):
+                self.rank[i] = r
+        else:
+            self.rank = list(range(size))
         #: 1 at the walk's violating positions (the walk starts with them).
         self.flags = b"\x01" * len(violating) + bytes(len(others))
         columns = ([pod.requests.milli_cpu for pod in walk], [pod.requests.memory for pod in walk],
@@ -91,6 +95,13 @@ class NodePlan:
             self.table = array("q", flat)
         except OverflowError:  # beyond int64: the straightforward path handles the node
             self.monotone = False
+
+    @property
+    def position(self) -> dict[PodView, int]:
+        """Each walk pod's position (made when first asked: the batch path never does)."""
+        if self._position is None:
+            self._position = {pod: i for i, pod in enumerate(self.walk)}
+        return self._position
 
     def valid_for(self, pods: tuple[PodView, ...], priority: int, token: int) -> bool:
         # Tuple equality compares the pods by identity first: a C loop, no attribute reads.
