@@ -7,6 +7,7 @@ and the two replies (status, type, body) must be equal."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -23,6 +24,15 @@ from extender.api.runtime import Runtime
 from tests.conftest import fixture_bytes
 from tests.contract.rawhttp import RecordingTransport
 from tests.serving import serve_args
+
+
+async def eventually(check: Callable[[], bool], what: object, timeout: float = 5.0) -> None:
+    """Poll `check` on the loop until it holds; fail, saying `what`, after `timeout` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        assert loop.time() < deadline, what
+        await asyncio.sleep(0.001)
 
 
 class Wire:
@@ -43,11 +53,7 @@ class Wire:
 
     async def replies(self, count: int) -> list[tuple[int, dict[str, str], bytes]]:
         """The first `count` responses written, parsed (polling until they are)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while len(self._answers()) < count:
-            assert loop.time() < deadline, self.raw.writes
-            await asyncio.sleep(0.001)
+        await eventually(lambda: len(self._answers()) >= count, self.raw.writes, timeout=20)
         out = []
         for write in self._answers():
             head, _, body = write.partition(b"\r\n\r\n")
@@ -303,11 +309,7 @@ def test_a_medium_body_with_every_slot_taken_waits_its_turn_through_asgi() -> No
             [True] * MEDIUM_SLOTS + [False]
         wire.send(post("/preempt", MEDIUM_PREEMPT))
         assert not isinstance(wire.protocol.cycle, DirectCycle)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 5
-        while offload.waiting_medium != 1:  # the route waits for a slot
-            assert loop.time() < deadline
-            await asyncio.sleep(0.001)
+        await eventually(lambda: offload.waiting_medium == 1, "the route to wait for a slot")
         assert wire.raw.writes == []
         offload.give_back_medium()
         [(status, _, reply)] = await wire.replies(1)
@@ -329,10 +331,7 @@ def test_a_medium_body_that_never_completes_gives_its_slot_back(how: str) -> Non
         else:
             [(status, _, _)] = await wire.replies(1)
             assert status == 408
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 5
-        while free_medium_slots(wire.runtime) != MEDIUM_SLOTS:
-            assert loop.time() < deadline
-            await asyncio.sleep(0.001)
+        await eventually(lambda: free_medium_slots(wire.runtime) == MEDIUM_SLOTS,
+                         "every medium-body slot given back")
 
     asyncio.run(scenario())
