@@ -14,7 +14,9 @@ pays one pass over the cluster's pods and later ones only the rows that changed.
 Per row, the columns also hold the node's `NodePlan` (`plans.py`) flattened: the walk's
 ordinals, and per ordinal its position, its rank (`by_importance` among the walk) and whether
 the walk marks it PDB-violating, valid for the row's `load_gen`, the PDB epoch and the band of
-preemptor priorities the plan serves (`ensure_plans`).
+preemptor priorities the plan serves (`ensure_plans`). A request missing many plans (a
+preemptor proposing nodes no earlier one did) builds them together from the columns, with
+sorts and segment sums over all their pods; a few go through `NodePlan`, node by node.
 
 Amounts outside [0, `AMOUNT_LIMIT`) and priorities outside ±`PRIORITY_LIMIT` mark a pod
 inexact (`exact`): a node with such a pod is left to the per-node path, so int64 sums never
@@ -26,6 +28,7 @@ the other thread holds it): unlike the memo's entries, a sync changes many array
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -35,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from extender.engine.nodetable import NodeTable
-from extender.engine.preemption.epoch import PdbEpoch
+from extender.engine.preemption.epoch import UNGUARDED, PdbEpoch
 from extender.engine.preemption.plans import NodePlan
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
@@ -49,6 +52,10 @@ COUNT_LIMIT = 1 << 19
 PRIORITY_LIMIT = 1 << 62
 _LOW = -(1 << 63)
 _HIGH = (1 << 63) - 1
+
+#: From this many plans to build on one request on, they are built together
+#: (`PodColumns._build_plans_together`): numpy's cost per call outweighs the per-row walk below.
+_TOGETHER_MIN = 8
 
 #: The node's walk for a preemptor, from the verb's memo (`PreemptionMemo.plan`).
 PlanOf = Callable[[NodeInfo], NodePlan]
@@ -193,6 +200,7 @@ class PodColumns:
         #: `PdbEpoch.exposure` per ordinal under the epoch `exposure_token` names; -1 unknown.
         self.exposure = np.full(capacity, -1, dtype=np.int8)
         self.exposure_token = 0
+        self._allowed_of: tuple[int, np.ndarray] = (0, np.zeros(0, dtype=np.int64))
         #: The row's plan, per ordinal: position along the walk, rank, violating flag.
         self.walk_pos = np.zeros(capacity, dtype=np.int32)
         self.walk_rank = np.zeros(capacity, dtype=np.int32)
@@ -433,9 +441,114 @@ class PodColumns:
                    & (self.plan_below[rows] < priority) & (priority <= self.plan_above[rows]))
         stale = rows[~current]
         if len(stale):
-            for row in np.unique(stale).tolist():
+            stale = np.unique(stale)
+            if len(stale) >= _TOGETHER_MIN:
+                stale = self._build_plans_together(stale, priority, epoch)
+            for row in stale.tolist():
                 self._build_plan(row, priority, epoch, plan_of)
         return self.plan_usable[rows] & (self.plan_latest[rows] < now)
+
+    def _build_plans_together(self, rows: np.ndarray, priority: int,
+                              epoch: PdbEpoch) -> np.ndarray:
+        """`_build_plan` for many rows at once, from the columns: what `NodePlan` computes
+        pod by pod, as sorts and segment reductions over all their pods. Rows read at their
+        current `load_gen` with every pod exact are built here; the rest are returned, for
+        `_build_plan`."""
+        load_gen = self.table.load_gen[rows]
+        here = self.row_exact[rows] & (self.row_gen[rows] == load_gen)
+        rest = rows[~here]
+        rows, load_gen = rows[here], load_gen[here]
+        if not len(rows):
+            return rest
+        lists = self.row_ords[rows].tolist()
+        counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        ords = np.concatenate(lists) if lists else np.zeros(0, dtype=np.int64)
+        owner = np.repeat(np.arange(len(rows)), counts)
+        priorities = self.priority[ords]
+        potential = priorities < priority
+        # The band of preemptor priorities evicting the same pods (`NodePlan.below`/`above`).
+        below = self._per_row(np.where(potential, priorities, _LOW), counts, np.maximum, _LOW)
+        above = self._per_row(np.where(potential, _HIGH, priorities), counts, np.minimum, _HIGH)
+        ords, owner = ords[potential], owner[potential]
+        started = self.started[ords]
+        start = np.where(started, self.start[ords], math.inf)  # unstarted: last
+        sizes = np.bincount(owner, minlength=len(rows))
+        latest = self._per_row(np.where(started, start, -math.inf), sizes, np.maximum, -math.inf)
+        # Per row, by importance; ties in the node's pod order (every sort here is stable).
+        order = np.lexsort((start, -self.priority[ords], owner))
+        ords, owner, start = ords[order], owner[order], start[order]
+        violating = self._violating(ords, owner, epoch)
+        # The walk: the PDB-violating pods first, each group in that order.
+        order = np.lexsort((~violating, owner))
+        walk, violating = ords[order], violating[order]
+        first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        position = np.arange(len(walk)) - first[owner]
+        # The rank: importance along the walk, ties in walk order.
+        by_rank = np.lexsort((start[order], -self.priority[walk], owner))
+        rank = np.empty(len(walk), dtype=np.int64)
+        rank[by_rank] = position
+        self.walk_pos[walk] = position
+        self.walk_rank[walk] = rank
+        self.walk_flag[walk] = violating
+        for d, amounts in enumerate((self.cpu, self.memory, self.ephemeral)):
+            self.plan_total[d, rows] = self._per_row(amounts[walk], sizes, np.add, 0)
+        for row, part in zip(rows.tolist(), np.split(walk, first[1:]), strict=True):
+            self.plan_walk[row] = part
+        self.plan_size[rows] = sizes
+        self.plan_latest[rows] = latest
+        self.plan_below[rows] = below
+        self.plan_above[rows] = above
+        self.plan_usable[rows] = True
+        self.plan_token[rows] = epoch.token
+        # Written last: a half-built plan is never current.
+        self.plan_gen[rows] = load_gen
+        return rest
+
+    def _violating(self, ords: np.ndarray, owner: np.ndarray, epoch: PdbEpoch) -> np.ndarray:
+        """`PdbIndex.split` for each row's run of `ords` (most important first): a pod
+        violates when some budget guarding it is spent past what it allows by the pods of its
+        row up to it."""
+        guarded = np.flatnonzero(self.exposures(ords, epoch) != UNGUARDED)
+        violating = np.zeros(len(ords), dtype=bool)
+        if not len(guarded):
+            return violating
+        guarding = epoch.index.guarding
+        guards = [guarding(pod) for pod in self.pods[ords[guarded]].tolist()]
+        lengths = np.fromiter(map(len, guards), dtype=np.int64, count=len(guards))
+        budget = np.fromiter(itertools.chain.from_iterable(guards), dtype=np.int64,
+                             count=int(lengths.sum()))
+        at = np.repeat(guarded, lengths)  # (pod, budget) pairs, pods in order
+        pair_owner = owner[at]
+        # Per (row, budget), the pairs in order: the n-th spends the budget n times.
+        order = np.lexsort((budget, pair_owner))
+        key_owner, key_budget = pair_owner[order], budget[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (key_owner[1:] != key_owner[:-1]) | (key_budget[1:] != key_budget[:-1])
+        group_start = np.maximum.accumulate(np.where(new, np.arange(len(order)), 0))
+        spent = np.arange(len(order)) - group_start + 1
+        allowed = self._allowed(epoch)[key_budget]
+        violating[at[order[spent > allowed]]] = True
+        return violating
+
+    def _allowed(self, epoch: PdbEpoch) -> np.ndarray:
+        """The epoch's budgets (`PdbIndex.allowed`) as int64, made once per epoch."""
+        token, found = self._allowed_of
+        if token != epoch.token:
+            found = _int_column(list(epoch.index.allowed), PRIORITY_LIMIT)
+            self._allowed_of = (epoch.token, found)
+        return found
+
+    @staticmethod
+    def _per_row(values: np.ndarray, counts: np.ndarray, ufunc: np.ufunc,
+                 empty: float) -> np.ndarray:
+        """`ufunc` reduced over each row's run of `values` (runs of `counts`, in order);
+        `empty` for a row without any."""
+        found = np.full(len(counts), empty, dtype=values.dtype)
+        filled = counts > 0
+        if filled.any():
+            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            found[filled] = ufunc.reduceat(values, starts[filled])
+        return found
 
     def _build_plan(self, row: int, priority: int, epoch: PdbEpoch, plan_of: PlanOf) -> None:
         info = self.table.infos[row]
