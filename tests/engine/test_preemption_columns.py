@@ -221,6 +221,13 @@ def test_plans_built_together_are_the_plans_built_node_by_node(scenario, priorit
     if data.draw(st.booleans()):  # only budgets without room
         objects = [o for o in objects
                    if o["kind"] != "PodDisruptionBudget" or o["metadata"]["name"] != "pb"]
+    if data.draw(st.booleans()):  # app a's pods guarded twice
+        objects.append(pdb("pa2", {"app": "a"}, data.draw(st.integers(0, 2))))
+    if data.draw(st.booleans()):  # the same labels in another namespace, under other budgets
+        objects.append(pdb("po", {"app": "a"}, data.draw(st.integers(0, 1)), namespace="other"))
+        for obj in objects:
+            if obj["kind"] == "Pod" and data.draw(st.integers(0, 2)) == 0:
+                obj["metadata"]["namespace"] = "other"
     state = cluster(*objects)
     for _ in range(2):
         memo = PreemptionMemo()
