@@ -534,7 +534,9 @@ class PodColumns:
         """The epoch's budgets (`PdbIndex.allowed`) as int64, made once per epoch."""
         token, found = self._allowed_of
         if token != epoch.token:
-            found = _int_column(list(epoch.index.allowed), PRIORITY_LIMIT)
+            # Spent counts never pass COUNT_LIMIT: a budget beyond it is as good as unbounded.
+            found = np.array([max(min(a, COUNT_LIMIT), -1) for a in epoch.index.allowed],
+                             dtype=np.int64)
             self._allowed_of = (epoch.token, found)
         return found
 

@@ -29,18 +29,15 @@ class SelectorMatches:
     Keyed by the namespace's selectors (a tuple of the objects themselves: a PDB's view and its
     selector live until the PDB changes) and by the identity of the labels mapping (the pods of
     a workload share one), so answers stay useful from request to request and a changed PDB
-    only misses in its own namespace; behind that, by the labels' content, for the pods of a
-    workload that each came with a mapping of their own (as decoded from the API). Each entry
-    holds the objects it is keyed by, so no id is reused while it exists. Bounded: everything
-    is forgotten once `limit` answers are stored.
+    only misses in its own namespace. Each entry holds the objects it is keyed by, so no id is
+    reused while it exists. Bounded: everything is forgotten once `limit` answers are stored.
     """
 
-    __slots__ = ("limit", "_answers", "_by_content")
+    __slots__ = ("limit", "_answers")
 
     def __init__(self, limit: int = 1 << 14) -> None:
         self.limit = limit
         self._answers: dict[tuple[Selectors, int], tuple[Mapping[str, str], tuple[int, ...]]] = {}
-        self._by_content: dict[tuple[Selectors, frozenset[tuple[str, str]]], tuple[int, ...]] = {}
 
     def matching(self, selectors: Selectors, labels: Mapping[str, str]) -> tuple[int, ...]:
         """The positions in `selectors` of those that match `labels`."""
@@ -48,13 +45,7 @@ class SelectorMatches:
         entry = self._answers.get(key)
         if entry is not None:
             return entry[1]
-        content = (selectors, frozenset(labels.items()))
-        answer = self._by_content.get(content)
-        if answer is None:
-            answer = _matching(selectors, labels)
-            if len(self._by_content) >= self.limit:
-                self._by_content.clear()
-            self._by_content[content] = answer
+        answer = _matching(selectors, labels)
         if len(self._answers) >= self.limit:
             self._answers.clear()
         self._answers[key] = labels, answer
