@@ -338,6 +338,20 @@ def test_uids_sharing_a_hash_still_resolve_each_to_its_own_pod(monkeypatch):
     assert ords[-1] == -1
 
 
+@given(st.lists(st.integers(0, 1 << 20), min_size=0, max_size=120))
+def test_the_hash_index_finds_what_a_dict_holds(homes):
+    """Hashes crowding a few home slots (collisions, runs past the next homes): `find` gives
+    each the value a dict would, and -1 for a hash not held."""
+    bits = max(4, len(homes).bit_length() + 1)
+    hashes = np.array([((h % 5) << (64 - bits)) | i for i, h in enumerate(homes)],
+                      dtype=np.uint64)
+    values = np.arange(len(homes), dtype=np.int64) * 10
+    index = columns_module.HashIndex(hashes, values)
+    asked = np.concatenate([hashes, hashes[::-1], np.array([12345, 0], dtype=np.uint64)])
+    expected = dict(zip(hashes.tolist(), values.tolist(), strict=True))
+    assert index.find(asked).tolist() == [expected.get(h, -1) for h in asked.tolist()]
+
+
 def test_the_verb_reads_both_request_forms_flat_leaving_empty_uids_out():
     from extender import wire
 
