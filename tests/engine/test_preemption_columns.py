@@ -327,7 +327,7 @@ def test_a_freed_ordinal_taken_by_another_pod_does_not_answer_for_the_old_uid(mo
 
 def test_uids_sharing_a_hash_still_resolve_each_to_its_own_pod(monkeypatch):
     monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_hashes",
+    monkeypatch.setattr(columns_module, "hashes",
                         lambda array: np.zeros(len(array), dtype=np.uint64))
     state = cluster(node("a"), *(pod(f"p{i}", "a", cpu="0") for i in range(80)))
     columns = PreemptionMemo().columns(state.table)

@@ -40,6 +40,7 @@ import numpy as np
 from extender.engine.nodetable import NodeTable
 from extender.engine.preemption.epoch import UNGUARDED, PdbEpoch
 from extender.engine.preemption.plans import NodePlan
+from extender.engine.preemption.uidhash import NEVER, HashIndex, hashes, request_bytes, stored_bytes
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
@@ -70,98 +71,8 @@ def _int_column(values: list[int], limit: int) -> np.ndarray:
         return np.array([v if -limit < v < limit else limit for v in values], dtype=np.int64)
 
 
-#: UIDs are hashed as 8-byte words, at most this many (longer ones go through the dict).
-_WORDS = 16
-_MULTIPLIERS = np.random.default_rng(0x9E3779B97F4A7C15).integers(
-    0, np.iinfo(np.uint64).max, size=_WORDS, dtype=np.uint64, endpoint=True) | np.uint64(1)
-_MIX = np.uint64(0xBF58476D1CE4E5B9)
-#: The stored bytes of a UID a request's ASCII bytes never equal.
-_NEVER = b"\xff"
 #: Fewer UIDs than this are looked up in the dict directly.
 _VECTOR_MIN = 64
-
-
-def _hashes(array: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each fixed-width bytes value (width a multiple of 8); the same for a
-    value whatever the width it is padded to."""
-    count = array.itemsize // 8
-    words = np.ascontiguousarray(array).view(np.uint64).reshape(len(array), count)
-    hashes = (words * _MULTIPLIERS[:count]).sum(axis=1, dtype=np.uint64)
-    hashes ^= hashes >> np.uint64(29)
-    hashes *= _MIX
-    hashes ^= hashes >> np.uint64(32)
-    return hashes  # type: ignore[no-any-return]
-
-
-def _padded(array: np.ndarray) -> np.ndarray:
-    width = -(-array.itemsize // 8) * 8
-    return array if width == array.itemsize else array.astype(f"S{width}")
-
-
-def _request_bytes(uids: Sequence[str]) -> np.ndarray | None:
-    """The UIDs as one bytes array for `_hashes`; None when some UID is not ASCII, holds a
-    NUL (bytes values drop trailing NULs) or is too long."""
-    if "\x00" in "".join(uids):
-        return None
-    try:
-        array = np.array(uids, dtype="S")
-    except UnicodeEncodeError:
-        return None
-    if array.itemsize > 8 * _WORDS:
-        return None
-    return _padded(array)
-
-
-def _stored_bytes(uids: list[str]) -> np.ndarray:
-    """`_request_bytes` for the columns: `_NEVER` for a UID a request's bytes could not
-    stand for."""
-    array = _request_bytes(uids)
-    if array is None:
-        array = np.array([uid.encode() if uid.isascii() and "\x00" not in uid
-                          and len(uid) <= 8 * _WORDS else _NEVER for uid in uids], dtype="S")
-        array = _padded(array)
-    return array
-
-
-class HashIndex:
-    """64-bit hashes with a value each (non-negative), for looking many hashes up at once:
-    an open-addressing table with linear probing, laid out in one pass (keys sorted by home
-    slot, each placed at the first free slot from its home: a running maximum), and probed
-    for all hashes together, one gather per probe step. The table is at most a quarter full
-    and never wraps (its tail holds what runs past the last home slot). A hash held twice
-    finds the first; callers check what they find."""
-
-    __slots__ = ("shift", "hashes", "values")
-
-    def __init__(self, hashes: np.ndarray, values: np.ndarray) -> None:
-        bits = max(4, int(len(hashes)).bit_length() + 1)
-        self.shift = np.uint64(64 - bits)
-        home = (hashes >> self.shift).astype(np.int64)
-        order = np.argsort(home, kind="stable")
-        home = home[order]
-        steps = np.arange(len(home), dtype=np.int64)
-        slot = np.maximum.accumulate(home - steps) + steps if len(home) else home
-        size = max(1 << bits, int(slot[-1]) + 1 if len(slot) else 0) + 1
-        self.hashes = np.zeros(size, dtype=np.uint64)
-        self.values = np.full(size, -1, dtype=np.int64)
-        self.hashes[slot] = hashes[order]
-        self.values[slot] = values[order]
-
-    def find(self, hashes: np.ndarray) -> np.ndarray:
-        """The value of each hash (the first slot holding it); -1 for one not held."""
-        found = np.full(len(hashes), -1, dtype=np.int64)
-        where = (hashes >> self.shift).astype(np.int64)
-        todo = np.arange(len(hashes))
-        stored, values = self.hashes, self.values
-        while len(todo):
-            at = where[todo]
-            value = values[at]
-            hit = (stored[at] == hashes[todo]) & (value >= 0)
-            found[todo[hit]] = value[hit]
-            more = ~hit & (value >= 0)
-            todo = todo[more]
-            where[todo] += 1
-        return found
 
 
 def _clamp(priority: float) -> int:
@@ -205,9 +116,9 @@ class PodColumns:
         self.walk_pos = np.zeros(capacity, dtype=np.int32)
         self.walk_rank = np.zeros(capacity, dtype=np.int32)
         self.walk_flag = np.zeros(capacity, dtype=np.int8)
-        #: Each ordinal's UID as ASCII bytes (`_NEVER` where it has none such), for `resolve`;
+        #: Each ordinal's UID as ASCII bytes (`NEVER` where it has none such), for `resolve`;
         #: and an index of their hashes (`resolve`), rebuilt once enough pods came.
-        self.uid_bytes = np.full(capacity, _NEVER, dtype="S8")
+        self.uid_bytes = np.full(capacity, NEVER, dtype="S8")
         self._uid_index: HashIndex | None = None
         self._since_index = 0
         #: Per-ordinal caches of the callers (the verb's encoded UIDs): cleared with the ordinal.
@@ -318,7 +229,7 @@ class PodColumns:
         self.started[ords] = [s is not None for s in starts]
         self.node_row[ords] = rows
         self.exposure[ords] = -1
-        stored = _stored_bytes([p.uid for p in pods])
+        stored = stored_bytes([p.uid for p in pods])
         if stored.itemsize > self.uid_bytes.itemsize:
             self.uid_bytes = self.uid_bytes.astype(stored.dtype)
         self.uid_bytes[ords] = stored
@@ -343,7 +254,7 @@ class PodColumns:
             del self.uid_ord[pod.uid]
         self.pods[o] = None
         self.node_row[o] = -1
-        self.uid_bytes[o] = _NEVER
+        self.uid_bytes[o] = NEVER
         self.exact[o] = False
         self.exposure[o] = -1
         for column in self._annotations.values():
@@ -357,7 +268,7 @@ class PodColumns:
                      "uid_bytes", "scratch"):
             old = getattr(self, name)
             fill: Any = None if old.dtype == object else (-1 if name in ("node_row", "exposure")
-                                                          else _NEVER if name == "uid_bytes"
+                                                          else NEVER if name == "uid_bytes"
                                                           else 0)
             new = np.full(capacity, fill, dtype=old.dtype)
             new[:have] = old
@@ -373,21 +284,21 @@ class PodColumns:
         """An ordinal of a pod with each UID (the one on the proposing node, when the columns
         hold it: UIDs are unique per node); -1 for a UID the columns do not hold.
 
-        The UIDs are hashed together (`_hashes`) and looked up in a `HashIndex` of the
+        The UIDs are hashed together (`uidhash.hashes`) and looked up in a `HashIndex` of the
         columns' UIDs, each hit checked against the ordinal's own UID bytes; a miss (a pod
         added since the index was built, an unknown UID, a hash shared by two UIDs) asks the
         dict. Strings one by one in a dict of every pod cost a cache miss or more each."""
         n = len(uids)
-        array = _request_bytes(uids) if n >= _VECTOR_MIN else None
+        array = request_bytes(uids) if n >= _VECTOR_MIN else None
         if array is None:
             return np.array(list(map(self.uid_ord.get, uids, repeat(-1))),
                             dtype=np.int64).reshape(n)
         index = self._uid_index
         if index is None or self._since_index > max(1024, len(self.uid_ord) >> 5):
             live = np.flatnonzero(self.node_row >= 0)
-            index = self._uid_index = HashIndex(_hashes(self.uid_bytes[live]), live)
+            index = self._uid_index = HashIndex(hashes(self.uid_bytes[live]), live)
             self._since_index = 0
-        found = index.find(_hashes(array))
+        found = index.find(hashes(array))
         safe = np.maximum(found, 0)
         hit = (found >= 0) & (self.node_row[safe] >= 0) & (self.uid_bytes[safe] == array)
         found[~hit] = -1
