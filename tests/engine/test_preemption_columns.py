@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from extender.api import preempt as preempt_api
 from extender.api import preemptreply
 from extender.engine.cluster import ClusterState
+from extender.engine.filters.fit_kernel import FitRequest
+from extender.engine.filters.node_resources_fit import FitCheck
 from extender.engine.preemption import PreemptionMemo, process_preemption
 from extender.engine.preemption import batch as batch_module
 from extender.engine.preemption import columns as columns_module
@@ -191,6 +193,32 @@ def test_completions_on_many_crowded_nodes_match(lookup, scenario, data):
         assert_same("fixture", state, other, proposals, memo, NOW)
     change(state, objects, data)
     assert_same("fixture", state, me, proposals, memo, NOW)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_preemptors_share_the_words_of_nodes_they_cannot_fit(lookup, order):
+    """Nodes too small for the preemptor even emptied are dropped with NodeResourcesFit's
+    words, remembered per pattern of failing checks across requests (`PreemptionMemo.words`):
+    preemptors asking for other resources, one after another through one memo, each get the
+    words their own straightforward run gives."""
+    nodes = [node(f"n{i}", cpu=cpu, memory=memory, pods=pods)
+             for i, (cpu, memory, pods) in enumerate([("1", "1Gi", "110"), ("1", "64Gi", "110"),
+                                                      ("64", "1Gi", "110"), ("1", "1Gi", "1"),
+                                                      ("64", "64Gi", "1")])]
+    pods = [pod(f"p{i}", f"n{i}", priority=1, cpu="100m", memory="64Mi") for i in range(5)]
+    state = cluster(*nodes, *pods)
+    proposals = {f"n{i}": [f"uid-p{i}"] for i in range(5)}
+    preemptors = [pod("me", priority=10, cpu="8", memory="0"),
+                  pod("me", priority=10, cpu="8", memory="16Gi"),
+                  pod("me", priority=10, cpu="100m", memory="16Gi"),
+                  pod("me", priority=10, cpu="0", memory="0")]
+    memo = PreemptionMemo()
+    for me in preemptors[::-1] if order else preemptors:
+        assert_same("default", state, me, proposals, memo, NOW)
+    # The words were remembered (and so reused by the later preemptors).
+    words = memo.words(FitCheck(FitRequest.of(view(preemptors[0]))))
+    assert len(words) >= 2 and all(w.startswith("NodeResourcesFit: ")
+                                   for w in words.values()), words
 
 
 # ---- the columns themselves ------------------------------------------------------------------

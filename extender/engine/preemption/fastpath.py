@@ -107,7 +107,7 @@ class FastPath:
         #: Nodes decided here (tests check the path is taken at all).
         self.decided = 0
         #: NodeResourcesFit's wording per failing pattern (`FitRequest.short_bits`).
-        self.worded: dict[int, str] = {}
+        self.worded: dict[int, str] = memo.words(fit) if fit is not None else {}
 
     @classmethod
     def for_request(cls, filters: FilterPass, pod: PodView, plugin: PluginAbilities,

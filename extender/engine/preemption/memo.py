@@ -1,6 +1,6 @@
 """What the preempt verb keeps from request to request: the PDB index with what evicting
-each pod does to the budgets, each node's walk (`NodePlan`) and the state's pods as columns
-(`PodColumns`).
+each pod does to the budgets, each node's walk (`NodePlan`), the state's pods as columns
+(`PodColumns`) and NodeResourcesFit's words per pattern of failing checks.
 
 Everything here is checked before reuse against what it was computed from (the PDB views,
 the node's pods by identity, which of them the preemptor's priority evicts), so a stale entry
@@ -31,7 +31,7 @@ class PreemptionMemo:
     forgotten wholesale when they pass their limits (a new PDB set drops the exposures)."""
 
     __slots__ = ("selector_matches", "exposure_limit", "plan_limit", "_epoch", "_plans",
-                 "_columns")
+                 "_columns", "_words")
 
     def __init__(self, selector_matches: SelectorMatches | None = None, *,
                  exposure_limit: int = 1 << 17, plan_limit: int = 1 << 16) -> None:
@@ -41,6 +41,7 @@ class PreemptionMemo:
         self._epoch: PdbEpoch | None = None
         self._plans: dict[str, NodePlan] = {}
         self._columns: PodColumns | None = None
+        self._words: dict[type, dict[int, str]] = {}
 
     def epoch(self, pdbs: Sequence[PdbView]) -> PdbEpoch:
         """The epoch for the cluster's current PDBs (the last one when they are the same)."""
@@ -61,6 +62,14 @@ class PreemptionMemo:
                 self._plans.clear()
             self._plans[name] = plan
         return plan
+
+    def words(self, check: object) -> dict[int, str]:
+        """NodeResourcesFit's words for a node the pod cannot fit even emptied, per pattern of
+        failing checks (`FitRequest.short_bits`), for checks of `check`'s kind: with only the
+        base resources requested (the fast path's condition) its reasons follow from the
+        pattern alone, so every preemptor shares them (`FastPath.unresolvable_drop` fills
+        it; a few patterns at most)."""
+        return self._words.setdefault(type(check), {})
 
     def columns(self, table: NodeTable) -> PodColumns:
         """The pod columns of `table`'s state (`columns.py`), new for another table."""
