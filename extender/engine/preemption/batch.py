@@ -37,7 +37,7 @@ import numpy as np
 from extender.engine.filters.fit_kernel import table_columns
 from extender.engine.framework import ClusterContext, Code, Status
 from extender.engine.nodetable import NodeTable, RowMemo
-from extender.engine.preemption.columns import COUNT_LIMIT, PRIORITY_LIMIT, PodColumns
+from extender.engine.preemption.columns import COUNT_LIMIT, PRIORITY_LIMIT, PodColumns, segments
 from extender.engine.preemption.epoch import DEPENDS, OVERDRAWS
 from extender.engine.preemption.fastpath import FastPath, SlowPath
 from extender.engine.preemption.outcome import (
@@ -108,13 +108,6 @@ class BatchOutcome:
         return outcome
 
 
-def _segments(lengths: np.ndarray) -> np.ndarray:
-    """Offsets of consecutive segments of `lengths` (one more entry than segments)."""
-    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bounds[1:])
-    return bounds
-
-
 #: From this many values on, `_sorted_by` packs ranks into one key (measured: below it
 #: `np.lexsort` is up to 10× faster, 3× at 900 values; above it the packed sort wins).
 _PACKED_SORT = 2048
@@ -178,7 +171,7 @@ def _vet(fast: FastPath, names: Sequence[str], uids: Sequence[str], lengths: Seq
     rows = found_rows.astype(np.int64, copy=False) if found_rows is not None else np.array(
         list(map(table.ordinal.get, names, repeat(-1))), dtype=np.int64).reshape(n)
     length = np.array(lengths, dtype=np.int64).reshape(n)
-    bounds = _segments(length)
+    bounds = segments(length)
     owner = np.repeat(np.arange(n), length)  # the node index of each UID
     ords = columns.resolve(uids)
 
@@ -424,7 +417,7 @@ def _walk(columns: PodColumns, walks: list[np.ndarray], size: np.ndarray, slots:
     m = len(walks)
     width = int(size[0])
     walk = np.concatenate(walks)
-    starts = _segments(size)
+    starts = segments(size)
     line = np.repeat(np.arange(m), size)
     position = np.arange(len(walk)) - np.repeat(starts[:-1], size)
     # Position-major: row k holds each node's k-th pod along its walk.
@@ -492,13 +485,13 @@ def _merged(names: Sequence[str], rows: np.ndarray, columns: PodColumns,
     counts = np.concatenate([g[3] for g in groups])
     if len(groups) > 1:
         order = np.argsort(nodes, kind="stable")
-        starts = _segments(lengths)[:-1]
-        new_bounds = _segments(lengths[order])
+        starts = segments(lengths)[:-1]
+        new_bounds = segments(lengths[order])
         gather = np.repeat(starts[order] - new_bounds[:-1], lengths[order]) + np.arange(
             len(victims))
         nodes, lengths, counts, victims = nodes[order], lengths[order], counts[order], \
             victims[gather]
-    return BatchOutcome(names, rows, columns, nodes, _segments(lengths), victims, counts, drops,
+    return BatchOutcome(names, rows, columns, nodes, segments(lengths), victims, counts, drops,
                         ignored, extra)
 
 

@@ -75,6 +75,24 @@ def _int_column(values: list[int], limit: int) -> np.ndarray:
 _VECTOR_MIN = 64
 
 
+def segments(lengths: np.ndarray) -> np.ndarray:
+    """Offsets of consecutive segments of `lengths` (one more entry than segments)."""
+    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    return bounds
+
+
+def _per_row(values: np.ndarray, bounds: np.ndarray, ufunc: np.ufunc,
+             empty: float) -> np.ndarray:
+    """`ufunc` reduced over each row's run of `values` (the runs `segments` bounds);
+    `empty` for a row without any."""
+    found = np.full(len(bounds) - 1, empty, dtype=values.dtype)
+    filled = bounds[1:] > bounds[:-1]
+    if filled.any():
+        found[filled] = ufunc.reduceat(values, bounds[:-1][filled])
+    return found
+
+
 def _clamp(priority: float) -> int:
     """A plan's band edge in int64 (infinite edges at the ends)."""
     if priority == -math.inf:
@@ -373,18 +391,20 @@ class PodColumns:
             return rest
         lists = self.row_ords[rows].tolist()
         counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        ords = np.concatenate(lists) if lists else np.zeros(0, dtype=np.int64)
+        ords = np.concatenate(lists)
         owner = np.repeat(np.arange(len(rows)), counts)
         priorities = self.priority[ords]
         potential = priorities < priority
         # The band of preemptor priorities evicting the same pods (`NodePlan.below`/`above`).
-        below = self._per_row(np.where(potential, priorities, _LOW), counts, np.maximum, _LOW)
-        above = self._per_row(np.where(potential, _HIGH, priorities), counts, np.minimum, _HIGH)
+        every = segments(counts)
+        below = _per_row(np.where(potential, priorities, _LOW), every, np.maximum, _LOW)
+        above = _per_row(np.where(potential, _HIGH, priorities), every, np.minimum, _HIGH)
         ords, owner = ords[potential], owner[potential]
         started = self.started[ords]
         start = np.where(started, self.start[ords], math.inf)  # unstarted: last
         sizes = np.bincount(owner, minlength=len(rows))
-        latest = self._per_row(np.where(started, start, -math.inf), sizes, np.maximum, -math.inf)
+        bounds = segments(sizes)
+        latest = _per_row(np.where(started, start, -math.inf), bounds, np.maximum, -math.inf)
         # Per row, by importance; ties in the node's pod order (every sort here is stable).
         order = np.lexsort((start, -self.priority[ords], owner))
         ords, owner, start = ords[order], owner[order], start[order]
@@ -392,8 +412,7 @@ class PodColumns:
         # The walk: the PDB-violating pods first, each group in that order.
         order = np.lexsort((~violating, owner))
         walk, violating = ords[order], violating[order]
-        first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        position = np.arange(len(walk)) - first[owner]
+        position = np.arange(len(walk)) - bounds[owner]
         # The rank: importance along the walk, ties in walk order.
         by_rank = np.lexsort((start[order], -self.priority[walk], owner))
         rank = np.empty(len(walk), dtype=np.int64)
@@ -402,8 +421,8 @@ class PodColumns:
         self.walk_rank[walk] = rank
         self.walk_flag[walk] = violating
         for d, amounts in enumerate((self.cpu, self.memory, self.ephemeral)):
-            self.plan_total[d, rows] = self._per_row(amounts[walk], sizes, np.add, 0)
-        for row, part in zip(rows.tolist(), np.split(walk, first[1:]), strict=True):
+            self.plan_total[d, rows] = _per_row(amounts[walk], bounds, np.add, 0)
+        for row, part in zip(rows.tolist(), np.split(walk, bounds[1:-1]), strict=True):
             self.plan_walk[row] = part
         self.plan_size[rows] = sizes
         self.plan_latest[rows] = latest
@@ -449,18 +468,6 @@ class PodColumns:
             found = np.array([max(min(a, COUNT_LIMIT), -1) for a in epoch.index.allowed],
                              dtype=np.int64)
             self._allowed_of = (epoch.token, found)
-        return found
-
-    @staticmethod
-    def _per_row(values: np.ndarray, counts: np.ndarray, ufunc: np.ufunc,
-                 empty: float) -> np.ndarray:
-        """`ufunc` reduced over each row's run of `values` (runs of `counts`, in order);
-        `empty` for a row without any."""
-        found = np.full(len(counts), empty, dtype=values.dtype)
-        filled = counts > 0
-        if filled.any():
-            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-            found[filled] = ufunc.reduceat(values, starts[filled])
         return found
 
     def _build_plan(self, row: int, priority: int, epoch: PdbEpoch, plan_of: PlanOf) -> None:
