@@ -64,10 +64,12 @@ class Follow:
     (binding is asynchronous)."""
 
     def __init__(self, report: Mapping[str, Any]) -> None:
-        self.nodes: dict[str, Counter[str]] = {}
+        #: Per identity, per node, when the real run bound its pods there (seconds, ascending).
+        self.nodes: dict[str, dict[str, list[float]]] = {}
         pods = report.get("pods") or []
         for pod in bind_order(pods):
-            self.nodes.setdefault(report_identity(pod), Counter())[pod["node"]] += 1
+            self.nodes.setdefault(report_identity(pod), {}).setdefault(pod["node"], []).append(
+                float(pod["scheduledAtSeconds"]))
         #: Per identity, the nodes its pods preempted on (their victims' node).
         self.preemptions: dict[str, Counter[str]] = {}
         by_key = {f"{p['namespace']}/{p['name']}": p for p in pods}
@@ -111,15 +113,32 @@ class Follow:
                 return node, victims
         return None
 
-    def choose(self, pod: PodView, tied: list[str], own: str) -> str | None:
-        """Where this pod goes: `own` (the simulator's pick) when a counterpart went there,
-        else a tied node a counterpart went to, else None (`own`, a divergence). The
-        counterpart's node is used up."""
-        left = self._other_than_own(self.nodes, pod, own)
-        if left is None:
+    def choose(self, pod: PodView, tied: list[str], own: str, now: float) -> str | None:
+        """Where this pod goes, `now` seconds into the run: of `own` (the simulator's pick)
+        and the nodes tied with it, the one a counterpart was bound to closest in time to
+        `now` (`own` on equal terms); None when the real run bound none of them there (a
+        divergence). That real binding is used up.
+
+        Closest in time, because a controller's pods are interchangeable: a Deployment's
+        first pods and the replacements of its preempted ones, minutes later, share one
+        identity, and a tie broken toward a replacement's node would take that node from
+        the replacement."""
+        left = self.nodes.get(self._identity(pod))
+        if not left:
             return None
-        node = next((n for n in tied if left[n] > 0), None)
-        if node is not None:
-            left[node] -= 1
-            self.taken += 1
+        best: tuple[float, int, str] | None = None
+        for rank, node in enumerate([own, *(n for n in tied if n != own)]):
+            times = left.get(node)
+            if times:
+                gap = min(abs(t - now) for t in times)
+                if best is None or (gap, rank) < best[:2]:
+                    best = (gap, rank, node)
+        if best is None:
+            return None
+        _, _, node = best
+        times = left[node]
+        times.remove(min(times, key=lambda t: abs(t - now)))
+        if node == own:
+            return None
+        self.taken += 1
         return node

@@ -55,6 +55,7 @@ from extender.simulator.changes import NodeChanges
 from extender.simulator.clock import (
     Timeline,
     VirtualClock,
+    to_seconds,
 )
 from extender.simulator.cluster import (
     SimulatedCluster,
@@ -471,7 +472,8 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             tied = [placement.feasible[i].name for i in np.flatnonzero(scores == scores.max())]
         rec.tied = tied if len(tied) > 1 else []
         if self.config.follow is not None:
-            choice = self.config.follow.choose(pod, tied, placement.node.name)
+            choice = self.config.follow.choose(pod, tied, placement.node.name,
+                                                to_seconds(self.clock.now()))
             if choice is not None and choice != placement.node.name:
                 placement.node = next(n for n in placement.feasible if n.name == choice)
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from extender.cli import main
+from extender.model import k8s
+from extender.model.pod import PodView
 from extender.simulator.agreement import (
     agreement,
     attempt_tolerance,
@@ -114,6 +116,35 @@ def test_the_report_names_the_tied_nodes_and_follow_takes_the_real_one(tmp_path)
     _, kept = simulate(tmp_path, busy, pods, seed=0, follow=follow)
     assert by_name(kept)["p"]["node"] == "n1" and "tiedNodes" not in by_name(kept)["p"]
     assert follow.taken == 0
+
+
+def _replica(name: str) -> PodView:
+    raw = pod(name, "1")
+    raw["metadata"]["labels"] = {"pod-template-hash": "5d7c9f"}
+    raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                           "name": "web-5d7c9f", "uid": "rs", "controller": True}]
+    return PodView.from_k8s(k8s.convert(raw, k8s.Pod))
+
+
+def test_follow_takes_the_real_node_bound_closest_in_time():
+    # A Deployment's first pod went to n2 at 1 s; the replacement of a preempted one went to
+    # n1 at 100 s. Both pods share one identity: at 1 s the tie goes to n2 (not to the
+    # replacement's n1, even where n1 is the simulator's own pick), and n1 is left for the
+    # replacement.
+    from extender.simulator.follow import Follow
+
+    real = {"pods": [_pod("web-aaaaa", node="n2", at=1.0, owner="Deployment/web"),
+                     _pod("web-bbbbb", node="n1", at=100.0, owner="Deployment/web")]}
+    follow = Follow(real)
+    assert follow.choose(_replica("web-xxxxx"), ["n1", "n2", "n3"], "n1", 1.2) == "n2"
+    assert follow.choose(_replica("web-yyyyy"), ["n1", "n3"], "n1", 100.4) is None  # its own
+    assert follow.taken == 1
+    assert follow.choose(_replica("web-zzzzz"), ["n1", "n2"], "n1", 101.0) is None  # used up
+    # Where the own pick is as close as another tied node, the own pick stays.
+    follow = Follow({"pods": [_pod("web-aaaaa", node="n2", at=5.0, owner="Deployment/web"),
+                              _pod("web-bbbbb", node="n1", at=5.0, owner="Deployment/web")]})
+    assert follow.choose(_replica("web-xxxxx"), ["n1", "n2"], "n1", 4.0) is None
+    assert follow.choose(_replica("web-yyyyy"), ["n1", "n2"], "n1", 4.0) == "n2"
 
 
 def test_follow_preempts_where_the_real_run_did(tmp_path):
