@@ -30,6 +30,9 @@ _MIN_ATTEMPT = 0.05
 #: Time kept back from the retries to read the pod once more when they all failed (at most a
 #: quarter of the deadline): a binding applied by the server whose reply was lost is success.
 _READBACK = 0.5
+#: Reads of the pod at most in that time (a failed one is answered at once; a hung one takes
+#: half the time left).
+_READBACK_TRIES = 4
 
 #: kube-apiserver's conflict for a pod bound already (after the UID precondition passed).
 _ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
@@ -250,19 +253,21 @@ class ApiBinder:
         await self._assume_bound(namespace, name, uid, node, until, read)
 
     async def _read_back(self, namespace: str, name: str, until: float) -> k8s.Pod | None:
-        """The pod as the server has it now, if it answers before `until`: two tries, each
-        with half the time left, so one hung or failed read does not decide."""
+        """The pod as the server has it now, if it answers before `until`: up to
+        `_READBACK_TRIES` reads, each with half the time left (all of it when half is too
+        short), so neither a hung read nor a failed one decides while time remains."""
         loop = asyncio.get_running_loop()
-        for attempt in range(2):
+        for _ in range(_READBACK_TRIES):
             remaining = until - loop.time()
             if remaining < _MIN_ATTEMPT:
                 return None
-            timeout = remaining if attempt else max(_MIN_ATTEMPT, remaining / 2)
+            timeout = remaining / 2 if remaining / 2 >= _MIN_ATTEMPT else remaining
             try:
                 async with self._slots, asyncio.timeout(timeout):
                     return await self._read_pod(namespace, name, timeout)
             except (KubeError, TimeoutError) as exc:
-                log.info("bind %s/%s: could not read the pod back: %s", namespace, name, exc)
+                log.info("bind %s/%s: could not read the pod back: %s", namespace, name,
+                         str(exc) or f"no answer within {timeout:.2f}s")
         return None
 
     async def _retrying(

@@ -52,6 +52,27 @@ async def test_every_reply_lost_but_applied_is_success(apiserver: FakeApiServer,
 
 
 @pytest.mark.anyio
+async def test_a_hung_read_then_a_failed_one_do_not_decide_while_time_remains(
+        apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+    # Every binding reply is lost (the first POST binds); of the reads back, the first hangs
+    # and the second fails at once: the third, in the time left, finds the pod bound.
+    uid = _setup(apiserver)
+    apiserver.inject(Fault("lose_response", method="POST", path="/binding", times=10_000))
+    hang = apiserver.inject(Fault("hang", method="GET", path="/pods/p0", hang_seconds=5.0))
+    failed = apiserver.inject(Fault("status", method="GET", path="/pods/p0", status=500))
+    outcomes: list[str] = []
+    async with KubeClient(kube_config) as client:
+        binder = ApiBinder(client, truth(apiserver), deadline=2.0, on_outcome=outcomes.append)
+        await binder.bind("default", "p0", uid, "n1")
+    assert (hang.hits, failed.hits) == (1, 1)
+    assert outcomes == ["confirmed"]
+    reads = [r.status for r in apiserver.requests
+             if r.method == "GET" and r.path.endswith("/pods/p0")]
+    assert reads[-2:] == [500, 200]
+    assert apiserver.bindings == [("default", "p0", uid, "n1")]
+
+
+@pytest.mark.anyio
 async def test_read_back_of_a_pod_that_was_never_bound_is_still_an_error(
         apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
     uid = _setup(apiserver)
