@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,6 +307,39 @@ def build_result(obs: Observations, config: SimulationConfig, *, end: float,
         virtual_time=int(obs.t(end) * SECOND), last_bind_time=max(binds) if binds else None,
         truncated=truncated, config=config, warnings=warnings, extender_calls={},
         end_reason="horizon" if truncated else SETTLED)
+
+
+#: A gap between two attempts longer than this was idle time, not one cycle.
+_BUSY_GAP = 0.2
+#: How close to its attempt's log line the watch sees a preemption's nomination.
+_NOMINATION_LAG = 0.05
+#: Fewer gaps than this measure nothing.
+_MIN_GAPS = 5
+
+
+def cycle_seconds(obs: Observations) -> dict[str, float]:
+    """How long the scheduler's cycles took (wall seconds, medians), from its log: those that
+    found no node ("failure") and those whose preemption nominated one ("preemption").
+
+    kube-scheduler logs a failed attempt when its cycle ends, PostFilter included, so the gap
+    from the attempt logged before is the cycle (and the pop before it) while the scheduler is
+    busy. Only gaps after a failed attempt count: a placed pod is logged when its binding
+    ends, asynchronously."""
+    attempts = sorted(((a.wall, pod, a.result) for pod, tries in obs.attempts.items()
+                       for a in tries), key=lambda x: x[0])
+    nominated: dict[str, list[float]] = {}
+    for wall, pod, _ in obs.nominations:
+        nominated.setdefault(pod, []).append(wall)
+    gaps: dict[str, list[float]] = {"failure": [], "preemption": []}
+    for (before, _, before_result), (wall, pod, result) in zip(attempts, attempts[1:],
+                                                              strict=False):
+        if result != "unschedulable" or before_result != "unschedulable" or \
+                wall - before > _BUSY_GAP:
+            continue
+        preempted = any(0 <= t - wall <= _NOMINATION_LAG for t in nominated.get(pod, ()))
+        gaps["preemption" if preempted else "failure"].append(wall - before)
+    return {kind: round(statistics.median(found), 6) for kind, found in gaps.items()
+            if len(found) >= _MIN_GAPS}
 
 
 def event_lines(obs: Observations, end: float, truncated: bool) -> list[dict[str, Any]]:

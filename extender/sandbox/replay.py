@@ -198,7 +198,7 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
             cluster: list[dict[str, Any]], steps: list[Step], settings: dict[str, Any],
             profile: Any, policy: Any, version: str, scheduler_binary: Path | None) -> int:
     from extender.sandbox.controlplane import SchedulerOptions, wait_default_service_account
-    from extender.sandbox.observed import build_result, event_lines, usage
+    from extender.sandbox.observed import build_result, cycle_seconds, event_lines, usage
     from extender.simulator.cli import summary_line
     from extender.simulator.records import SimulationConfig
     from extender.simulator.report import build_report, write_report_to
@@ -265,7 +265,7 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
         "kubernetesVersion": version, "timeScale": args.time_scale,
         "settleSeconds": args.settle,
         "scheduler": "scheduler-plugins" if scheduler_binary is not None else "kube-scheduler",
-        "configuration": settings}
+        "configuration": settings, "cycleSeconds": cycle_seconds(obs)}
     lines = event_lines(obs, end, truncated)
     if args.report:
         write_report_to(report, args.report)

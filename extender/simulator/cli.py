@@ -10,10 +10,13 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from extender.simulator.clock import MILLISECOND, SECOND, seconds
 from extender.simulator.workload import parse_duration
+
+if TYPE_CHECKING:
+    from extender.simulator.follow import Follow
 
 PROGRESS_THRESHOLD = 1000  # pods: below this a run is too short for a progress bar
 #: Wall seconds between the plain progress lines written when stderr is not a terminal.
@@ -25,6 +28,14 @@ def _duration(text: str) -> int:
         return seconds(parse_duration(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _measured(given: int | None, follow: Follow | None, kind: str) -> int | None:
+    """A cycle cost: as given, else what the followed real run's cycles of that kind took."""
+    if given is not None or follow is None:
+        return given
+    measured = follow.cycle_seconds.get(kind)
+    return None if measured is None else round(measured * SECOND)
 
 
 def _percentage(text: str) -> int:
@@ -62,7 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--follow", metavar="REAL.json",
                    help="break ties toward a real run's report: where the real node of a pod "
                         "is among the nodes tied for the top score, take it, so the two runs "
-                        "stay comparable pod by pod (see --agreement)")
+                        "stay comparable pod by pod (see --agreement); and run failed and "
+                        "preempting cycles as long as the real run's took")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks and preemption offsets")
     p.add_argument("--report", metavar="FILE", help="write the JSON report here ('-': stdout)")
     p.add_argument("--events", metavar="FILE",
@@ -82,7 +94,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "adaptive share (50%% - nodes/125, at least 5%%; every node below 100 "
                         "nodes), 100 every node")
     p.add_argument("--cycle-cost", type=_duration, default=MILLISECOND, metavar="DURATION",
-                   help="virtual time one scheduling cycle takes (default 1ms)")
+                   help="virtual time a scheduling cycle that places its pod takes (default 1ms)")
+    p.add_argument("--failure-cost", type=_duration, default=None, metavar="DURATION",
+                   help="virtual time a cycle that finds no node takes (every node filtered, a "
+                        "preemption dry run that found nothing; default --cycle-cost, or with "
+                        "--follow what the real run's took)")
+    p.add_argument("--preemption-cost", type=_duration, default=None, metavar="DURATION",
+                   help="virtual time a cycle whose preemption nominates a node takes (default "
+                        "--failure-cost, or with --follow what the real run's took)")
     p.add_argument("--pod-initial-backoff", type=_duration, default=None, metavar="DURATION",
                    help="default 1s (or --config's podInitialBackoffSeconds)")
     p.add_argument("--pod-max-backoff", type=_duration, default=None, metavar="DURATION",
@@ -323,6 +342,8 @@ def run(args: argparse.Namespace) -> int:
     config = SimulationConfig(
         seed=args.seed, percentage_of_nodes_to_score=percentage,
         cycle_cost=args.cycle_cost,
+        failure_cost=_measured(args.failure_cost, follow, "failure"),
+        preemption_cost=_measured(args.preemption_cost, follow, "preemption"),
         pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,

@@ -59,9 +59,10 @@ def bind_order(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 class Follow:
-    """The real run's nodes per pod identity: a multiset, since the order in which the API
-    server saw a controller's pods bound is not the order kube-scheduler decided them in
-    (binding is asynchronous)."""
+    """A real run's bindings per pod identity, node and time (matched by nearness in time,
+    not order: kube-scheduler binds asynchronously, so the API server need not see a
+    controller's pods bound in the order they were decided), its preemptions, and how long
+    its cycles took."""
 
     def __init__(self, report: Mapping[str, Any]) -> None:
         #: Per identity, per node, when the real run bound its pods there (seconds, ascending).
@@ -78,6 +79,10 @@ class Follow:
             if victims and victims[0].get("node"):
                 self.preemptions.setdefault(report_identity(pod), Counter())[
                     victims[0]["node"]] += 1
+        #: How long the real scheduler's cycles took, by kind ("failure", "preemption"), as
+        #: the replay measured them (`sandbox.observed.cycle_seconds`).
+        self.cycle_seconds: dict[str, float] = dict(
+            ((report.get("inputs") or {}).get("onSandbox") or {}).get("cycleSeconds") or {})
         self.taken = 0  # ties broken toward the real node
         self.preemptions_taken = 0  # preemptions moved to the real node
 

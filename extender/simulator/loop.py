@@ -102,6 +102,7 @@ from extender.simulator.records import (
     ProgressFn,
     SimulationConfig,
     SimulationResult,
+    cycle_cost,
     dra_speaks,
     fit_error,
     node_usage,
@@ -446,7 +447,9 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         if placement.node is None and not placement.error:
             post = self._post_filter(pod, placement, pod_raw, profile)
         # The cycle takes time; flushers and events run meanwhile, as they would concurrently.
-        self.timeline.run_until(start + self.config.cycle_cost)
+        self.timeline.run_until(start + cycle_cost(
+            self.config, placed=placement.node is not None,
+            nominated=post is not None and bool(post.node)))
         if pod.uid not in self.pending:
             return  # deleted while it was being scheduled
         if placement.node is not None and placement.node.name in self.state.nodes:

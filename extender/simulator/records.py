@@ -91,7 +91,12 @@ class SimulationConfig:
     #: 0 (the default, as kube-scheduler's): adaptive sampling; 1..100: that percentage;
     #: None: filter every node.
     percentage_of_nodes_to_score: int | None = 0
+    #: Virtual time a scheduling cycle takes: one that places its pod; one that finds no
+    #: node (every node filtered, a preemption dry run that found nothing; None: `cycle_cost`);
+    #: one whose PostFilter nominates a node (a preemption; None: `failure_cost`).
     cycle_cost: int = 1 * MILLISECOND
+    failure_cost: int | None = None
+    preemption_cost: int | None = None
     pod_initial_backoff: int = DEFAULT_POD_INITIAL_BACKOFF
     pod_max_backoff: int = DEFAULT_POD_MAX_BACKOFF
     pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS
@@ -200,3 +205,13 @@ class SimulationResult:
     #: schedulerName -> (its Profile, its percentageOfNodesToScore) when several profiles
     #: routed the pods (`report.py` lists them under `inputs.profiles`); empty with one.
     profiles: dict[str, Any] = field(default_factory=dict)
+
+
+def cycle_cost(config: SimulationConfig, *, placed: bool, nominated: bool) -> int:
+    """The virtual time of a cycle that placed its pod, nominated a node for it, or neither."""
+    if placed:
+        return config.cycle_cost
+    failure = config.cycle_cost if config.failure_cost is None else config.failure_cost
+    if nominated and config.preemption_cost is not None:
+        return config.preemption_cost
+    return failure

@@ -27,6 +27,7 @@ from extender.simulator.loop import (
     SimulationConfig,
     SimulationResult,
 )
+from extender.simulator.records import cycle_cost
 from extender.simulator.utilization import report_section
 
 API_VERSION = "simulator.extender/v1"
@@ -82,6 +83,8 @@ def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]
         "seed": config.seed,
         "nodeSearch": "all" if pct is None else ("adaptive" if pct == 0 else f"{pct}%"),
         "cycleCostSeconds": to_seconds(config.cycle_cost),
+        "failureCostSeconds": to_seconds(cycle_cost(config, placed=False, nominated=False)),
+        "preemptionCostSeconds": to_seconds(cycle_cost(config, placed=False, nominated=True)),
         "podInitialBackoffSeconds": to_seconds(config.pod_initial_backoff),
         "podMaxBackoffSeconds": to_seconds(config.pod_max_backoff),
         "podMaxInUnschedulablePodsSeconds": to_seconds(config.pod_max_in_unschedulable_pods),

@@ -85,3 +85,23 @@ def test_a_pod_refused_at_admission_is_rejected():
     track.arrived, track.rejected = _wall(1), "no PriorityClass with name nope was found"
     (rec,) = records(obs).values()
     assert (rec.status, rec.message) == (REJECTED, "no PriorityClass with name nope was found")
+
+
+def test_cycle_durations_are_the_gaps_between_failed_attempts_while_busy():
+    from extender.sandbox.observed import Attempt, cycle_seconds
+
+    obs = Observations(start=_wall(0))
+    failed = [0.0, 0.010, 0.018, 0.029, 0.037, 0.046,  # failures: gaps 10, 8, 11, 8, 9 ms
+              1.000, 1.040, 1.082, 1.121, 1.165, 1.205]  # preemptions: 40, 42, 39, 44, 40 ms
+    for i, second in enumerate(failed):
+        obs.attempts[f"default/p{i}"] = [Attempt(_wall(second), "unschedulable")]
+        if second > 1.0:  # the watch sees each preemptor nominated a few ms after its log line
+            obs.nominations.append((_wall(second + 0.004), f"default/p{i}", "n1"))
+    # Not cycles: the gap after a placed pod (logged when its binding ends) and idle time.
+    obs.attempts["default/placed"] = [Attempt(_wall(2.0), "scheduled", node="n1")]
+    obs.attempts["default/after-placed"] = [Attempt(_wall(2.001), "unschedulable")]
+    obs.attempts["default/after-idle"] = [Attempt(_wall(5.0), "unschedulable")]
+    assert cycle_seconds(obs) == {"failure": 0.009, "preemption": 0.04}
+    # Fewer than five gaps of a kind measure nothing.
+    del obs.attempts["default/p11"], obs.attempts["default/p10"]
+    assert cycle_seconds(obs) == {"failure": 0.009}

@@ -245,3 +245,31 @@ def test_follow_refuses_a_file_that_is_not_a_report(tmp_path, capsys):
     assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
                  "--policy", str(policy), "--follow", str(bad)]) == 2
     assert "bad.json: not a SimulationReport" in capsys.readouterr().err
+
+
+def test_follow_takes_the_real_runs_cycle_durations(tmp_path):
+    # The replay measures how long the real scheduler's failed and preempting cycles took
+    # (`inputs.onSandbox.cycleSeconds`); --follow runs the simulation's cycles of those kinds
+    # as long, unless given; a cycle that places its pod keeps --cycle-cost.
+    cluster = write(tmp_path / "c.json", _three_nodes())
+    workload = write(tmp_path / "w.json", [pod("p", "1")])
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(LEAST_ALLOCATED_ONLY))
+    real = _report(_pod("p", node="n1"))
+    real["inputs"] = {"onSandbox": {"cycleSeconds": {"failure": 0.0093, "preemption": 0.0423}}}
+    real_path = tmp_path / "real.json"
+    real_path.write_text(json.dumps(real))
+    common = ["simulate", "--cluster", str(cluster), "--workload", str(workload),
+              "--policy", str(policy), "--follow", str(real_path), "--report"]
+
+    def inputs(*extra: str) -> tuple[float, float, float]:
+        out = tmp_path / "sim.json"
+        assert main([*common, str(out), *extra]) == 0
+        got = json.loads(out.read_text())["inputs"]
+        return got["cycleCostSeconds"], got["failureCostSeconds"], got["preemptionCostSeconds"]
+
+    assert inputs() == (0.001, 0.0093, 0.0423)
+    assert inputs("--failure-cost", "5ms") == (0.001, 0.005, 0.0423)
+    real["inputs"]["onSandbox"]["cycleSeconds"] = {"failure": 0.0093}  # too few preemptions
+    real_path.write_text(json.dumps(real))
+    assert inputs() == (0.001, 0.0093, 0.0093)

@@ -183,3 +183,37 @@ def test_a_pod_group_backoff_that_ends_is_a_reason_to_retry(tmp_path):
         "g-0": ("Scheduled", "n1", 330.002, 3), "g-1": ("Scheduled", "n2", 330.002, 4)}
     assert (report["totals"]["virtualTimeSeconds"], report["totals"]["endReason"]) == (
         330.002, "settled")
+
+
+def test_cycles_cost_by_kind(tmp_path):
+    # n is full with two 1-cpu pods. urgent (priority 1000) preempts one; big never fits.
+    # With a preemption cycle costing 100 ms and a failed one 10 ms, urgent's cycle ends at
+    # 0.1 s and big's at 0.11 s; the victim goes after its 30 s grace period, and urgent's
+    # next cycle places it at 30.101 (1 ms), big failing again at 30.111. Unset, every kind
+    # costs the 1 ms of a cycle that places its pod.
+    cluster = [node("n", "2", "4Gi"), pod("low-1", "1", node_name="n"),
+               pod("low-2", "1", node_name="n")]
+    workload = [pod("urgent", "1", created=at(0), priority=1000), pod("big", "4", created=at(0))]
+    times = {}
+    for costs in ({}, {"failure_cost": SECOND // 100, "preemption_cost": SECOND // 10}):
+        events = tmp_path / "events.jsonl"
+        with events.open("w") as stream:
+            _, report = simulate(tmp_path, cluster, workload, events=EventLog(stream), **costs)
+        times[len(costs)] = [(e["t"], e["pod"], e["result"]) for e in _events(events)
+                             if e["action"] == "attempt"]
+        inputs = report["inputs"]
+        assert (inputs["cycleCostSeconds"], inputs["failureCostSeconds"],
+                inputs["preemptionCostSeconds"]) == ((0.001, 0.01, 0.1) if costs else
+                                                     (0.001, 0.001, 0.001))
+    assert times[2] == [(0.1, "default/urgent", "unschedulable"),
+                        (0.11, "default/big", "unschedulable"),
+                        (30.101, "default/urgent", "scheduled"),
+                        (30.111, "default/big", "unschedulable")]
+    assert times[0] == [(0.001, "default/urgent", "unschedulable"),
+                        (0.002, "default/big", "unschedulable"),
+                        (30.002, "default/urgent", "scheduled"),
+                        (30.003, "default/big", "unschedulable")]
+    # A failure cost alone costs preemption cycles too.
+    _, report = simulate(tmp_path, cluster, workload, failure_cost=SECOND // 50)
+    assert report["inputs"]["preemptionCostSeconds"] == 0.02
+    assert by_name(report)["urgent"]["scheduledAtSeconds"] == 30.021
