@@ -298,3 +298,18 @@ def test_the_readme_walk_through_prints_what_the_readme_shows() -> None:
                                         "FailedAndUnresolvableNodes": {"worker-1": train,
                                                                        "worker-2": train},
                                         "Error": ""}
+
+
+def test_preempt_leaves_a_borrowing_namespace_its_min() -> None:
+    # ns2 (min 50) uses 100 on node-a (t1-p2, t1-p3); ns1 is within its min. kube-scheduler
+    # proposes both ns2 pods. CapacityScheduling asks pod by pod, least important first,
+    # whether ns2 is still over its min with the ones before it gone: t1-p3 yes (100 > 50),
+    # t1-p2 no (50): ns2 keeps its min. A preemptor of 100 then does not fit with t1-p3 alone
+    # (the node has 150, t1-p1 keeps 50): the node is dropped, where taking both would fit.
+    objects = _preemption_objects((150, 200), (50, 200), 1000)
+    with client_for(objects, ["NodeResourcesFit", "CapacityScheduling"], "CapacityScheduling") as client:
+        preemptor = pod("t1-p", "ns1", requests={"memory": "100"}, priority=2000)
+        body = {"Pod": preemptor, "NodeNameToMetaVictims": {"node-a": {
+            "Pods": [{"UID": "uid-ns2-t1-p2"}, {"UID": "uid-ns2-t1-p3"}], "NumPDBViolations": 0}}}
+        reply = client.post("/preempt", content=json.dumps(body)).json()
+    assert not reply["NodeNameToMetaVictims"]

@@ -58,3 +58,36 @@ def test_dynamic_resources_post_filter_errs_when_prefilter_stopped_before_it(tmp
                                                                                  message)
         if tail:
             assert message == stem + tail
+
+
+def test_a_borrowing_namespace_keeps_its_min_on_the_preemption_node(tmp_path):
+    """Real (scheduler-plugins' kube-scheduler 1.34.4, the quota example at 90 s): api-0 of
+    team-b (within its min) found no candidate where team-a's three terminating pods stood
+    ("Insufficient cpu"), because CapacityScheduling's SelectVictimsOnNode asks, pod by pod
+    (least important first), whether the pod's quota is still over its min with the pods
+    before it removed: team-a (used 3, min 1) gives up two and keeps its min. The simulator
+    took all three as candidates, preempted them again and nominated the node.
+
+    Here: n1 has 4 cpu, 0.5 taken, team-a's a0-a2 (1 cpu each, priority 1000) on it; b0 of
+    team-b asks for 3 cpu. Evicting all of team-a's pods would make room, but only two may
+    go: b0 stays Pending, no one is preempted."""
+    from tests.simulator.scheduler_plugins import elastic_quota, quota_policy
+
+    cluster = [node("n1", "4", "16Gi"), pod("other", "500m", node_name="n1"),
+               elastic_quota("team-a", {"cpu": "1", "memory": "4Gi"}, {"cpu": "4", "memory": "16Gi"}),
+               elastic_quota("team-b", {"cpu": "3", "memory": "12Gi"}, {"cpu": "4", "memory": "16Gi"})]
+    cluster += [pod(f"a{i}", "1", namespace="team-a", priority=1000, node_name="n1")
+                for i in range(3)]
+    workload = [pod("b0", "3", namespace="team-b", created=at(0))]
+    _, report = simulate(tmp_path, cluster, workload, quota_policy(), max_time=5 * SECOND)
+    pods = by_name(report)
+    assert pods["b0"]["status"] == "Pending" and pods["b0"]["preempted"] == []
+    assert pods["b0"]["message"] == (
+        "0/1 nodes are available: Pod team-b/b0 is rejected in PreFilter because total "
+        "ElasticQuota used is more than min. 0/1 nodes are available: 1 Insufficient cpu.")
+    assert report["totals"]["preempted"] == 0
+    # With 2 cpu asked, the two team-a may give up are enough: the least important goes.
+    workload = [pod("b0", "2", namespace="team-b", created=at(0))]
+    (tmp_path / "two").mkdir()
+    _, report = simulate(tmp_path / "two", cluster, workload, quota_policy(), max_time=5 * SECOND)
+    assert len(by_name(report)["b0"]["preempted"]) == 2

@@ -234,9 +234,20 @@ def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
     """The victims to reply with on one node, or why the node is dropped."""
     work = info.clone()
     work_filters = filters.clone()
-    for victim in proposed:
-        work.remove_pod(victim)
-        work_filters.remove_pod(victim, work)
+    if guard is not None:
+        # The plugin's rule asked pod by pod, least important first, with the ones before
+        # removed (CapacityScheduling: a borrowing namespace keeps its min).
+        kept: list[PodView] = []
+        for victim in reversed(by_importance(proposed, now)):
+            if guard.still_evictable(work_filters, pod, victim):
+                kept.append(victim)
+                work.remove_pod(victim)
+                work_filters.remove_pod(victim, work)
+        proposed = kept
+    else:
+        for victim in proposed:
+            work.remove_pod(victim)
+            work_filters.remove_pod(victim, work)
     status = fits_with_nominated(work_filters, pod, work, nominated)
     if status is None and guard is not None and proposed:
         # The quotas, not only the filters, must allow the pod once the victims are gone.

@@ -52,6 +52,10 @@ class VictimGuard(Protocol):
     def keep_evicted(self, filters: FilterPass, pod: PodView) -> bool:
         """With a candidate offered back (and the pod still fitting): whether it must go anyway."""
 
+    def still_evictable(self, filters: FilterPass, pod: PodView, other: PodView) -> bool:
+        """Whether `other`, a pod the rule lets `pod` evict, is still a candidate with the pods
+        before it (least important first) gone: a rule on state those removals change."""
+
 
 def lower_priority(preemptor: PodView) -> VictimPredicate:
     """DefaultPreemption's rule: any pod of lower priority may be evicted."""
@@ -113,16 +117,30 @@ def select_victims_on_node(
     """
     can_preempt = can_preempt or lower_priority(pod)
     pinned = frozenset(pinned)
-    potential = [p for p in node_info.pods.values() if can_preempt(p)]
-    if not potential:
-        if guard is not None:
+    if guard is None:
+        potential = [p for p in node_info.pods.values() if can_preempt(p)]
+        if not potential:
+            return no_victims(node_info, pod)
+        work = node_info.clone()
+        filters = filters.clone()
+        for victim in potential:
+            work.remove_pod(victim)
+            filters.remove_pod(victim, work)
+    else:
+        # Upstream walks the node's pods least important first and asks the plugin about
+        # each with the ones before it removed (CapacityScheduling: is its quota still over
+        # its min?).
+        work = node_info.clone()
+        filters = filters.clone()
+        potential = []
+        for other in reversed(by_importance(node_info.pods.values(), now)):
+            if other.uid in pinned or (can_preempt(other)
+                                       and guard.still_evictable(filters, pod, other)):
+                potential.append(other)
+                work.remove_pod(other)
+                filters.remove_pod(other, work)
+        if not potential:
             return guard.no_victims(node_info, pod)
-        return no_victims(node_info, pod)
-    work = node_info.clone()
-    filters = filters.clone()
-    for victim in potential:
-        work.remove_pod(victim)
-        filters.remove_pod(victim, work)
     ahead = nominated_ahead(pod, nominated)
     status = _fits(filters, work, ahead)
     if status is not None:

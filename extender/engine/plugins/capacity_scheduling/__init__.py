@@ -150,6 +150,19 @@ class QuotaGuard:
         found = filters.state.read(NAME)
         return isinstance(found, QuotaState) and found.over_after_reprieve(pod)
 
+    def still_evictable(self, filters: FilterPass, pod: PodView, other: PodView) -> bool:
+        """A pod of another namespace (one borrowing beyond its min, for a preemptor within
+        its own) is a candidate only while that namespace's use, less the candidates before
+        it on this node, is still over its min (`eqInfo.usedOverMin()`, asked pod by pod as
+        RemovePod lowers it)."""
+        if other.namespace == pod.namespace:
+            return True
+        found = filters.state.read(NAME)
+        if not isinstance(found, QuotaState):
+            return True
+        info = found.snapshot.get(other.namespace)
+        return info is None or info.used_over_min()
+
 
 class CapacityScheduling(DefaultPreemption):
     """PreFilter (the filter verb) and PostFilter (its own preemption)."""
