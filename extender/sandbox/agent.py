@@ -4,8 +4,8 @@ It creates the sandbox's nodes, keeps their `Ready` condition and their Leases i
 `kube-node-lease` fresh, marks pods bound to a node `Running` (and `Ready`, so PodDisruptionBudgets
 count them healthy), lets a pod annotated `simulator.extender/run-for: DURATION` succeed that
 long after it started (as the simulator does), and finishes the deletion of bound pods once
-their grace period is over (a kubelet's last word: DELETE with grace 0), so preemption victims
-go away. It runs as its own process (`python -m extender.sandbox.agent`), started by
+their grace period is over, counted from when it saw the deletion (a kubelet's last word:
+DELETE with grace 0), so preemption victims go away. It runs as its own process (`python -m extender.sandbox.agent`), started by
 `extender sandbox up`.
 """
 
@@ -259,8 +259,16 @@ class NodeAgent:
                             meta["namespace"], meta["name"], exc)
 
     async def _finish_deletion(self, pod: dict[str, Any]) -> None:
+        """DELETE the pod with grace 0 once its grace period is over, counted from when the
+        agent saw the deletion, as a kubelet counts it (`deletionGracePeriodSeconds`): the
+        `deletionTimestamp` has whole seconds only, so pods deleted within one second would
+        all go at once, in no particular order."""
         meta = pod["metadata"]
-        wait = (parse_time(meta["deletionTimestamp"]) - now()).total_seconds()
+        grace = meta.get("deletionGracePeriodSeconds")
+        if grace is not None:
+            wait = float(grace)
+        else:
+            wait = (parse_time(meta["deletionTimestamp"]) - now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)
         self._timer_fired(meta["uid"])

@@ -5,6 +5,7 @@ once emptied the pool, and new nodes never became Ready)."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -122,3 +123,42 @@ def test_a_request_in_flight_is_not_cancelled_by_the_pods_deletion() -> None:
 
     asyncio.run(scenario())
     assert finished == ["/api/v1/namespaces/ns/pods/p"]
+
+
+def test_the_grace_period_counts_from_when_the_agent_sees_the_deletion(monkeypatch) -> None:
+    """As a kubelet: `deletionGracePeriodSeconds` from the moment the deletion is seen, not
+    the `deletionTimestamp` (whole seconds: victims deleted within a second would all go at
+    once); without the field, the timestamp."""
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recorded_sleep(seconds: float, *args: Any, **kwargs: Any) -> None:
+        waits.append(seconds)
+        await real_sleep(0)
+
+    deleted: list[str] = []
+
+    class Api:
+        async def delete(self, url: str, **kwargs: Any) -> None:
+            deleted.append(url)
+
+    later = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+
+    async def scenario() -> None:
+        agent = NodeAgent(Api(), [])  # type: ignore[arg-type]
+        for name, extra in (("graced", {"deletionGracePeriodSeconds": 2}), ("stamped", {})):
+            pod = {"metadata": {"name": name, "namespace": "ns", "uid": name,
+                                "deletionTimestamp": later, **extra},
+                   "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}
+            await agent._pod_event("MODIFIED", pod)
+        for _ in range(100):
+            if len(deleted) == 2:
+                break
+            await real_sleep(0.01)
+
+    monkeypatch.setattr(asyncio, "sleep", recorded_sleep)
+    asyncio.run(scenario())
+    assert sorted(deleted) == ["/api/v1/namespaces/ns/pods/graced",
+                               "/api/v1/namespaces/ns/pods/stamped"]
+    assert waits[0] == 2.0 and 28 < waits[1] <= 30
