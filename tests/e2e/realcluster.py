@@ -257,6 +257,18 @@ class Watch:
         with self._lock:
             return list(self.events)
 
+    def seen_bound(self) -> set[str]:
+        """The names of the pods this watch has seen with a node."""
+        return {obj["metadata"]["name"] for _, _, obj in self.snapshot()
+                if obj["spec"].get("nodeName")}
+
+    def catch_up(self, names: Iterable[str], timeout: float = 30) -> None:
+        """Wait until this watch has seen every one of `names` bound: it lags a list of the
+        same pods, and a test that reads bindings from it must not stop it before."""
+        wanted = set(names)
+        wait_until(lambda: wanted <= self.seen_bound(), timeout=timeout,
+                   what=f"the watch of {self._url} to see {len(wanted)} pod(s) bound")
+
     def stop(self) -> None:
         self._stop.set()
         # The thread may be waiting for the stream's next line (up to its 5 s read timeout):

@@ -76,6 +76,7 @@ def test_gang_binds_whole_or_not_at_all(scenario: Scenario) -> None:
         placed = wait_until(lambda: members <= set(b := bound(kube.pods(ns))) and b,
                             timeout=120, what="the whole group bound")
         assert len({placed[m] for m in members}) == 4  # one member per node
+        watch.catch_up(members)  # the bindings below are read from the watch
     finally:
         watch.stop()
 
@@ -124,6 +125,7 @@ def test_a_gang_past_the_connection_cap_binds_whole_at_default_settings(scenario
         placed = wait_until(lambda: len(b := bound(kube.pods(ns))) == members and b,
                             timeout=300, interval=1.0, what="the whole gang bound")
         elapsed = time.monotonic() - started
+        watch.catch_up(placed)
     finally:
         watch.stop()
     assert len(placed) == members

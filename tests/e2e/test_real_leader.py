@@ -83,11 +83,7 @@ def test_leader_killed_while_a_gang_is_held(scenario: Scenario) -> None:
             scenario.add_nodes(node(f"{scenario.name}-3", cpu="2", memory="8Gi"))
             wait_until(lambda: members <= set(bound(kube.pods(ns))), timeout=120,
                        what="the whole group bound")
-            # The watch lags the list, and the bindings below are read from the watch.
-            wait_until(lambda: members <= {obj["metadata"]["name"]
-                                           for _, _, obj in watch.snapshot()
-                                           if obj["spec"].get("nodeName")},
-                       timeout=30, what="the watch to see the group bound")
+            watch.catch_up(members)  # the bindings below are read from the watch
         finally:
             watch.stop()
     finally:

@@ -80,7 +80,8 @@ def test_quotas_never_exceed_max_and_borrowing_stops_at_the_sum_of_mins(
             return None
         return per_ns
     per_ns = wait_until(settled, timeout=180, interval=1.0, what="the quotas to fill")
-    for w in watches:
+    for ns, w in zip(namespaces, watches, strict=True):
+        w.catch_up(bound(kube.pods(ns)))  # the bindings below are read from the watches
         w.stop()
 
     # Never over max, at any moment the watches saw.
