@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,13 @@ from extender.state.binder import SnapshotBinder
 from extender.state.snapshot import load_snapshot
 
 pytest_plugins = ["tests.parallel"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest keeps each test module's assertion-rewritten code in __pycache__ unless bytecode
+    # is not written (PYTHONDONTWRITEBYTECODE, which some CI images and this project's machines
+    # set): then every worker rewrites all ~180 test modules on every run, 8-10 s of its CPU.
+    sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
