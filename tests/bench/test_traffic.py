@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.traffic import num_feasible_nodes_to_find, pending_pods, windows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +35,7 @@ def test_pods_are_distinct() -> None:
     assert len({p["metadata"]["name"] for p in pods}) == 50
 
 
+@pytest.mark.slow
 def test_a_short_run_prints_every_verb_and_the_targets(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.traffic", "--nodes", "40", "--cycles", "5", "--warmup", "2",

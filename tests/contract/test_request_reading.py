@@ -66,6 +66,7 @@ def splits(monkeypatch):
     return taken
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_warm_replies_equal_cold_ones(seed, splits):

@@ -61,6 +61,7 @@ def _read_until_closed(sock: socket.socket) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_a_request_head_that_never_completes_is_closed(server: Server) -> None:
     with _connect(server.port) as sock:
         sock.sendall(b"POST /filter HTTP/1.1\r\nHost: extender\r\nContent-Type: appl")
@@ -69,6 +70,7 @@ def test_a_request_head_that_never_completes_is_closed(server: Server) -> None:
     assert b"request head not received within 1s" in reply
 
 
+@pytest.mark.slow
 def test_a_silent_connection_is_closed(server: Server) -> None:
     with _connect(server.port) as sock:
         assert _read_until_closed(sock).startswith(b"HTTP/1.1 408 ")

@@ -168,6 +168,7 @@ def _serve_logs(*flags: str) -> tuple[str, int]:
     return err, port
 
 
+@pytest.mark.slow
 def test_kube_scheduler_flags_json_logs_at_v4():
     err, port = _serve_logs("--bind-address", "127.0.0.1", "--logging-format=json", "--v=4")
     assert "\x1b" not in err

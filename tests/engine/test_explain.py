@@ -65,6 +65,7 @@ def assert_agrees(objects: list[Obj], pod: Obj, policy: Obj, nodes: list[str] | 
     return ex
 
 
+@pytest.mark.slow
 @_settings(60)
 @given(scenarios())
 def test_explain_agrees_with_evaluate(sc: Scenario) -> None:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -446,6 +447,7 @@ _MEMO_COLLISION = (
 )
 
 
+@pytest.mark.slow
 @_settings
 @example(order=_MEMO_COLLISION[0], workload=_MEMO_COLLISION[1])
 @given(order=st.permutations(list(DEFAULT_ORDER)), workload=workloads())

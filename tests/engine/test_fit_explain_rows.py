@@ -30,6 +30,7 @@ def explain_every_row() -> Iterator[None]:
     rows_module.EXPLAIN_FROM = before
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])

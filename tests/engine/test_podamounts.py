@@ -92,6 +92,7 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(specs())
 def test_pod_amounts_are_the_reference_arithmetics(raw: dict[str, Any]) -> None:

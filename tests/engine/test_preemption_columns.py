@@ -239,6 +239,7 @@ def plan_columns(columns: Any, rows: list[int]) -> list[tuple[Any, ...]]:
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(crowded(), st.integers(0, 8), st.data())
 def test_plans_built_together_are_the_plans_built_node_by_node(scenario, priority, data):

@@ -206,6 +206,7 @@ def crowded_nodes(draw: st.DrawFn) -> Scenario:
     return objects, me, proposals
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(crowded_nodes())
 def test_completions_and_violations_match_on_crowded_nodes(scenario):

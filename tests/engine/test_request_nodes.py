@@ -90,6 +90,7 @@ def nodes(draw: st.DrawFn) -> dict[str, Any]:
     return node
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(nodes())
 def test_random_nodes_read_the_same_slim_and_full(node: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ def assert_rows_like_run_filters(prof, incoming, infos, table, order) -> None:
         assert statuses == expected.statuses
 
 
+@pytest.mark.slow
 @_settings
 @given(workload=workloads(), order_seed=st.randoms(use_true_random=False),
        prof_order=st.permutations(list(DEFAULT_ORDER)))
@@ -68,6 +69,7 @@ def test_filter_rows_equals_run_filters(workload, order_seed, prof_order):
             assert_rows_like_run_filters(prof, build_pod(spec, i), infos, table, order)
 
 
+@pytest.mark.slow
 @_settings
 @given(workload=workloads(), data=st.data())
 def test_filter_rows_follows_pod_and_node_changes(workload, data):

@@ -136,6 +136,7 @@ def test_fused_fit_matches_the_column_path(cluster, weights, kind):
     assert fused.score(CycleState(), pod, infos, ctx) == column_path(NodeResourcesFit(args)).score(CycleState(), pod, infos, ctx)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(clusters())
 def test_fused_balanced_allocation_matches_the_column_path(cluster):

@@ -196,6 +196,7 @@ def test_every_scorer_returns_ints_in_0_100_per_node(plugin, cluster):
     assert all(type(s) is int and 0 <= s <= 100 for s in result), result
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(plugins(), clusters())
 def test_scoring_is_per_request_and_independent_of_node_order(plugin, cluster):
@@ -208,6 +209,7 @@ def test_scoring_is_per_request_and_independent_of_node_order(plugin, cluster):
         assert backward == forward[::-1]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(plugins(), clusters(), st.booleans())
 def test_score_is_normalize_of_raw_scores(plugin, cluster, raw_first):

@@ -51,6 +51,7 @@ async def test_every_reply_lost_but_applied_is_success(apiserver: FakeApiServer,
     assert uid in state.assumed and state.nodes["n1"].requested.milli_cpu == 1000
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_hung_read_then_a_failed_one_do_not_decide_while_time_remains(
         apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
@@ -97,6 +98,7 @@ async def test_read_back_of_a_pod_bound_elsewhere_is_an_error(apiserver: FakeApi
             await binder.bind("default", "p0", uid, "n1")
 
 
+@pytest.mark.slow
 def test_bind_over_http_answers_success_after_the_lost_replies(apiserver: FakeApiServer,
                                                               kube_config: ClusterConfig) -> None:
     """The same through the real app: kube-scheduler reads `{"Error": ""}`."""

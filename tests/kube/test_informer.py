@@ -195,6 +195,7 @@ async def test_list_errors_are_retried(apiserver: FakeApiServer, kube_config: Cl
         assert converged(live.state, apiserver)
 
 
+@pytest.mark.slow
 async def test_clean_stream_ends_rewatch_without_relisting(apiserver: FakeApiServer,
                                                            kube_config: ClusterConfig) -> None:
     seed(apiserver)

@@ -34,6 +34,7 @@ def _member(name: str, selector: str, node: str = "") -> dict:
     return pod
 
 
+@pytest.mark.slow
 def test_prioritize_follows_the_app_group_and_the_network_topology(
         apiserver: FakeApiServer, tmp_path: Path) -> None:
     server = apiserver

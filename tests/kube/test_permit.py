@@ -170,6 +170,7 @@ async def test_missing_pod_group_is_rejected_and_unknown_pods_pass() -> None:
     assert inner.bound == [("stranger", "n1")]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_timed_out_group_backs_off_in_prefilter() -> None:
     inner = Recorder()

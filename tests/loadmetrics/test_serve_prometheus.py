@@ -85,6 +85,7 @@ def loaded(client: httpx.Client) -> bool:
     return metric(client.get("/metrics").text, "extender_load_metrics_nodes") == len(LOAD)
 
 
+@pytest.mark.slow
 def test_prioritize_follows_the_backfilled_load(prometheus: PrometheusServer,
                                                 tmp_path: Path) -> None:
     with extender(tmp_path, trimaran_policy(prometheus_args(prometheus.url))) as client:

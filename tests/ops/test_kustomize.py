@@ -164,6 +164,7 @@ def test_every_overlay_renders_the_images_component_sets(overlay: str) -> None:
         assert images["kube-scheduler"] == KUBE_SCHEDULER_IMAGE
 
 
+@pytest.mark.slow
 def test_editing_the_images_component_changes_every_overlay(tmp_path: Path) -> None:
     """What `kustomize edit set image` in components/images does, seen in every variant."""
     copy = tmp_path / "manifests"

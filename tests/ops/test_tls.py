@@ -300,6 +300,7 @@ def test_unreadable_files_are_an_os_error(tmp_path: Path) -> None:
                              tmp_path / "bad.crt", tmp_path / "bad.crt")
 
 
+@pytest.mark.slow
 def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
     """`serve --tls-*` end to end on the default demo state, certificate rotation included."""
     secret: SecretDir = pki["secret"]

@@ -72,6 +72,7 @@ def test_the_browser_shows_the_timeline(demo, tmp_path):
     assert len(svg.find_all("polyline", cls="series")) == 6  # 4 queue sizes, cpu, memory
 
 
+@pytest.mark.slow
 def test_a_mark_opens_its_pod(demo, tmp_path):
     html, _ = demo
     page = parse(html.read_text())
@@ -88,6 +89,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 def test_the_screenshot_is_the_report(demo, tmp_path):
     image_module = pytest.importorskip("PIL.Image", reason="Pillow (matplotlib's dependency, "
                                                            "in the test extra) reads the PNG")

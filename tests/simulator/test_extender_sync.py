@@ -153,6 +153,7 @@ def served_run(inputs: dict[str, Path], tmp_path: Path, extenders: list[Extender
 
 # ---- the wrong answers, reproduced (an extender that serves a snapshot) -------------------
 
+@pytest.mark.slow
 def test_an_extender_told_only_of_binds_disagrees_with_the_cluster(inputs, tmp_path, extenders):
     expected = in_process(inputs, tmp_path)
     offline = Extender(tmp_path, "--snapshot", str(inputs["cluster"]),
@@ -169,6 +170,7 @@ def test_an_extender_told_only_of_binds_disagrees_with_the_cluster(inputs, tmp_p
     assert any("told only of binds" in w and "--serve-api" in w for w in got["warnings"])
 
 
+@pytest.mark.slow
 def test_with_whole_nodes_an_unsynced_extender_fails_binds_for_ever(inputs, tmp_path, extenders):
     offline = Extender(tmp_path, "--snapshot", str(inputs["cluster"]), "--nodes-form",
                        "--policy", str(inputs["policy"]), name="offline-nodes")
@@ -227,6 +229,7 @@ def test_an_extender_that_never_starts_stops_the_run_with_a_clear_error(inputs, 
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.slow
 def test_a_snapshot_extender_is_refused_at_once(inputs, tmp_path, extenders, capsys):
     offline = Extender(tmp_path, "--snapshot", str(inputs["cluster"]),
                        "--policy", str(inputs["policy"]), name="offline")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -127,6 +128,7 @@ def _compare(prof: Profile, state: ClusterState, me: PodView) -> int:
     return sums.decided
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters(), preemptors(), st.sampled_from(sorted(PROFILES)))
 def test_sums_give_the_engine_s_victims(objects, me, profile_name):
