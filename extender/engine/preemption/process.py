@@ -62,6 +62,7 @@ from extender.engine.preemption.victims import (
     Victims,
     fits_with_nominated,
     no_preemption_victims,
+    remove_in_turn,
     select_victims_on_node,
 )
 from extender.engine.runner import FilterPass, prepare_filters
@@ -235,15 +236,9 @@ def _vet_node(filters: FilterPass, pod: PodView, info: NodeInfo,
     work = info.clone()
     work_filters = filters.clone()
     if guard is not None:
-        # The plugin's rule asked pod by pod, least important first, with the ones before
-        # removed (CapacityScheduling: a borrowing namespace keeps its min).
-        kept: list[PodView] = []
-        for victim in reversed(by_importance(proposed, now)):
-            if guard.still_evictable(work_filters, pod, victim):
-                kept.append(victim)
-                work.remove_pod(victim)
-                work_filters.remove_pod(victim, work)
-        proposed = kept
+        # The plugin's rule, asked as upstream asks it (a borrowing namespace keeps its min).
+        proposed = remove_in_turn(work_filters, work, proposed, now,
+                                  lambda victim: guard.still_evictable(work_filters, pod, victim))
     else:
         for victim in proposed:
             work.remove_pod(victim)

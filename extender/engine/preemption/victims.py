@@ -7,7 +7,7 @@ others, each group most important first — and whatever cannot come back is a v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,6 +55,21 @@ class VictimGuard(Protocol):
     def still_evictable(self, filters: FilterPass, pod: PodView, other: PodView) -> bool:
         """Whether `other`, a pod the rule lets `pod` evict, is still a candidate with the pods
         before it (least important first) gone: a rule on state those removals change."""
+
+
+def remove_in_turn(filters: FilterPass, work: NodeInfo, pods: Iterable[PodView], now: float,
+                   evictable: VictimPredicate) -> list[PodView]:
+    """Of `pods`, least important first, those `evictable` lets go, each removed from `work`
+    and `filters` before the next is asked: upstream's walk in `SelectVictimsOnNode`, where a
+    plugin's rule reads state the removals change (CapacityScheduling: is the pod's quota
+    still over its min?)."""
+    removed = []
+    for other in reversed(by_importance(pods, now)):
+        if evictable(other):
+            removed.append(other)
+            work.remove_pod(other)
+            filters.remove_pod(other, work)
+    return removed
 
 
 def lower_priority(preemptor: PodView) -> VictimPredicate:
@@ -127,18 +142,12 @@ def select_victims_on_node(
             work.remove_pod(victim)
             filters.remove_pod(victim, work)
     else:
-        # Upstream walks the node's pods least important first and asks the plugin about
-        # each with the ones before it removed (CapacityScheduling: is its quota still over
-        # its min?).
         work = node_info.clone()
         filters = filters.clone()
-        potential = []
-        for other in reversed(by_importance(node_info.pods.values(), now)):
-            if other.uid in pinned or (can_preempt(other)
-                                       and guard.still_evictable(filters, pod, other)):
-                potential.append(other)
-                work.remove_pod(other)
-                filters.remove_pod(other, work)
+        potential = remove_in_turn(
+            filters, work, node_info.pods.values(), now,
+            lambda other: other.uid in pinned or (
+                can_preempt(other) and guard.still_evictable(filters, pod, other)))
         if not potential:
             return guard.no_victims(node_info, pod)
     ahead = nominated_ahead(pod, nominated)
