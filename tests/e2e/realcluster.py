@@ -257,16 +257,19 @@ class Watch:
         with self._lock:
             return list(self.events)
 
-    def seen_bound(self) -> set[str]:
-        """The names of the pods this watch has seen with a node."""
-        return {obj["metadata"]["name"] for _, _, obj in self.snapshot()
-                if obj["spec"].get("nodeName")}
+    def first_bound(self) -> dict[str, float]:
+        """pod name -> when this watch first saw it with a node."""
+        first: dict[str, float] = {}
+        for at, _, obj in self.snapshot():
+            if obj["spec"].get("nodeName"):
+                first.setdefault(obj["metadata"]["name"], at)
+        return first
 
     def catch_up(self, names: Iterable[str], timeout: float = 30) -> None:
         """Wait until this watch has seen every one of `names` bound: it lags a list of the
         same pods, and a test that reads bindings from it must not stop it before."""
         wanted = set(names)
-        wait_until(lambda: wanted <= self.seen_bound(), timeout=timeout,
+        wait_until(lambda: wanted <= self.first_bound().keys(), timeout=timeout,
                    what=f"the watch of {self._url} to see {len(wanted)} pod(s) bound")
 
     def stop(self) -> None:

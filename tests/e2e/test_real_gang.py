@@ -82,11 +82,7 @@ def test_gang_binds_whole_or_not_at_all(scenario: Scenario) -> None:
 
     # Over everything the watch saw: no member was bound while the group lacked room, and the
     # four binds came together.
-    bind_times = {}
-    for at, _, obj in watch.snapshot():
-        name = obj["metadata"]["name"]
-        if name in members and obj["spec"].get("nodeName") and name not in bind_times:
-            bind_times[name] = at
+    bind_times = {name: at for name, at in watch.first_bound().items() if name in members}
     assert set(bind_times) == members
     assert max(bind_times.values()) - min(bind_times.values()) < 2.0, bind_times
     print(f"\nnon-gang pod bound {web_latency * 1000:.0f} ms after creation while 3 binds "
@@ -132,7 +128,7 @@ def test_a_gang_past_the_connection_cap_binds_whole_at_default_settings(scenario
     outcomes = scenario.extender_counts("extender_bind_total", "outcome")
     assert outcomes.get("held", 0) >= members - 1 and not outcomes.get("permit_rejected"), outcomes
     # Every member but the last was held, none rejected: none bound before the group was whole.
-    bind_times = sorted(at for at, _, obj in watch.snapshot() if obj["spec"].get("nodeName"))
+    bind_times = sorted(watch.first_bound().values())
     first_bound = bind_times[0] - started
     print(f"\n{members}-member gang: created and scheduled, first bind {first_bound:.1f}s, "
           f"all bound {elapsed:.1f}s after the first create; binds spread over "

@@ -88,13 +88,11 @@ def test_leader_killed_while_a_gang_is_held(scenario: Scenario) -> None:
             watch.stop()
     finally:
         proxy.stop()
-    first_bind: dict[str, float] = {}
+    first_bind = watch.first_bound()
     nodes_of: dict[str, set[str]] = {}
-    for at, _, obj in watch.snapshot():
-        name, node_name = obj["metadata"]["name"], obj["spec"].get("nodeName")
-        if node_name:
-            first_bind.setdefault(name, at)
-            nodes_of.setdefault(name, set()).add(node_name)
+    for _, _, obj in watch.snapshot():
+        if node_name := obj["spec"].get("nodeName"):
+            nodes_of.setdefault(obj["metadata"]["name"], set()).add(node_name)
     assert members <= set(first_bind)
     assert all(len(nodes_of[m]) == 1 for m in members)  # bound once
     spread = max(first_bind[m] for m in members) - min(first_bind[m] for m in members)
