@@ -5,8 +5,8 @@ It creates the sandbox's nodes, keeps their `Ready` condition and their Leases i
 count them healthy), lets a pod annotated `simulator.extender/run-for: DURATION` succeed that
 long after it started (as the simulator does), and finishes the deletion of bound pods once
 their grace period is over, counted from when it saw the deletion (a kubelet's last word:
-DELETE with grace 0), so preemption victims go away. It runs as its own process (`python -m extender.sandbox.agent`), started by
-`extender sandbox up`.
+DELETE with grace 0), so preemption victims go away. It runs as its own process
+(`python -m extender.sandbox.agent`), started by `extender sandbox up`.
 """
 
 from __future__ import annotations

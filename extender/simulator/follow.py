@@ -131,18 +131,17 @@ class Follow:
         left = self.nodes.get(self._identity(pod))
         if not left:
             return None
-        best: tuple[float, int, str] | None = None
+        best: tuple[float, int, str, float] | None = None  # gap, rank, node, binding time
         for rank, node in enumerate([own, *(n for n in tied if n != own)]):
             times = left.get(node)
             if times:
-                gap = min(abs(t - now) for t in times)
-                if best is None or (gap, rank) < best[:2]:
-                    best = (gap, rank, node)
+                nearest = min(times, key=lambda t: abs(t - now))
+                if best is None or (abs(nearest - now), rank) < best[:2]:
+                    best = (abs(nearest - now), rank, node, nearest)
         if best is None:
             return None
-        _, _, node = best
-        times = left[node]
-        times.remove(min(times, key=lambda t: abs(t - now)))
+        _, _, node, nearest = best
+        left[node].remove(nearest)
         if node == own:
             return None
         self.taken += 1
