@@ -80,6 +80,8 @@ from extender.simulator.profiles import (
     check_profiles,
 )
 from extender.simulator.queue import (
+    BACKOFF_BY_FAILURE,
+    POP_FROM_BACKOFF_Q,
     QUEUEING_HINTS,
     PriorityQueue,
     QueuedPodInfo,
@@ -173,6 +175,9 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                                if getattr(f, "name", "") == COSCHEDULING), None)
         #: Pods held at Permit (uid -> WaitingPod), in the order they started waiting.
         self.waiting: dict[str, WaitingPod] = {}
+        #: (namespace, PodGroup) -> rounds its rejected pods were retried since it last bound
+        #: (`gang.GANG_RETRY_ROUNDS`).
+        self._gang_rounds: dict[tuple[str, str], int] = {}
         #: (namespace, PodGroup) -> {uid: gated} of every pod naming it that exists (pending,
         #: waiting, bound or finished): what Coscheduling's pod lister lists.
         self.group_members: dict[tuple[str, str], dict[str, bool]] = {
@@ -200,6 +205,9 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                                 on_change=self.changes.node),
             sort_key=self._queue_sort_key(profile),
             queueing_hints=self.version_of_profile >= QUEUEING_HINTS,
+            pop_from_backoff=self.version_of_profile >= POP_FROM_BACKOFF_Q,
+            backoff_by_failure=self.version_of_profile >= BACKOFF_BY_FAILURE,
+            window_phase=getattr(workload, "epoch_ns", 0),
         )
         self.queue.start(self.timeline)
         self.rng = random.Random(self.config.seed)
@@ -347,14 +355,14 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         return min(times, default=None)
 
     def _has_active(self) -> bool:
-        return self.queue.num_active > 0
+        return self.queue.can_pop
 
     def run(self) -> SimulationResult:
         """Schedule until nothing can change (`settled`) or `max_time` (`horizon`)."""
         max_time = self.config.max_time
         while True:
             self.timeline.run_until(self.clock.now())
-            if self.queue.num_active:
+            if self.queue.can_pop:
                 if max_time is not None and self.clock.now() >= max_time:
                     self.end_reason = HORIZON
                     break
@@ -369,7 +377,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             if max_time is not None and wake > max_time:
                 # Up to the horizon; a pod a flush hands over before it is still scheduled.
                 self.timeline.run_until(max_time, stop=self._has_active)
-                if self.queue.num_active and self.clock.now() < max_time:
+                if self.queue.can_pop and self.clock.now() < max_time:
                     continue
                 self.end_reason = HORIZON
                 break

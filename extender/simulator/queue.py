@@ -16,12 +16,16 @@ queueing hints from 1.32), see reference §D:
   and a pod that fails is requeued (backoffQ, or activeQ once its backoff is over) only if one
   of them is worth it (a plugin that rejected it registered the event, or a wildcard event for
   it), else it goes to the pool (`determineSchedulingHintForInFlightPod`);
-- not modelled: popping from backoffQ when activeQ is empty (SchedulerPopFromBackoffQ, on by
-  default from 1.33): with gangs its retries depend on when concurrent binding cycles end
-  (see the README's agreement section);
+- from 1.33 (SchedulerPopFromBackoffQ, beta and on by default): an empty activeQ pops the head
+  of backoffQ, backoff or not; backoff expiries fall on whole seconds (the ordering window),
+  a pod backs off until its window has passed, pods of one window are ordered as activeQ
+  orders them, and pods that failed by an error (no rejecting plugin) wait in a heap of
+  their own that is never popped early; the backoff flusher ticks on whole seconds;
+- from 1.34 a pod's backoff doubles with its unschedulable attempts (or, after an error, its
+  consecutive errors), not with all its attempts;
 - the nominator for pods that preemption nominated to a node.
 
-Pop never blocks: it returns None on an empty activeQ and the loop moves virtual time on.
+Pop never blocks: it returns None when there is nothing to pop and the loop moves virtual time on.
 Real clocks never give two pods the same timestamp; virtual ones do, so each timestamp
 assignment also takes a sequence number that breaks ties in assignment order.
 """
@@ -96,6 +100,8 @@ class QueuedPodInfo:
     seq: int = 0  # order in which `timestamp` was assigned: the tie-breaker
     initial_attempt_timestamp: int | None = None
     attempts: int = 0
+    unschedulable_count: int = 0  # failed attempts a plugin rejected (1.34+: the backoff's count)
+    consecutive_errors: int = 0  # failed attempts in a row that were errors
     unschedulable_plugins: set[str] = field(default_factory=set)
 
     @property
@@ -191,6 +197,18 @@ def is_pod_updated(old_pod: Pod | None, new_pod: Pod) -> bool:
 #: The release from which kube-scheduler runs with queueing hints (SchedulerQueueingHints beta
 #: and on by default in 1.32, GA in 1.34).
 QUEUEING_HINTS = (1, 32)
+#: The release from which an empty activeQ pops backoffQ (SchedulerPopFromBackoffQ, beta and
+#: on by default in 1.33; KEP-5142), with backoff expiries aligned to `BACKOFF_WINDOW`.
+POP_FROM_BACKOFF_Q = (1, 33)
+#: The release from which the backoff counts unschedulable attempts or consecutive errors
+#: (`UnschedulableCount`, `ConsecutiveErrorsCount`) instead of all attempts.
+BACKOFF_BY_FAILURE = (1, 34)
+#: `backoffQOrderingWindowDuration`.
+BACKOFF_WINDOW = 1 * SECOND
+#: The queue label of a pod popped from backoffQ (`framework.PopFromBackoffQ`).
+POP_FROM_BACKOFF = "PopFromBackoffQ"
+#: Upstream's zero `time.Time` (no backoff at all) in a heap key: before every real time.
+_NO_BACKOFF = -(1 << 62)
 #: `framework.EventForceActivate`: a wildcard event, for one pod.
 FORCE_ACTIVATE_EVENT = ClusterEvent(WILDCARD, ActionType.ALL, FORCE_ACTIVATE)
 
@@ -209,9 +227,17 @@ class PriorityQueue:
         nominator: Nominator | None = None,
         sort_key: Callable[[QueuedPodInfo], Any] | None = None,
         queueing_hints: bool = False,
+        pop_from_backoff: bool = False,
+        backoff_by_failure: bool = False,
+        window_phase: int = 0,
     ) -> None:
+        """`window_phase`: where whole wall-clock seconds fall on the virtual clock (the
+        nanoseconds past a whole second of the time the virtual clock's 0 stands for)."""
         self.clock = clock
         self.queueing_hints = queueing_hints
+        self.pop_from_backoff = pop_from_backoff
+        self.backoff_by_failure = backoff_by_failure
+        self._window_phase = window_phase % BACKOFF_WINDOW
         #: With queueing hints: in-flight pod key -> where its events start in `_flight_events`
         #: (offset by `_flight_base`), and the events (with the pod a wildcard one is for).
         self._in_flight: dict[str, int] = {}
@@ -225,8 +251,14 @@ class PriorityQueue:
         self.nominator = nominator if nominator is not None else Nominator()
         # activeQ's order is the profile's QueueSort `Less` as a key: PrioritySort (priority,
         # then queue timestamp) unless the profile brings its own (Coscheduling's).
-        self._active = _KeyedHeap(sort_key or priority_sort_key)
-        self._backoff = _KeyedHeap(lambda i: (self.backoff_expiry(i), i.seq))
+        active_key = sort_key or priority_sort_key
+        self._active = _KeyedHeap(active_key)
+        # podBackoffQ; from 1.33 the pods of one window in activeQ's order, and the pods that
+        # failed by an error in podErrorBackoffQ (before, one heap holds both).
+        self._backoff = _KeyedHeap(
+            (lambda i: (self._expiry_key(i), active_key(i))) if pop_from_backoff
+            else (lambda i: (self._expiry_key(i), i.seq)))
+        self._error_backoff = _KeyedHeap(lambda i: (self._expiry_key(i), i.seq))
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
@@ -239,9 +271,11 @@ class PriorityQueue:
     # -- wiring -------------------------------------------------------------------------------
 
     def start(self, timeline: Timeline) -> None:
-        """`Run()`: register the two flushers on `timeline` (wait.Until fires at once)."""
+        """`Run()`: register the two flushers on `timeline` (wait.Until fires at once; from
+        1.33 the backoff flusher first waits for the next whole second)."""
+        first = self.window(self.clock.now() + BACKOFF_WINDOW) if self.pop_from_backoff else None
         self.backoff_flusher = timeline.every(BACKOFF_FLUSH_PERIOD, self.flush_backoff_completed,
-                                              rank=-2)
+                                              start=first, rank=-2)
         self.leftover_flusher = timeline.every(UNSCHEDULABLE_FLUSH_PERIOD,
                                                self.flush_unschedulable_leftover, rank=-1)
 
@@ -257,23 +291,62 @@ class PriorityQueue:
         self._stamp(info)
         return info
 
+    def window(self, t: int) -> int:
+        """`alignToWindow`: the start of the whole second `t` falls in."""
+        return t - (t + self._window_phase) % BACKOFF_WINDOW
+
+    def _backoff_count(self, info: QueuedPodInfo) -> int:
+        if self.backoff_by_failure:
+            return info.consecutive_errors or info.unschedulable_count
+        return info.attempts
+
     def backoff_duration(self, info: QueuedPodInfo) -> int:
-        """min(initial × 2^(attempts−1), max); 0 before any attempt or when max is 0."""
-        if info.attempts == 0 or self.pod_max_backoff == 0:
+        """min(initial × 2^(count−1), max), count being the attempts (from 1.34 the
+        unschedulable attempts, or the consecutive errors); 0 before any, or when max is 0."""
+        count = self._backoff_count(info)
+        if count == 0 or self.pod_max_backoff == 0:
             return 0
         duration = self.pod_initial_backoff
-        for _ in range(1, info.attempts):
+        for _ in range(1, count):
             # Upstream compares by subtraction to avoid overflow; kept for identical capping.
             if duration > self.pod_max_backoff - duration:
                 return self.pod_max_backoff
             duration += duration
         return duration
 
-    def backoff_expiry(self, info: QueuedPodInfo) -> int:
-        return info.timestamp + self.backoff_duration(info)
+    def backoff_expiry(self, info: QueuedPodInfo) -> int | None:
+        """When the pod's backoff ends (from 1.33 the start of that window); None: it has no
+        backoff at all (never tried; from 1.34 also a max backoff of 0)."""
+        if not self.pop_from_backoff:
+            return info.timestamp + self.backoff_duration(info)
+        if self._backoff_count(info) == 0 or (self.backoff_by_failure
+                                               and self.pod_max_backoff == 0):
+            return None
+        return self.window(info.timestamp + self.backoff_duration(info))
+
+    def _expiry_key(self, info: QueuedPodInfo) -> int:
+        expiry = self.backoff_expiry(info)
+        return _NO_BACKOFF if expiry is None else expiry
 
     def is_backing_off(self, info: QueuedPodInfo) -> bool:
-        return self.backoff_expiry(info) > self.clock.now()
+        """Still backing off (from 1.33: until the window its backoff ends in has passed)."""
+        expiry = self.backoff_expiry(info)
+        if not self.pop_from_backoff:
+            return expiry is not None and expiry > self.clock.now()
+        return expiry is not None and expiry >= self.window(self.clock.now())
+
+    def backoff_over_at(self, info: QueuedPodInfo) -> int:
+        """The first time `info` is no longer backing off."""
+        expiry = self.backoff_expiry(info)
+        if expiry is None:
+            return self.clock.now()
+        return expiry + BACKOFF_WINDOW if self.pop_from_backoff else expiry
+
+    def _backoff_heap(self, info: QueuedPodInfo) -> _KeyedHeap:
+        """podErrorBackoffQ for a pod that failed by an error (from 1.33), else podBackoffQ."""
+        if self.pop_from_backoff and not info.unschedulable_plugins:
+            return self._error_backoff
+        return self._backoff
 
     def _add_to_active(self, info: QueuedPodInfo) -> None:
         if info.initial_attempt_timestamp is None:
@@ -283,7 +356,7 @@ class PriorityQueue:
     def _requeue(self, info: QueuedPodInfo) -> str:
         """Back to backoffQ if still backing off, else to activeQ."""
         if self.is_backing_off(info):
-            self._backoff.add_or_update(info)
+            self._backoff_heap(info).add_or_update(info)
             return BACKOFF
         self._add_to_active(info)
         return ACTIVE
@@ -296,14 +369,25 @@ class PriorityQueue:
         self._add_to_active(info)
         self._unschedulable.pop(info.key, None)
         self._backoff.delete(info.key)
+        self._error_backoff.delete(info.key)
         self.nominator.add(pod)
         if self.on_move is not None:
             self.on_move(pod, NEW, ACTIVE, UNSCHEDULED_POD_ADD)
         return info
 
+    @property
+    def can_pop(self) -> bool:
+        """Would `pop` return a pod? (activeQ, or from 1.33 podBackoffQ, is not empty)"""
+        return len(self._active) > 0 or (self.pop_from_backoff and len(self._backoff) > 0)
+
     def pop(self) -> QueuedPodInfo | None:
-        """Head of activeQ; counts an attempt and a scheduling cycle. None when empty."""
+        """Head of activeQ (when it is empty, from 1.33, the head of podBackoffQ, backing off
+        or not); counts an attempt and a scheduling cycle. None when there is none."""
         info = self._active.pop()
+        if info is None and self.pop_from_backoff:
+            info = self._backoff.pop()
+            if info is not None and self.on_move is not None:
+                self.on_move(info.pod, BACKOFF, ACTIVE, POP_FROM_BACKOFF)
         if info is None:
             return None
         info.attempts += 1
@@ -355,8 +439,13 @@ class PriorityQueue:
             raise QueueError(f"Pod {key} is already present in unschedulable queue")
         if key in self._active:
             raise QueueError(f"Pod {key} is already present in the active queue")
-        if key in self._backoff:
+        if key in self._backoff or key in self._error_backoff:
             raise QueueError(f"Pod {key} is already present in the backoff queue")
+        if info.unschedulable_plugins:
+            info.unschedulable_count += 1
+            info.consecutive_errors = 0
+        else:  # an error (the API server, a plugin's own failure), not a rejection
+            info.consecutive_errors += 1
         self._stamp(info)
         if self.queueing_hints:
             requeue = self._hint_for_in_flight(info)
@@ -365,7 +454,7 @@ class PriorityQueue:
             # backoff is over (no backoff: podMaxBackoffSeconds 0).
             where = self._requeue(info) if requeue else ""
         elif self.move_request_cycle >= pod_scheduling_cycle or not info.unschedulable_plugins:
-            self._backoff.add_or_update(info)
+            self._backoff_heap(info).add_or_update(info)
             where = BACKOFF
         else:
             where = ""
@@ -380,7 +469,8 @@ class PriorityQueue:
     def update(self, old_pod: Pod | None, new_pod: Pod) -> str:
         """An update of a pending pod; returns the sub-queue it is in afterwards."""
         if old_pod is not None:
-            for heap, where in ((self._active, ACTIVE), (self._backoff, BACKOFF)):
+            for heap, where in ((self._active, ACTIVE), (self._backoff, BACKOFF),
+                                (self._error_backoff, BACKOFF)):
                 info = heap.get(pod_key(old_pod))
                 if info is not None:
                     info.pod = new_pod
@@ -412,7 +502,7 @@ class PriorityQueue:
         key = pod_key(pod)
         if self._active.delete(key) is not None:
             return True
-        if self._backoff.delete(key) is not None:
+        if self._backoff.delete(key) is not None or self._error_backoff.delete(key) is not None:
             return True
         return self._unschedulable.pop(key, None) is not None
 
@@ -426,7 +516,7 @@ class PriorityQueue:
             info = self._unschedulable.pop(key, None)
             source = UNSCHEDULABLE
             if info is None:
-                info = self._backoff.delete(key)
+                info = self._backoff.delete(key) or self._error_backoff.delete(key)
                 source = BACKOFF
             if info is None:
                 # In flight: it is requeued when it comes back (upstream's Activate).
@@ -519,17 +609,20 @@ class PriorityQueue:
     # -- flushers ------------------------------------------------------------------------------
 
     def flush_backoff_completed(self) -> int:
-        """Every 1 s: pods whose backoff has expired go from backoffQ to activeQ."""
+        """Every 1 s: pods whose backoff has expired go from backoffQ to activeQ (podBackoffQ's,
+        then podErrorBackoffQ's)."""
         moved = 0
-        while True:
-            info = self._backoff.peek()
-            if info is None or self.is_backing_off(info):
-                return moved
-            self._backoff.pop()
-            self._add_to_active(info)
-            moved += 1
-            if self.on_move is not None:
-                self.on_move(info.pod, BACKOFF, ACTIVE, BACKOFF_COMPLETE)
+        for heap in (self._backoff, self._error_backoff):
+            while True:
+                info = heap.peek()
+                if info is None or self.is_backing_off(info):
+                    break
+                heap.pop()
+                self._add_to_active(info)
+                moved += 1
+                if self.on_move is not None:
+                    self.on_move(info.pod, BACKOFF, ACTIVE, BACKOFF_COMPLETE)
+        return moved
 
     def flush_unschedulable_leftover(self) -> int:
         """Every 30 s: pods in the pool longer than podMaxInUnschedulablePodsDuration move on
@@ -548,7 +641,7 @@ class PriorityQueue:
         key = pod_key(pod)
         if key in self._active:
             return ACTIVE
-        if key in self._backoff:
+        if key in self._backoff or key in self._error_backoff:
             return BACKOFF
         if key in self._unschedulable:
             return UNSCHEDULABLE
@@ -556,15 +649,16 @@ class PriorityQueue:
 
     def get(self, pod: Pod) -> QueuedPodInfo | None:
         key = pod_key(pod)
-        return self._active.get(key) or self._backoff.get(key) or self._unschedulable.get(key)
+        return (self._active.get(key) or self._backoff.get(key) or self._error_backoff.get(key)
+                or self._unschedulable.get(key))
 
     def active_pods(self) -> list[Pod]:
         """activeQ in pop order."""
         return [i.pod for i in self._active.ordered()]
 
     def backoff_pods(self) -> list[Pod]:
-        """backoffQ in expiry order."""
-        return [i.pod for i in self._backoff.ordered()]
+        """backoffQ in expiry order (podBackoffQ's, then podErrorBackoffQ's)."""
+        return [i.pod for i in self._backoff.ordered() + self._error_backoff.ordered()]
 
     def unschedulable_pods(self) -> list[Pod]:
         """The pool, sorted by namespace/name."""
@@ -581,8 +675,9 @@ class PriorityQueue:
         return iter(self._unschedulable.values())
 
     def next_backoff_expiry(self) -> int | None:
-        info = self._backoff.peek()
-        return self.backoff_expiry(info) if info is not None else None
+        """The first time a pod of backoffQ is no longer backing off (None: it is empty)."""
+        heads = [i for i in (self._backoff.peek(), self._error_backoff.peek()) if i is not None]
+        return min((self.backoff_over_at(i) for i in heads), default=None)
 
     def oldest_unschedulable_timestamp(self) -> int | None:
         return min((i.timestamp for i in self._unschedulable.values()), default=None)
@@ -593,14 +688,14 @@ class PriorityQueue:
 
     @property
     def num_backoff(self) -> int:
-        return len(self._backoff)
+        return len(self._backoff) + len(self._error_backoff)
 
     @property
     def num_unschedulable(self) -> int:
         return len(self._unschedulable)
 
     def __len__(self) -> int:
-        return len(self._active) + len(self._backoff) + len(self._unschedulable)
+        return self.num_active + self.num_backoff + len(self._unschedulable)
 
     def __repr__(self) -> str:
         return (f"PriorityQueue(activeQ:{self.num_active}; backoffQ:{self.num_backoff}; "

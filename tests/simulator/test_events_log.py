@@ -24,12 +24,12 @@ CLUSTER = [node("n", "2", "4Gi"), pod("low", "2", node_name="n", terminationGrac
 WORKLOAD = [pod("urgent", "1", created=at(0), priority=1000), pod("small", "2", created=at(0.5)),
             {"kind": "SimulationEvent", "at": "3s", "addNode": node("m", "2", "4Gi")}]
 
-#: By hand (1 ms cycles; flushers at whole seconds): urgent preempts low at 0.001 (grace 0:
-#: gone at once), whose deletion moves it to backoffQ until 1.001; small (0.5 s) finds n's
-#: free room reserved for the nominated urgent and waits in the pool; the 2 s backoff flush
-#: hands urgent over; node m's addition (3 s) moves small, which binds there. A `queues`
-#: sample closes each instant whose sizes or allocation changed (a pod being scheduled is in
-#: no sub-queue: it counts as pending only).
+#: By hand (1 ms cycles; kube-scheduler 1.33+): urgent preempts low at 0.001 (grace 0: gone
+#: at once), whose deletion moves it to backoffQ; activeQ being empty, it is popped from there
+#: at once and binds at 0.002; small (0.5 s) finds n full and waits in the pool; node m's
+#: addition (3 s) moves small, which binds there. A `queues` sample closes each instant whose
+#: sizes or allocation changed (a pod being scheduled is in no sub-queue: it counts as pending
+#: only).
 EXPECTED = """\
 {"t":0.0,"action":"arrive","pod":"default/urgent","priority":1000}
 {"t":0.0,"action":"move","pod":"default/urgent","from":"new","to":"active","event":"UnscheduledPodAdd"}
@@ -41,18 +41,17 @@ EXPECTED = """\
 {"t":0.001,"action":"evict","pod":"default/low","node":"n","by":"default/urgent","gracePeriodSeconds":0.0}
 {"t":0.001,"action":"evict","pod":"default/low","node":"n","by":"default/urgent","terminated":true}
 {"t":0.001,"action":"move","pod":"default/urgent","from":"unschedulable","to":"backoff","event":"AssignedPodDelete"}
-{"t":0.001,"action":"queues","active":0,"backoff":1,"unschedulable":0,"pending":1,"cpuAllocated":0.0,"memoryAllocated":0.0}
+{"t":0.001,"action":"move","pod":"default/urgent","from":"backoff","to":"active","event":"PopFromBackoffQ"}
+{"t":0.001,"action":"queues","active":0,"backoff":0,"unschedulable":0,"pending":1,"cpuAllocated":0.0,"memoryAllocated":0.0}
+{"t":0.002,"action":"attempt","pod":"default/urgent","cycle":2,"result":"scheduled","node":"n","plugins":{},"reasons":{}}
+{"t":0.002,"action":"bind","pod":"default/urgent","node":"n"}
+{"t":0.002,"action":"queues","active":0,"backoff":0,"unschedulable":0,"pending":0,"cpuAllocated":0.5,"memoryAllocated":0.25}
 {"t":0.5,"action":"arrive","pod":"default/small","priority":0}
 {"t":0.5,"action":"move","pod":"default/small","from":"new","to":"active","event":"UnscheduledPodAdd"}
-{"t":0.5,"action":"queues","active":0,"backoff":1,"unschedulable":0,"pending":2,"cpuAllocated":0.0,"memoryAllocated":0.0}
-{"t":0.501,"action":"attempt","pod":"default/small","cycle":2,"result":"unschedulable","message":"0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.","plugins":{"NodeResourcesFit":1},"reasons":{"Insufficient cpu":1}}
+{"t":0.5,"action":"queues","active":0,"backoff":0,"unschedulable":0,"pending":1,"cpuAllocated":0.5,"memoryAllocated":0.25}
+{"t":0.501,"action":"attempt","pod":"default/small","cycle":3,"result":"unschedulable","message":"0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.","plugins":{"NodeResourcesFit":1},"reasons":{"Insufficient cpu":1}}
 {"t":0.501,"action":"move","pod":"default/small","from":"active","to":"unschedulable","event":"ScheduleAttemptFailure"}
-{"t":0.501,"action":"queues","active":0,"backoff":1,"unschedulable":1,"pending":2,"cpuAllocated":0.0,"memoryAllocated":0.0}
-{"t":2.0,"action":"move","pod":"default/urgent","from":"backoff","to":"active","event":"BackoffComplete"}
-{"t":2.0,"action":"queues","active":0,"backoff":0,"unschedulable":1,"pending":2,"cpuAllocated":0.0,"memoryAllocated":0.0}
-{"t":2.001,"action":"attempt","pod":"default/urgent","cycle":3,"result":"scheduled","node":"n","plugins":{},"reasons":{}}
-{"t":2.001,"action":"bind","pod":"default/urgent","node":"n"}
-{"t":2.001,"action":"queues","active":0,"backoff":0,"unschedulable":1,"pending":1,"cpuAllocated":0.5,"memoryAllocated":0.25}
+{"t":0.501,"action":"queues","active":0,"backoff":0,"unschedulable":1,"pending":1,"cpuAllocated":0.5,"memoryAllocated":0.25}
 {"t":3.0,"action":"node","node":"m","change":"add"}
 {"t":3.0,"action":"move","pod":"default/small","from":"unschedulable","to":"active","event":"NodeAdd"}
 {"t":3.0,"action":"queues","active":0,"backoff":0,"unschedulable":0,"pending":1,"cpuAllocated":0.25,"memoryAllocated":0.125}

@@ -9,6 +9,8 @@ whole seconds, backoff is 1 s × 2^(attempts−1).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from extender.engine.plugins.coscheduling.store import PodGroupStore
@@ -17,6 +19,8 @@ from extender.engine.profile import build_profile
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.simulator.clock import SECOND, seconds
+from extender.simulator.eventlog import EventLog
+from extender.simulator.gang import GANG_RETRY_ROUNDS
 from extender.simulator.loop import Simulation
 from extender.simulator.permit import go_duration
 from extender.simulator.workload import Workload, load_workload
@@ -38,9 +42,15 @@ def three_gangs() -> tuple[list[dict], list[dict]]:
     return cluster, workload
 
 
+def legacy_gang_policy(**args: object) -> dict:
+    """kube-scheduler 1.32: a rejected group waits out its backoff (no popping of backoffQ)."""
+    return {**gang_policy(**args), "kubernetesVersion": "1.32"}
+
+
 def test_three_gangs_all_or_nothing(tmp_path):
     cluster, workload = three_gangs()
-    result, report = simulate(tmp_path, cluster, workload, gang_policy(), max_time=20 * SECOND)
+    result, report = simulate(tmp_path, cluster, workload, legacy_gang_policy(),
+                              max_time=20 * SECOND)
     pods = by_name(report)
     # QueueSort keeps each group together, oldest group first. g1-0..2 wait at Permit (assumed:
     # their room is taken) and g1-3 completes the quorum at the end of its cycle (3.004 s): the
@@ -64,7 +74,7 @@ def test_three_gangs_all_or_nothing(tmp_path):
     assert pods["g3-2"]["message"] == (
         "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
         "3 No preemption victims found for incoming pod., PodGroup default/g3 gets rejected "
-        "due to Pod g3-2 is unschedulable even after PostFilter")
+        "due to Pod g3-2 is unschedulable even after PostFilter.")  # 1.32's closing period
     for i in (0, 1, 3):
         assert pods[f"g3-{i}"]["message"] == (
             "0/1 nodes are available: 1 optimistic rejection in PostFilter.")
@@ -80,11 +90,38 @@ def test_gang_completes_when_room_frees(tmp_path):
     # g1 finishes at 30 s: its pods are deleted; the AssignedPodDelete events move g3's pods.
     workload += [{"kind": "SimulationEvent", "at": "30s", "deletePod": f"default/g1-{i}"}
                  for i in range(4)]
-    _, report = simulate(tmp_path, cluster, workload, gang_policy(), max_time=60 * SECOND)
+    _, report = simulate(tmp_path, cluster, workload, legacy_gang_policy(), max_time=60 * SECOND)
     pods = by_name(report)
     bound = {pods[f"g3-{i}"]["scheduledAtSeconds"] for i in range(4)}
     assert [pods[f"g3-{i}"]["status"] for i in range(4)] == ["Scheduled"] * 4
     assert len(bound) == 1 and bound.pop() > 30  # all four at once, after the room freed
+    assert not report["totals"]["truncated"]
+
+
+def test_a_rejected_gang_is_retried_at_once_until_the_race_ends_it(tmp_path):
+    # 1.33+: every round's rejections free the room (AssignedPodDelete) while activeQ is
+    # empty, so the pod that found no room is popped from backoffQ at once and the round
+    # starts again, 4 cycles (4 ms) a round. After GANG_RETRY_ROUNDS rounds the first pod to
+    # wait is rejected by a late Unreserve ("rejection in Unreserve"), as kube-scheduler's
+    # race ends it: every g3 pod is then in the pool, rejected by Coscheduling, which g1's
+    # deletions at 30 s do not concern; the leftover flush brings them back after 5 minutes
+    # (the 30 s tick after 3.169 + 300 s) and they bind together, in g1's room.
+    cluster, workload = three_gangs()
+    workload += [{"kind": "SimulationEvent", "at": "30s", "deletePod": f"default/g1-{i}"}
+                 for i in range(4)]
+    events = tmp_path / "events.jsonl"
+    with events.open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, gang_policy(), max_time=400 * SECOND,
+                             events=EventLog(stream))
+    pods = by_name(report)
+    assert GANG_RETRY_ROUNDS == 40
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    pops = [e for e in lines if e.get("event") == "PopFromBackoffQ"]
+    late = [e for e in lines if e.get("message") == "rejection in Unreserve"]
+    assert len(pops) == GANG_RETRY_ROUNDS and len(late) == 1
+    assert late[0]["t"] == 3.169 and pops[-1]["t"] < late[0]["t"]
+    assert [pods[f"g3-{i}"]["status"] for i in range(4)] == ["Scheduled"] * 4
+    assert {pods[f"g3-{i}"]["scheduledAtSeconds"] for i in range(4)} == {330.004}
     assert not report["totals"]["truncated"]
 
 

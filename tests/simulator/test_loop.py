@@ -96,14 +96,19 @@ def test_real_world_failed_scheduling_message(tmp_path):
     assert message.endswith("incoming pod..")
 
 
-def test_preemption_end_to_end(tmp_path):
+@pytest.mark.parametrize(("version", "high_at", "mid_at"), [
+    ("1.37", 0.002, 0.502), ("1.32", 2.001, 2.002)])
+def test_preemption_end_to_end(tmp_path, version, high_at, mid_at):
     # high (prio 1000) fits nowhere at t=0. Both nodes would need one prio-0 victim; the tie is
     # broken by the latest start among the victims: low-b (started a day later) → node-b.
     # high goes to the pool (no event during its cycle); low-b's deletion (AssignedPodDelete,
-    # which NodeResourcesFit listens to) moves it to backoffQ until 0.001 + 1 s; the 2 s flush
-    # activates it. mid (prio 500, 1.5 cpu) arrives at 0.5 s: node-b is free but high's
-    # nomination reserves 1 of its 2 cpu, so mid preempts low-a on node-a instead, fails at
-    # 0.501, backs off until 1.501 and is also activated at 2 s, behind high.
+    # which NodeResourcesFit listens to) moves it to backoffQ. From 1.33 activeQ is empty, so
+    # it is popped from there at once and binds at 0.002; mid (prio 500, 1.5 cpu) arrives at
+    # 0.5 s, finds node-b taken by high, preempts low-a on node-a, fails at 0.501 and is
+    # popped again as low-a goes: 0.502. In 1.32 high backs off until 0.001 + 1 s and the 2 s
+    # flush activates it; meanwhile mid finds node-b free, but high's nomination reserves 1
+    # of its 2 cpu, so mid preempts low-a on node-a, fails at 0.501, backs off until 1.501
+    # and is also activated at 2 s, behind high.
     # (The victims' terminationGracePeriodSeconds is 0: they go at once.)
     cluster = [
         node("node-a", "2", "8Gi"), node("node-b", "2", "8Gi"),
@@ -114,12 +119,13 @@ def test_preemption_end_to_end(tmp_path):
     ]
     workload = [pod("high", "1", created=at(0), priority=1000),
                 pod("mid", "1500m", created=at(0.5), priority=500)]
-    _, report = simulate(tmp_path, cluster, workload)
+    _, report = simulate(tmp_path, cluster, workload,
+                         {**LEAST_ALLOCATED_ONLY, "kubernetesVersion": version})
     pods = by_name(report)
     assert (pods["high"]["node"], pods["high"]["scheduledAtSeconds"], pods["high"]["attempts"]) == (
-        "node-b", 2.001, 2)
+        "node-b", high_at, 2)
     assert (pods["mid"]["node"], pods["mid"]["scheduledAtSeconds"], pods["mid"]["attempts"]) == (
-        "node-a", 2.002, 2)
+        "node-a", mid_at, 2)
     assert pods["high"]["preempted"] == ["default/low-b"]
     assert pods["mid"]["preempted"] == ["default/low-a"]
     assert (pods["low-b"]["status"], pods["low-b"]["preemptedBy"]) == ("Preempted", "default/high")

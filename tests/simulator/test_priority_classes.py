@@ -65,11 +65,11 @@ def test_the_global_default_class_applies_to_pods_that_name_none(tmp_path):
                priority_class("default-b", 500, global_default=True)]
     workload = [admitted("plain", "1", created=at(0))]
     # (Victims go at once here.) plain preempts low at 0.001; low's deletion moves it to
-    # backoffQ until 1.001; the 2 s backoff flush hands it over.
+    # backoffQ, from which it is popped at once (activeQ is empty): bound at 0.002.
     _, report = simulate(tmp_path, cluster, workload, victim_grace_period=0)
     plain = by_name(report)["plain"]
     assert (plain["priority"], plain["scheduledAtSeconds"], plain["preempted"]) == (
-        500, 2.001, ["default/low"])
+        500, 0.002, ["default/low"])
 
 
 def test_spec_priority_is_kept_as_exported(tmp_path):

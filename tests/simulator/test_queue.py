@@ -672,3 +672,132 @@ def test_periodic_fire_time():
     assert timeline.periodic_fire_time(entry, 1) == 30 * SECOND
     assert timeline.periodic_fire_time(entry, 61 * SECOND) == 90 * SECOND
     assert MS * 1000 == SECOND
+
+
+# -- SchedulerPopFromBackoffQ (1.33+) and the 1.34 backoff count ----------------------------
+
+
+def make_new_queue(**kwargs) -> tuple[VirtualClock, PriorityQueue]:
+    """A queue as kube-scheduler 1.34+ runs it."""
+    return make_queue(pop_from_backoff=True, backoff_by_failure=True, **kwargs)
+
+
+def backed_off(q: PriorityQueue, clock: VirtualClock, pod: FakePod, at: int,
+               *plugins: str) -> object:
+    """`pod` added, popped and failed at `at` while a move request came: in backoffQ."""
+    clock.advance_to(at)
+    q.add(pod)
+    info = q.pop()
+    q.move_all_to_active_or_backoff(ev.NODE_ADD)
+    assert fail(q, info, *plugins) == BACKOFF
+    return info
+
+
+def test_an_empty_active_q_pops_the_head_of_backoff_q():
+    clock, q = make_new_queue()
+    info = backed_off(q, clock, FakePod("a"), 0, "NodeResourcesFit")
+    assert q.num_active == 0 and q.is_backing_off(info) and q.can_pop
+    moves = []
+    q.on_move = lambda pod, src, dst, event: moves.append((pod.name, src, dst, event))
+    assert q.pop() is info and info.attempts == 2
+    assert moves == [("a", BACKOFF, ACTIVE, "PopFromBackoffQ")]
+    assert q.num_backoff == 0 and not q.can_pop
+    # activeQ first: a pod there is popped before backoffQ's.
+    other = backed_off(q, clock, FakePod("b"), 0, "NodeResourcesFit")
+    q.add(FakePod("c"))
+    assert q.pop().pod.name == "c" and q.pop() is other
+
+
+def test_before_1_33_backoff_q_waits_out_the_backoff():
+    clock, q = make_queue()
+    backed_off(q, clock, FakePod("a"), 0, "NodeResourcesFit")
+    assert not q.can_pop and q.pop() is None and q.num_backoff == 1
+
+
+def test_a_pod_failed_by_an_error_is_never_popped_early():
+    # No rejecting plugin: podErrorBackoffQ, which only the flush empties.
+    clock, q = make_new_queue()
+    info = backed_off(q, clock, FakePod("a"), 0)
+    assert q.num_backoff == 1 and q.where(info.pod) == BACKOFF
+    assert not q.can_pop and q.pop() is None
+    assert q.backoff_pods() == [info.pod]
+    # Its backoff ends at 1 s, a window's start: it backs off until that window has passed.
+    assert q.next_backoff_expiry() == 2 * SECOND
+    clock.advance_to(1 * SECOND)
+    assert q.flush_backoff_completed() == 0
+    clock.advance_to(2 * SECOND - 1)
+    assert q.flush_backoff_completed() == 0
+    clock.advance_to(2 * SECOND)
+    assert q.flush_backoff_completed() == 1 and q.where(info.pod) == ACTIVE
+
+
+def test_backoffs_end_on_whole_seconds():
+    # Failed at 0.3 s after one attempt: the backoff (1 s) ends at 1.3 s, in the window that
+    # starts at 1 s; the pod backs off until that window has passed, 2 s.
+    clock, q = make_new_queue()
+    info = backed_off(q, clock, FakePod("a"), 300 * MS, "NodeResourcesFit")
+    assert q.backoff_expiry(info) == 1 * SECOND
+    assert q.next_backoff_expiry() == 2 * SECOND
+    clock.advance_to(1999 * MS)
+    assert q.is_backing_off(info) and q.flush_backoff_completed() == 0
+    clock.advance_to(2 * SECOND)
+    assert not q.is_backing_off(info) and q.flush_backoff_completed() == 1
+    # Before 1.33: it ends at 1.3 s exactly.
+    clock, q = make_queue()
+    info = backed_off(q, clock, FakePod("a"), 300 * MS, "NodeResourcesFit")
+    assert q.backoff_expiry(info) == q.next_backoff_expiry() == 1300 * MS
+
+
+def test_the_windows_follow_the_wall_clock_seconds():
+    # Virtual 0 stands for a wall time 0.4 s past a whole second: windows start at 0.6 s,
+    # 1.6 s, …; a backoff ending at 1.3 s (virtual) is in the window that starts at 0.6 s.
+    clock, q = make_new_queue(window_phase=400 * MS)
+    info = backed_off(q, clock, FakePod("a"), 300 * MS, "NodeResourcesFit")
+    assert q.window(1300 * MS) == 600 * MS and q.backoff_expiry(info) == 600 * MS
+    assert q.next_backoff_expiry() == 1600 * MS
+
+
+def test_one_window_is_popped_in_active_q_order():
+    # b (priority 10) failed after a (priority 0), both backing off into the same window:
+    # popped by priority. Before 1.33 the order is the backoff's end, then the failure.
+    for new, order in ((True, ["b", "a"]), (False, ["a", "b"])):
+        clock, q = make_new_queue() if new else make_queue()
+        backed_off(q, clock, FakePod("a"), 100 * MS, "NodeResourcesFit")
+        backed_off(q, clock, FakePod("b", priority=10), 200 * MS, "NodeResourcesFit")
+        assert names(q.backoff_pods()) == order
+
+
+def test_from_1_34_the_backoff_counts_unschedulable_attempts_or_consecutive_errors():
+    clock, q = make_new_queue()
+    info = backed_off(q, clock, FakePod("a"), 0)  # an error
+    for _ in range(2):  # two more errors: 3 in a row
+        clock.advance_to(clock.now() + 20 * SECOND)
+        q.flush_backoff_completed()
+        info = q.pop()
+        q.move_all_to_active_or_backoff(ev.NODE_ADD)
+        fail(q, info)
+    assert (info.attempts, info.consecutive_errors, info.unschedulable_count) == (3, 3, 0)
+    assert q.backoff_duration(info) == 4 * SECOND
+    clock.advance_to(clock.now() + 20 * SECOND)
+    q.flush_backoff_completed()
+    info = q.pop()
+    q.move_all_to_active_or_backoff(ev.NODE_ADD)
+    fail(q, info, "NodeResourcesFit")  # rejected: the errors are forgotten
+    assert (info.attempts, info.consecutive_errors, info.unschedulable_count) == (4, 0, 1)
+    assert q.backoff_duration(info) == 1 * SECOND
+    # 1.33 (and before) count every attempt: 8 s.
+    q.backoff_by_failure = False
+    assert q.backoff_duration(info) == 8 * SECOND
+
+
+def test_the_backoff_flusher_ticks_on_whole_seconds_from_1_33():
+    clock = VirtualClock()
+    clock.advance_to(250 * MS)
+    q = PriorityQueue(clock, pop_from_backoff=True)
+    q.start(Timeline(clock))
+    assert q.backoff_flusher.time == 1 * SECOND
+    clock = VirtualClock()
+    clock.advance_to(250 * MS)
+    q = PriorityQueue(clock)
+    q.start(Timeline(clock))
+    assert q.backoff_flusher.time == 250 * MS  # wait.Until: at once

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from extender.cli import main
 from extender.simulator.clock import SECOND
 from extender.simulator.eventlog import EventLog
@@ -26,6 +28,8 @@ TOLERATION = {**LEAST_ALLOCATED_ONLY, "plugins": {
     **LEAST_ALLOCATED_ONLY["plugins"],
     "postFilter": {"disabled": [{"name": "DefaultPreemption"}],
                    "enabled": [{"name": "PreemptionToleration"}]}}}
+#: The same on kube-scheduler 1.32, which waits out a backoff even when activeQ is empty.
+TOLERATION_1_32 = {**TOLERATION, "kubernetesVersion": "1.32"}
 
 
 def priority_class(name: str, value: int, **annotations: str) -> dict[str, Any]:
@@ -58,53 +62,64 @@ def _events(path: Path, pod_key: str | None = None) -> list[dict[str, Any]]:
     return [e for e in lines if pod_key is None or e.get("pod") == pod_key]
 
 
-def test_a_tolerated_preemptor_is_placed_by_the_leftover_flush_alone(tmp_path):
+@pytest.mark.parametrize(("policy", "bound_at"), [(TOLERATION, 660.002),
+                                                  (TOLERATION_1_32, 665.001)],
+                         ids=["1.33+", "1.32"])
+def test_a_tolerated_preemptor_is_placed_by_the_leftover_flush_alone(tmp_path, policy,
+                                                                      bound_at):
     # urgent (1000 < 10 000) cannot preempt batch-1 before 600 s: it fails at 0.001 and waits
     # in the pool. Nothing else happens; only the leftover flush retries it: at the first
     # 30 s tick with now − 0.001 > 300 s, 330 s (fails again: 330 < 600, back at 330.001),
     # then at 660 s (660 − 330.001 > 300; 630 was not). At 660 the toleration is over: it
     # preempts batch-1 (terminationGracePeriodSeconds 0: gone at 660.001), whose deletion
-    # moves it to backoffQ until 660.001 + 4 s (its third attempt); the 665 s backoff flush
-    # hands it over: bound at 665.001.
+    # moves it to backoffQ. From 1.33 activeQ is empty, so it is popped from there at once:
+    # bound at 660.002. Before, it waits until 660.001 + 4 s (its third attempt) and the
+    # 665 s backoff flush hands it over: bound at 665.001.
     result, report = simulate(tmp_path, tolerating_cluster(terminationGracePeriodSeconds=0),
-                              URGENT, TOLERATION)
+                              URGENT, policy)
     pods = by_name(report)
     urgent = pods["urgent"]
     assert (urgent["status"], urgent["node"], urgent["scheduledAtSeconds"], urgent["attempts"]) == (
-        "Scheduled", "n", 665.001, 4)
+        "Scheduled", "n", bound_at, 4)
     assert urgent["preempted"] == ["default/batch-1"]
     assert (pods["batch-1"]["status"], pods["batch-1"]["finishedAtSeconds"]) == ("Preempted", 660.001)
     totals = report["totals"]
     assert (totals["virtualTimeSeconds"], totals["truncated"], totals["endReason"]) == (
-        665.001, False, "settled")
+        bound_at, False, "settled")
     assert result.end_reason == "settled"
 
 
-def test_the_flush_instants_in_the_event_log(tmp_path):
+_FLUSHES = [
+    (0.0, "new", "active", "UnscheduledPodAdd"),
+    (0.001, "active", "unschedulable", "ScheduleAttemptFailure"),
+    (330.0, "unschedulable", "active", "UnschedulableTimeout"),
+    (330.001, "active", "unschedulable", "ScheduleAttemptFailure"),
+    (660.0, "unschedulable", "active", "UnschedulableTimeout"),
+    (660.001, "active", "unschedulable", "ScheduleAttemptFailure"),
+    (660.001, "unschedulable", "backoff", "AssignedPodDelete"),
+]
+
+
+@pytest.mark.parametrize(("policy", "last_move", "bound_at"), [
+    (TOLERATION, (660.001, "backoff", "active", "PopFromBackoffQ"), 660.002),
+    (TOLERATION_1_32, (665.0, "backoff", "active", "BackoffComplete"), 665.001),
+], ids=["1.33+", "1.32"])
+def test_the_flush_instants_in_the_event_log(tmp_path, policy, last_move, bound_at):
     cluster = tolerating_cluster(terminationGracePeriodSeconds=0)
     events = tmp_path / "events.jsonl"
-    (tmp_path / "policy.json").write_text(json.dumps(TOLERATION))
+    (tmp_path / "policy.json").write_text(json.dumps(policy))
     assert main(["simulate", "--cluster", str(write(tmp_path / "cluster.json", cluster)),
                  "--workload", str(write(tmp_path / "workload.json", URGENT)),
                  "--policy", str(tmp_path / "policy.json"), "--no-progress",
                  "--events", str(events)]) == 0
     moves = [(e["t"], e["from"], e["to"], e["event"]) for e in _events(events, "default/urgent")
              if e["action"] == "move"]
-    assert moves == [
-        (0.0, "new", "active", "UnscheduledPodAdd"),
-        (0.001, "active", "unschedulable", "ScheduleAttemptFailure"),
-        (330.0, "unschedulable", "active", "UnschedulableTimeout"),
-        (330.001, "active", "unschedulable", "ScheduleAttemptFailure"),
-        (660.0, "unschedulable", "active", "UnschedulableTimeout"),
-        (660.001, "active", "unschedulable", "ScheduleAttemptFailure"),
-        (660.001, "unschedulable", "backoff", "AssignedPodDelete"),
-        (665.0, "backoff", "active", "BackoffComplete"),
-    ]
+    assert moves == [*_FLUSHES, last_move]
     attempts = [(e["t"], e["result"]) for e in _events(events, "default/urgent")
                 if e["action"] == "attempt"]
     assert attempts == [(0.001, "unschedulable"), (330.001, "unschedulable"),
-                        (660.001, "unschedulable"), (665.001, "scheduled")]
-    assert _events(events)[-1] == {"t": 665.001, "action": "end", "reason": "settled"}
+                        (660.001, "unschedulable"), (bound_at, "scheduled")]
+    assert _events(events)[-1] == {"t": bound_at, "action": "end", "reason": "settled"}
 
 
 def test_the_horizon_cuts_the_wait_and_the_run_says_so(tmp_path, capsys):
@@ -128,7 +143,7 @@ def test_the_horizon_cuts_the_wait_and_the_run_says_so(tmp_path, capsys):
                  "--workload", str(tmp_path / "workload.json"),
                  "--policy", str(tmp_path / "policy.json"), "--no-progress"]) == 0
     assert capsys.readouterr().out.startswith(
-        "1 scheduled, 0 pending, 1 preempted, 0 deleted; 4 cycles over 665.001s virtual "
+        "1 scheduled, 0 pending, 1 preempted, 0 deleted; 4 cycles over 660.002s virtual "
         "(settled); ")
 
 
