@@ -41,6 +41,7 @@ from extender.sandbox.replayplan import (
     scheduler_names,
 )
 from extender.sandbox.replayrun import Replay
+from extender.simulator.arrivals import parse_duration
 
 #: Flags of `extender simulate` that have no meaning on a real cluster.
 NOT_ON_SANDBOX = ("compare", "extender", "serve_api", "utilization", "plot", "follow",
@@ -64,8 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--sandbox-state-dir", type=Path, default=None, metavar="DIR",
                    help="where the replay's sandbox keeps its state and logs (default: "
                         "<sandbox state dir>-replay)")
-    g.add_argument("--settle", type=float, default=DEFAULT_SETTLE, metavar="SECONDS",
-                   help=f"the run ends when nothing changed for this long (default "
+    g.add_argument("--settle", type=_settle, default=DEFAULT_SETTLE, metavar="DURATION",
+                   help=f"the run ends when nothing changed for this long (seconds, or a "
+                        f"duration as --max-time takes: 330s, 5m30s; default "
                         f"{DEFAULT_SETTLE:g}s, more than kube-scheduler's 10s max backoff)")
     g.add_argument("--keep-sandbox", action="store_true",
                    help="leave the sandbox running afterwards (extender sandbox down "
@@ -74,6 +76,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="run kube-scheduler built with sigs.k8s.io/scheduler-plugins (extender "
                         "sandbox build --scheduler-plugins), for Coscheduling, "
                         "CapacityScheduling and the others")
+
+
+def _settle(text: str) -> float:
+    try:
+        value = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
 
 
 def dispatch(simulate: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -30,6 +30,17 @@ def _duration(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _max_time(given: int | None, follow: Follow | None) -> int | None:
+    """The horizon: as given (0: none), else, following a real run, where that run stopped
+    watching (so both are compared over the same time: a pod the real run left pending is not
+    placed by a retry the simulation alone reaches), else 24 h."""
+    if given is not None:
+        return given or None
+    if follow is not None and follow.end is not None:
+        return follow.end
+    return 24 * 3600 * SECOND
+
+
 def _measured(given: int | None, follow: Follow | None, kind: str) -> int | None:
     """A cycle cost: as given, else what the followed real run's cycles of that kind took."""
     if given is not None or follow is None:
@@ -111,8 +122,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--victim-grace-period", type=_duration, default=None, metavar="DURATION",
                    help="how long every preempted pod keeps its room (default: each victim's "
                         "own terminationGracePeriodSeconds, 30s when unset)")
-    p.add_argument("--max-time", type=_duration, default=24 * 3600 * SECOND, metavar="DURATION",
-                   help="stop after this much virtual time (default 24h; 0: no limit)")
+    p.add_argument("--max-time", type=_duration, default=None, metavar="DURATION",
+                   help="stop after this much virtual time (default 24h, or with --follow where "
+                        "the real run stopped watching; 0: no limit)")
     ext = p.add_argument_group("extender in the loop")
     ext.add_argument("--extender", metavar="URL", help="URL prefix of a running extender")
     ext.add_argument("--extender-weight", type=int, default=1)
@@ -225,15 +237,17 @@ def check_output(flag: str, path: str | None) -> str | None:
     return None
 
 
-def summary_line(totals: dict[str, Any], failures: dict[str, int]) -> str:
-    """The run in one line: outcomes, virtual time and why the run ended, extender failures."""
+def summary_line(totals: dict[str, Any], failures: dict[str, int], *,
+                 horizon: str = "truncated by --max-time") -> str:
+    """The run in one line: outcomes, virtual time and why the run ended (`horizon`: what cut
+    it, when something did), extender failures."""
     outcome = (f"{totals['scheduled']} scheduled, {totals['pending']} pending, "
                f"{totals['preempted']} preempted, {totals['deleted']} deleted")
     for key in ("succeeded", "failed", "rejected"):
         if totals.get(key):
             outcome += f", {totals[key]} {key}"
     reason = totals.get("endReason") or ("horizon" if totals["truncated"] else "settled")
-    why = "settled" if reason == "settled" else "horizon: truncated by --max-time"
+    why = "settled" if reason == "settled" else f"horizon: {horizon}"
     line = (f"{outcome}; {totals['cycles']} cycles over {totals['virtualTimeSeconds']:.3f}s "
             f"virtual ({why})")
     if failures:
@@ -347,7 +361,7 @@ def run(args: argparse.Namespace) -> int:
         pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,
-        victim_grace_period=args.victim_grace_period, max_time=args.max_time or None,
+        victim_grace_period=args.victim_grace_period, max_time=_max_time(args.max_time, follow),
         extenders=extenders, utilization=utilization, follow=follow,
         extender_bind=args.extender_bind or (setup is not None and setup.extender_bind))
 
@@ -422,8 +436,10 @@ def run(args: argparse.Namespace) -> int:
     totals = report["totals"]
     out = sys.stderr if args.report == "-" else sys.stdout
     rate = totals["scheduled"] / wall if wall > 0 else 0.0
-    print(f"{summary_line(totals, result.extender_failures)}; {wall:.2f}s wall, {rate:.0f} pods/s",
-          file=out)
+    horizon = ("truncated where the followed run ended" if args.max_time is None
+               and follow is not None and follow.end is not None else "truncated by --max-time")
+    print(f"{summary_line(totals, result.extender_failures, horizon=horizon)}; {wall:.2f}s wall, "
+          f"{rate:.0f} pods/s", file=out)
     if "utilization" in report:
         replay = report["utilization"]
         print(f"utilization: {replay['samplesApplied']} of {replay['samples']} samples replayed "

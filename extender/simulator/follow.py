@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.model.pod import PodView
+from extender.simulator.clock import seconds
 
 #: The label a Deployment's ReplicaSet and its pods carry (their name ends with it).
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -83,6 +84,9 @@ class Follow:
         #: the replay measured them (`sandbox.observed.cycle_seconds`).
         self.cycle_seconds: dict[str, float] = dict(
             ((report.get("inputs") or {}).get("onSandbox") or {}).get("cycleSeconds") or {})
+        #: When the real run stopped watching (virtual ns; None: the report does not say).
+        end = (report.get("totals") or {}).get("virtualTimeSeconds")
+        self.end: int | None = seconds(float(end)) if end is not None else None
         self.taken = 0  # ties broken toward the real node
         self.preemptions_taken = 0  # preemptions moved to the real node
 

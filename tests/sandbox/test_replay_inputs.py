@@ -4,6 +4,7 @@ it is (but extenders), and the workload as timed steps."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,17 @@ def test_simulate_on_sandbox_refuses_bad_input_before_starting_anything(tmp_path
             "1.33.1` first") in capsys.readouterr().err
     assert main([*base, "--policy", str(policy), "--report", str(tmp_path / "no" / "r.json")]) == 2
     assert "cannot write" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--policy", str(policy), "--settle", "5x"])
+    assert "argument --settle: invalid duration '5x'" in capsys.readouterr().err
+
+
+def test_settle_takes_seconds_or_a_duration():
+    from extender.sandbox.replay import _settle
+
+    assert _settle("330") == _settle("330s") == _settle("5m30s") == 330.0
+    with pytest.raises(argparse.ArgumentTypeError, match="must be positive"):
+        _settle("0s")
 
 
 def test_dynamic_resources_speaks_where_the_simulator_writes_its_word():

@@ -273,3 +273,31 @@ def test_follow_takes_the_real_runs_cycle_durations(tmp_path):
     real["inputs"]["onSandbox"]["cycleSeconds"] = {"failure": 0.0093}  # too few preemptions
     real_path.write_text(json.dumps(real))
     assert inputs() == (0.001, 0.0093, 0.0093)
+
+
+def test_follow_stops_where_the_real_run_stopped_watching(tmp_path, capsys):
+    # big (3 cpu) fits nowhere until node m joins at 400 s; the real run stopped watching at
+    # 120 s, with big pending. Followed, the simulation stops there too (big pending, compared
+    # on the same time), unless --max-time says otherwise.
+    cluster = write(tmp_path / "c.json", _three_nodes()[:1])
+    workload = write(tmp_path / "w.json", [
+        pod("big", "6"), {"kind": "SimulationEvent", "at": "400s", "addNode": node("m", "8", "8Gi")}])
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(LEAST_ALLOCATED_ONLY))
+    real = _report(_pod("big", "Pending", None))
+    real["totals"]["virtualTimeSeconds"] = 120.5
+    real_path = tmp_path / "real.json"
+    real_path.write_text(json.dumps(real))
+    common = ["simulate", "--cluster", str(cluster), "--workload", str(workload),
+              "--policy", str(policy), "--follow", str(real_path), "--no-progress", "--report"]
+    out = tmp_path / "sim.json"
+    assert main([*common, str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert by_name(report)["big"]["status"] == "Pending"
+    assert (report["totals"]["virtualTimeSeconds"], report["totals"]["endReason"]) == (
+        120.5, "horizon")
+    assert "(horizon: truncated where the followed run ended)" in capsys.readouterr().out
+    assert main([*common, str(out), "--max-time", "0"]) == 0
+    report = json.loads(out.read_text())
+    assert (by_name(report)["big"]["status"], by_name(report)["big"]["node"]) == ("Scheduled", "m")
+    assert "(settled)" in capsys.readouterr().out

@@ -105,7 +105,7 @@ def test_a_rejected_gang_is_retried_at_once_until_the_race_ends_it(tmp_path):
     # wait is rejected by a late Unreserve ("rejection in Unreserve"), as kube-scheduler's
     # race ends it: every g3 pod is then in the pool, rejected by Coscheduling, which g1's
     # deletions at 30 s do not concern; the leftover flush brings them back after 5 minutes
-    # (the 30 s tick after 3.169 + 300 s) and they bind together, in g1's room.
+    # (the 30 s tick after 3.105 + 300 s) and they bind together, in g1's room.
     cluster, workload = three_gangs()
     workload += [{"kind": "SimulationEvent", "at": "30s", "deletePod": f"default/g1-{i}"}
                  for i in range(4)]
@@ -114,12 +114,12 @@ def test_a_rejected_gang_is_retried_at_once_until_the_race_ends_it(tmp_path):
         _, report = simulate(tmp_path, cluster, workload, gang_policy(), max_time=400 * SECOND,
                              events=EventLog(stream))
     pods = by_name(report)
-    assert GANG_RETRY_ROUNDS == 40
+    assert GANG_RETRY_ROUNDS == 24
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     pops = [e for e in lines if e.get("event") == "PopFromBackoffQ"]
     late = [e for e in lines if e.get("message") == "rejection in Unreserve"]
     assert len(pops) == GANG_RETRY_ROUNDS and len(late) == 1
-    assert late[0]["t"] == 3.169 and pops[-1]["t"] < late[0]["t"]
+    assert late[0]["t"] == 3.105 and pops[-1]["t"] < late[0]["t"]
     assert [pods[f"g3-{i}"]["status"] for i in range(4)] == ["Scheduled"] * 4
     assert {pods[f"g3-{i}"]["scheduledAtSeconds"] for i in range(4)} == {330.004}
     assert not report["totals"]["truncated"]

@@ -26,7 +26,7 @@ def _pods(report: dict, prefix: str) -> dict[str, dict]:
 
 def test_three_gangs_all_or_nothing(tmp_path, capsys) -> None:
     summary, report = _simulate(tmp_path, capsys, "gang-workload.yaml", "gang-policy.yaml")
-    assert summary == ("8 scheduled, 0 pending, 0 preempted, 4 deleted; 173 cycles over 330.004s "
+    assert summary == ("8 scheduled, 0 pending, 0 preempted, 4 deleted; 109 cycles over 330.004s "
                        "virtual (settled)")
     jobs = _pods(report, "job-")
     assert {p["scheduledAtSeconds"] for n, p in jobs.items() if n.startswith("job-a")} == {5.004}
