@@ -32,6 +32,7 @@ from extender.simulator.permit import (
     timeout_message,
 )
 from extender.simulator.queue import (
+    BACKOFF_WINDOW,
     QueuedPodInfo,
 )
 
@@ -107,7 +108,7 @@ class GangScheduling:
             for waiting in [w for w in self.waiting.values() if w.group == group]:
                 self._allow(waiting)
             return False
-        if self._gang_rounds.get(group, 0) >= GANG_RETRY_ROUNDS:
+        if self._gang_rounds.get(group, (0, 0))[0] >= GANG_RETRY_ROUNDS:
             # The race that ends the retries (`GANG_RETRY_ROUNDS`): a late Unreserve rejects
             # the pod as it starts waiting, before it activates its siblings.
             del self._gang_rounds[group]
@@ -196,8 +197,11 @@ class GangScheduling:
         of those retries for its groups (`GANG_RETRY_ROUNDS`)."""
         todo = deque(rejected)
         if self.queue.pop_from_backoff:
+            now = self.clock.now()
             for group in {w.group for w, _, requeue in todo if requeue}:
-                self._gang_rounds[group] = self._gang_rounds.get(group, 0) + 1
+                # Rounds in a row: retried at once, not after a Permit wait of a second or more.
+                rounds, last = self._gang_rounds.get(group, (0, now))
+                self._gang_rounds[group] = (rounds + 1 if now - last < BACKOFF_WINDOW else 1, now)
         while todo:
             waiting, message, requeue = todo.popleft()
             pod = self.pending.get(waiting.uid, waiting.info.pod)

@@ -175,9 +175,9 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                                if getattr(f, "name", "") == COSCHEDULING), None)
         #: Pods held at Permit (uid -> WaitingPod), in the order they started waiting.
         self.waiting: dict[str, WaitingPod] = {}
-        #: (namespace, PodGroup) -> rounds its rejected pods were retried since it last bound
-        #: (`gang.GANG_RETRY_ROUNDS`).
-        self._gang_rounds: dict[tuple[str, str], int] = {}
+        #: (namespace, PodGroup) -> (rounds in a row its rejected pods were retried at once,
+        #: when the last round began) (`gang.GANG_RETRY_ROUNDS`).
+        self._gang_rounds: dict[tuple[str, str], tuple[int, int]] = {}
         #: (namespace, PodGroup) -> {uid: gated} of every pod naming it that exists (pending,
         #: waiting, bound or finished): what Coscheduling's pod lister lists.
         self.group_members: dict[tuple[str, str], dict[str, bool]] = {

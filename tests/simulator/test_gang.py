@@ -117,7 +117,8 @@ def test_a_rejected_gang_is_retried_at_once_until_the_race_ends_it(tmp_path):
     assert GANG_RETRY_ROUNDS == 24
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     pops = [e for e in lines if e.get("event") == "PopFromBackoffQ"]
-    late = [e for e in lines if e.get("message") == "rejection in Unreserve"]
+    late = [e for e in lines if e.get("action") == "attempt"
+            and "rejection in Unreserve" in e.get("message", "")]
     assert len(pops) == GANG_RETRY_ROUNDS and len(late) == 1
     assert late[0]["t"] == 3.105 and pops[-1]["t"] < late[0]["t"]
     assert [pods[f"g3-{i}"]["status"] for i in range(4)] == ["Scheduled"] * 4
@@ -411,3 +412,24 @@ def test_workload_pod_group_without_creation_time_is_stamped(tmp_path):
     sim.run()
     group = sim.state.store(PodGroupStore).group("default", "late")
     assert group is not None and group.creation_time == 1_704_067_200.0
+
+
+def test_rounds_a_permit_wait_apart_are_not_a_storm(tmp_path):
+    # podGroupRejectPercentage 30: g3's missing pod (25 %) does not reject the group, so its
+    # waiting pods are rejected only when their 1 s wait runs out: a round every second or
+    # so for a minute, each retried at once. Rounds a wait apart are not the retry storm the
+    # race ends: no pod is ever rejected "in Unreserve".
+    cluster, workload = three_gangs()
+    workload[2] = pod_group("g3", 4, created=at(2), timeout=1)
+    events = tmp_path / "events.jsonl"
+    with events.open("w") as stream:
+        simulate(tmp_path, cluster, workload, gang_policy(podGroupRejectPercentage=30),
+                 max_time=60 * SECOND, events=EventLog(stream))
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    timeouts = [e for e in lines if e.get("action") == "permit"
+                and e.get("message", "").startswith("rejected due to timeout")]
+    assert len({e["t"] for e in timeouts}) > GANG_RETRY_ROUNDS
+    # (A waiting pod's timeout rejects the others "in Unreserve" too, in their binding cycles;
+    # the race's rejection ends a scheduling cycle: an attempt.)
+    assert not [e for e in lines if e.get("action") == "attempt"
+                and "rejection in Unreserve" in e.get("message", "")]
