@@ -3,7 +3,8 @@ kube-scheduler, simulated with its ties followed, and compared pod by pod — ev
 
 The workload has what the simulator must get right beyond single placements: a Deployment's
 pods (named at random by the real controller) under zone spread, required anti-affinity,
-a node joining later, and a preemption whose victim has a short grace period.
+a node joining later, and a preemption whose victim goes at once (no grace period), its
+preemptor retried from backoffQ before its backoff is over (kube-scheduler 1.33+).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ CLUSTER = [
      "metadata": {"name": "high"}, "value": 1000},
     {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "filler", "namespace": "default",
                                                      "creationTimestamp": EPOCH},
-     "spec": {**_spec("3"), "nodeName": "b2", "priorityClassName": "low", "priority": 10},
+     "spec": {**_spec("3"), "nodeName": "b2", "priorityClassName": "low", "priority": 10,
+              "terminationGracePeriodSeconds": 0},
      "status": {"phase": "Running", "startTime": EPOCH}},
 ]
 SPREAD = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
@@ -126,6 +128,13 @@ def test_a_replay_on_the_real_scheduler_agrees_with_the_simulation(built, tmp_pa
     assert text.splitlines()[-1] == "agreement: 10/10 pods", text
     assert "preemptions: 1/1 with the same victims" in text
     assert "agreement: 10/10 pods" in page.read_text()
+    # urgent fails, preempts filler, which goes at once, and (kube-scheduler 1.33+, activeQ
+    # empty) is popped from backoffQ: bound within milliseconds of filler's end on both
+    # sides, not after its 1 s backoff and the next flush, as before 1.33.
+    simulated = {p["name"]: p for p in json.loads(sim.read_text())["pods"]}
+    for run in (pods, simulated):
+        gap = run["urgent"]["scheduledAtSeconds"] - run["filler"]["finishedAtSeconds"]
+        assert 0 < gap < 0.1, (run["urgent"], run["filler"])
 
 
 GANG_QUOTA_CLUSTER = [
