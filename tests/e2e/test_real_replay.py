@@ -129,12 +129,13 @@ def test_a_replay_on_the_real_scheduler_agrees_with_the_simulation(built, tmp_pa
     assert "preemptions: 1/1 with the same victims" in text
     assert "agreement: 10/10 pods" in page.read_text()
     # urgent fails, preempts filler, which goes at once, and (kube-scheduler 1.33+, activeQ
-    # empty) is popped from backoffQ: bound within milliseconds of filler's end on both
-    # sides, not after its 1 s backoff and the next flush, as before 1.33.
+    # empty) is popped from backoffQ: bound within milliseconds of filler's end on both sides
+    # (5 ms and 1 ms measured; half a second allowed for a loaded machine), not after its 1 s
+    # backoff and the next flush (2 s), as before 1.33.
     simulated = {p["name"]: p for p in json.loads(sim.read_text())["pods"]}
     for run in (pods, simulated):
         gap = run["urgent"]["scheduledAtSeconds"] - run["filler"]["finishedAtSeconds"]
-        assert 0 < gap < 0.1, (run["urgent"], run["filler"])
+        assert 0 < gap < 0.5, (run["urgent"], run["filler"])
 
 
 GANG_QUOTA_CLUSTER = [
