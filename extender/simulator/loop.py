@@ -207,7 +207,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             queueing_hints=self.version_of_profile >= QUEUEING_HINTS,
             pop_from_backoff=self.version_of_profile >= POP_FROM_BACKOFF_Q,
             backoff_by_failure=self.version_of_profile >= BACKOFF_BY_FAILURE,
-            window_phase=getattr(workload, "epoch_ns", 0),
+            window_phase=workload.epoch_ns,
         )
         self.queue.start(self.timeline)
         self.rng = random.Random(self.config.seed)
