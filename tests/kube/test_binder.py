@@ -111,7 +111,7 @@ async def test_persistent_failure_gives_up_at_the_deadline(apiserver: FakeApiSer
         started = time.monotonic()
         with pytest.raises(BindError, match=r"gave up after 0.5s: 503") as info:
             await binder.bind("default", "p0", uid, "n1")
-    assert time.monotonic() - started < 0.8
+    assert time.monotonic() - started < 1.2  # the deadline, plus slack for a loaded machine
     assert info.value.outcome == "timeout" and binder.retries >= 2
 
 
