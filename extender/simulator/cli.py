@@ -30,15 +30,16 @@ def _duration(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _max_time(given: int | None, follow: Follow | None) -> int | None:
-    """The horizon: as given (0: none), else, following a real run, where that run stopped
-    watching (so both are compared over the same time: a pod the real run left pending is not
-    placed by a retry the simulation alone reaches), else 24 h."""
-    if given is not None:
-        return given or None
-    if follow is not None and follow.end is not None:
-        return follow.end
-    return 24 * 3600 * SECOND
+def _horizon(given: int | None, follow: Follow | None) -> tuple[int | None, str]:
+    """The horizon, and what the summary says cut the run there: as given (0: none), else,
+    following a real run, where that run stopped watching (so both are compared over the same
+    time: a pod the real run left pending is not placed by a retry the simulation alone
+    reaches), else 24 h."""
+    if given is None and follow is not None and follow.end is not None:
+        return follow.end, "truncated where the followed run ended"
+    if given is None:
+        given = 24 * 3600 * SECOND
+    return given or None, "truncated by --max-time"
 
 
 def _measured(given: int | None, follow: Follow | None, kind: str) -> int | None:
@@ -353,6 +354,7 @@ def run(args: argparse.Namespace) -> int:
     percentage = args.percentage_of_nodes_to_score
     if percentage is None and setup is None:
         percentage = 0  # kube-scheduler's default: adaptive sampling
+    max_time, horizon = _horizon(args.max_time, follow)
     config = SimulationConfig(
         seed=args.seed, percentage_of_nodes_to_score=percentage,
         cycle_cost=args.cycle_cost,
@@ -361,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
         pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,
-        victim_grace_period=args.victim_grace_period, max_time=_max_time(args.max_time, follow),
+        victim_grace_period=args.victim_grace_period, max_time=max_time,
         extenders=extenders, utilization=utilization, follow=follow,
         extender_bind=args.extender_bind or (setup is not None and setup.extender_bind))
 
@@ -436,8 +438,6 @@ def run(args: argparse.Namespace) -> int:
     totals = report["totals"]
     out = sys.stderr if args.report == "-" else sys.stdout
     rate = totals["scheduled"] / wall if wall > 0 else 0.0
-    horizon = ("truncated where the followed run ended" if args.max_time is None
-               and follow is not None and follow.end is not None else "truncated by --max-time")
     print(f"{summary_line(totals, result.extender_failures, horizon=horizon)}; {wall:.2f}s wall, "
           f"{rate:.0f} pods/s", file=out)
     if "utilization" in report:

@@ -94,11 +94,7 @@ class GangScheduling:
             # Rejected: Unreserve (Coscheduling finds no group), ForgetPod (an AssignedPodDelete
             # for the queue, before the failure is handled), then a one-node FitError.
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-            status = Status(Code.UNSCHEDULABLE, (PODGROUP_NOT_FOUND,), COSCHEDULING)
-            if self.events is not None:
-                self.events.emit(self.clock.now(), "permit", pod=pod.key, result="reject",
-                                 message=PODGROUP_NOT_FOUND)
-            self._fail_at_permit(info, node_name, status, clear_nomination=True, attempt=True)
+            self._reject_in_cycle(info, node_name, PODGROUP_NOT_FOUND)
             return True
         if code == PermitCode.SUCCESS:
             # Quorum: allow every waiting pod of the group (their binding cycles go on), then
@@ -112,11 +108,7 @@ class GangScheduling:
             # The race that ends the retries (`GANG_RETRY_ROUNDS`): a late Unreserve rejects
             # the pod as it starts waiting, before it activates its siblings.
             del self._gang_rounds[group]
-            status = Status(Code.UNSCHEDULABLE, (UNRESERVE_REJECTION,), COSCHEDULING)
-            if self.events is not None:
-                self.events.emit(self.clock.now(), "permit", pod=pod.key, result="reject",
-                                 message=UNRESERVE_REJECTION)
-            self._fail_at_permit(info, node_name, status, clear_nomination=True, attempt=True)
+            self._reject_in_cycle(info, node_name, UNRESERVE_REJECTION)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, _other_than(pod.uid))
             return True
         # Wait: the pod is assumed (its room taken, counted as assigned) until allowed,
@@ -143,6 +135,15 @@ class GangScheduling:
                              if uid != pod.uid and uid in self.pending
                              and uid not in self.waiting])
         return True
+
+    def _reject_in_cycle(self, info: QueuedPodInfo, node_name: str, message: str) -> None:
+        """Coscheduling rejects the pod at Permit in its scheduling cycle: the event, then the
+        failure handler."""
+        if self.events is not None:
+            self.events.emit(self.clock.now(), "permit", pod=info.pod.key, result="reject",
+                             message=message)
+        status = Status(Code.UNSCHEDULABLE, (message,), COSCHEDULING)
+        self._fail_at_permit(info, node_name, status, clear_nomination=True, attempt=True)
 
     def _allow(self, waiting: WaitingPod) -> None:
         """A waiting pod is allowed: its binding cycle binds it now."""

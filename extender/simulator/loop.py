@@ -354,7 +354,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             times.append(self.timeline.periodic_fire_time(self.queue.leftover_flusher, due))
         return min(times, default=None)
 
-    def _has_active(self) -> bool:
+    def _can_pop(self) -> bool:
         return self.queue.can_pop
 
     def run(self) -> SimulationResult:
@@ -376,14 +376,14 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                 break
             if max_time is not None and wake > max_time:
                 # Up to the horizon; a pod a flush hands over before it is still scheduled.
-                self.timeline.run_until(max_time, stop=self._has_active)
+                self.timeline.run_until(max_time, stop=self._can_pop)
                 if self.queue.can_pop and self.clock.now() < max_time:
                     continue
                 self.end_reason = HORIZON
                 break
             # Stop at the first instant that hands the scheduler a pod (a leftover flush may
             # move a pool pod well before `wake`): kube-scheduler pops it then.
-            self.timeline.run_until(wake, stop=self._has_active)
+            self.timeline.run_until(wake, stop=self._can_pop)
         self.truncated = self.end_reason == HORIZON
         if self.events is not None:
             self._log_queues(self.clock.now())

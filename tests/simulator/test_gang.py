@@ -98,6 +98,22 @@ def test_gang_completes_when_room_frees(tmp_path):
     assert not report["totals"]["truncated"]
 
 
+def _simulate_logged(tmp_path, cluster, workload, policy, max_time) -> tuple[dict, list[dict]]:
+    """The report and the event log's lines of a run."""
+    events = tmp_path / "events.jsonl"
+    with events.open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, policy, max_time=max_time,
+                             events=EventLog(stream))
+    return report, [json.loads(line) for line in events.read_text().splitlines()]
+
+
+def _late_unreserve_rejections(lines: list[dict]) -> list[dict]:
+    """The race's rejections: they end a scheduling cycle (an attempt), where a waiting pod's
+    timeout rejects the others "in Unreserve" in their binding cycles."""
+    return [e for e in lines if e.get("action") == "attempt"
+            and "rejection in Unreserve" in e.get("message", "")]
+
+
 def test_a_rejected_gang_is_retried_at_once_until_the_race_ends_it(tmp_path):
     # 1.33+: every round's rejections free the room (AssignedPodDelete) while activeQ is
     # empty, so the pod that found no room is popped from backoffQ at once and the round
@@ -109,16 +125,11 @@ def test_a_rejected_gang_is_retried_at_once_until_the_race_ends_it(tmp_path):
     cluster, workload = three_gangs()
     workload += [{"kind": "SimulationEvent", "at": "30s", "deletePod": f"default/g1-{i}"}
                  for i in range(4)]
-    events = tmp_path / "events.jsonl"
-    with events.open("w") as stream:
-        _, report = simulate(tmp_path, cluster, workload, gang_policy(), max_time=400 * SECOND,
-                             events=EventLog(stream))
+    report, lines = _simulate_logged(tmp_path, cluster, workload, gang_policy(), 400 * SECOND)
     pods = by_name(report)
     assert GANG_RETRY_ROUNDS == 24
-    lines = [json.loads(line) for line in events.read_text().splitlines()]
     pops = [e for e in lines if e.get("event") == "PopFromBackoffQ"]
-    late = [e for e in lines if e.get("action") == "attempt"
-            and "rejection in Unreserve" in e.get("message", "")]
+    late = _late_unreserve_rejections(lines)
     assert len(pops) == GANG_RETRY_ROUNDS and len(late) == 1
     assert late[0]["t"] == 3.105 and pops[-1]["t"] < late[0]["t"]
     assert [pods[f"g3-{i}"]["status"] for i in range(4)] == ["Scheduled"] * 4
@@ -421,15 +432,9 @@ def test_rounds_a_permit_wait_apart_are_not_a_storm(tmp_path):
     # race ends: no pod is ever rejected "in Unreserve".
     cluster, workload = three_gangs()
     workload[2] = pod_group("g3", 4, created=at(2), timeout=1)
-    events = tmp_path / "events.jsonl"
-    with events.open("w") as stream:
-        simulate(tmp_path, cluster, workload, gang_policy(podGroupRejectPercentage=30),
-                 max_time=60 * SECOND, events=EventLog(stream))
-    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    _, lines = _simulate_logged(tmp_path, cluster, workload,
+                                gang_policy(podGroupRejectPercentage=30), 60 * SECOND)
     timeouts = [e for e in lines if e.get("action") == "permit"
                 and e.get("message", "").startswith("rejected due to timeout")]
     assert len({e["t"] for e in timeouts}) > GANG_RETRY_ROUNDS
-    # (A waiting pod's timeout rejects the others "in Unreserve" too, in their binding cycles;
-    # the race's rejection ends a scheduling cycle: an attempt.)
-    assert not [e for e in lines if e.get("action") == "attempt"
-                and "rejection in Unreserve" in e.get("message", "")]
+    assert not _late_unreserve_rejections(lines)
