@@ -40,6 +40,7 @@ from conformance.compare import (
 )
 from conformance.generate import (
     case,
+    custom_plugins,
     plugin_config,
     profile_plugins,
     scheduler_plugins_profile,
@@ -71,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="draw a profile's plugins for each case too (default plugins "
                              "disabled, score weights changed)")
     parser.add_argument("--scheduler-plugins", action="store_true",
-                        help="add scheduler-plugins' NodeResourcesAllocatable, PodState and "
-                             "PreemptionToleration to the profiles (the oracle is built with "
+                        help="add scheduler-plugins' NodeResourcesAllocatable, PodState, "
+                             "PreemptionToleration, CapacityScheduling (with ElasticQuotas) and "
+                             "Coscheduling's PreFilter (with PodGroups) to the profiles (the oracle is built with "
                              f"{SCHEDULER_PLUGINS_MODULE} {SCHEDULER_PLUGINS_VERSION}, at the "
                              "Kubernetes minor it requires)")
     parser.add_argument("--replay", type=Path, action="append", default=[],
@@ -106,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.scheduler_plugins:
                 objects = with_priority_classes(rng, objects)
                 added, added_config = scheduler_plugins_profile(rng)
-                plugins = {**plugins, **added}
+                plugins, custom_objects = custom_plugins(rng, {**plugins, **added}, objects, pod)
                 config = config + added_config
+                objects = objects + custom_objects
             return objects, pod, config, plugins
         # Drawn one at a time: a large run holds one case, not all of them.
         cases = (draw() for _ in range(args.cases))
@@ -169,7 +172,7 @@ def _differences(oracle: Oracle, version: str, objects: list[Any], pod: Any,
     mine = engine_answer(objects, pod, version, config, plugins)  # while the oracle works
     theirs = oracle.receive()
     if exercised is not None:
-        exercised.update(what_was_exercised(theirs))
+        exercised.update(what_was_exercised(theirs, plugins))
     if compared is not None:
         compared.update(compared_kinds(mine, theirs))
     return list(differences(mine, theirs, plugins))

@@ -38,7 +38,8 @@ from extender.engine.runner import prepare_filters, run_filters
 PLUGINS = ("PrioritySort", "DefaultBinder", "DefaultPreemption", *DEFAULT_FILTERS,
            *(name for name, _ in DEFAULT_SCORES if name not in DEFAULT_FILTERS))
 #: The scheduler-plugins flavour's plugins (`oracle/scheduler-plugins/plugins.go`).
-SCHEDULER_PLUGINS = ("NodeResourcesAllocatable", "PodState", "PreemptionToleration")
+SCHEDULER_PLUGINS = ("NodeResourcesAllocatable", "PodState", "PreemptionToleration",
+                     "Coscheduling", "CapacityScheduling")
 
 
 class Oracle:
@@ -108,7 +109,14 @@ def engine_plugins(plugins: dict[str, Any]) -> dict[str, Any]:
     def disabled(point: str) -> list[dict[str, str]]:
         return list((plugins.get(point) or {}).get("disabled") or [])
     out: dict[str, Any] = {}
-    if disabled("filter"):
+    # A PreFilter-only plugin kube-scheduler runs after the default ones is a filter of the
+    # policy's (CapacityScheduling, Coscheduling), listed after the defaults left.
+    added = [ref["name"] for ref in (plugins.get("preFilter") or {}).get("enabled") or []]
+    if added:
+        gone = {ref["name"] for ref in disabled("filter")}
+        out["filter"] = {"enabled": [{"name": name} for name in (*DEFAULT_FILTERS, *added)
+                                     if name not in gone]}
+    elif disabled("filter"):
         out["filter"] = {"disabled": disabled("filter")}
     if "score" in plugins or "multiPoint" in plugins:
         gone = {ref["name"] for ref in disabled("score")}
@@ -274,12 +282,17 @@ EXERCISED = ("feasible", "prefilter-rejected", "preemption", "victims", "several
              "pdb-violations", "nominated")
 
 
-def what_was_exercised(oracle: dict[str, Any]) -> set[str]:
-    """Which parts of kube-scheduler the case reached, by the oracle's answer: some node
-    feasible (scored), a PreFilter rejection, preemption; among preemptions, a candidate with
-    victims, a choice among several, PDB-violating victims, a node nominated; with
-    scheduler-plugins, their scorers and PreemptionToleration."""
+def what_was_exercised(oracle: dict[str, Any], plugins: dict[str, Any] | None = None) -> set[str]:
+    """Which parts of kube-scheduler the case reached, by the oracle's answer on a profile
+    with `plugins`: some node feasible (scored), a PreFilter rejection, preemption; among
+    preemptions, a candidate with victims, a choice among several, PDB-violating victims, a
+    node nominated; with scheduler-plugins, their scorers, the PostFilter that preempted in
+    DefaultPreemption's place (PreemptionToleration or CapacityScheduling) and the PreFilter
+    rejections of Coscheduling and CapacityScheduling."""
     found: set[str] = set()
+    rejected_by = (oracle.get("prefilter") or {}).get("plugin")
+    if rejected_by in ("Coscheduling", "CapacityScheduling"):
+        found.add(f"rejected by {rejected_by}")
     if oracle.get("total"):
         found.add("feasible")
     found.update(f"scored by {plugin}" for plugin in oracle.get("scores") or {}
@@ -299,7 +312,8 @@ def what_was_exercised(oracle: dict[str, Any]) -> set[str]:
         if preemption.get("node"):
             found.add("nominated")
         if preemption.get("candidates") is None:  # not DefaultPreemption's dry run
-            found.add("by PreemptionToleration")
+            enabled = ((plugins or {}).get("postFilter") or {}).get("enabled") or []
+            found.add(f"by {enabled[0]['name'] if enabled else 'PreemptionToleration'}")
     return found
 
 

@@ -16,11 +16,14 @@ share.
 
 from __future__ import annotations
 
+import json
 import random
 import time
+from fractions import Fraction
 from typing import Any
 
 from extender.engine.registry import DEFAULT_FILTERS, DEFAULT_SCORES
+from extender.model.quantity import parse_quantity
 
 Obj = dict[str, Any]
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -413,3 +416,112 @@ def scheduler_plugins_profile(rng: random.Random) -> tuple[Obj, list[Obj]]:
         plugins["postFilter"] = {"enabled": [{"name": "PreemptionToleration"}],
                                  "disabled": [{"name": "DefaultPreemption"}]}
     return plugins, config
+
+
+#: scheduler-plugins' custom objects (served to the oracle's plugins by its own API).
+CUSTOM_API = "scheduling.x-k8s.io/v1alpha1"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+
+
+def _amounts(rng: random.Random) -> Obj:
+    out: Obj = {}
+    if rng.random() < 0.9:
+        out["cpu"] = rng.choice(["0", "500m", "1", "2", "4", "8", "16"])
+    if rng.random() < 0.6:
+        out["memory"] = rng.choice(["0", "1Gi", "4Gi", "16Gi", "64Gi"])
+    return out
+
+
+def elastic_quotas(rng: random.Random) -> list[Obj]:
+    """ElasticQuotas for CapacityScheduling: each namespace with one or not, its `min` and
+    `max` (cpu, memory; either may be left out) drawn so a pod fits within its min, borrows
+    beyond it, or is over its max or the mins' sum."""
+    out = []
+    for ns in NAMESPACES:
+        if rng.random() < (0.85 if ns == "default" else 0.6):
+            spec: Obj = {}
+            for field in ("min", "max"):
+                if rng.random() < 0.85:
+                    spec[field] = _amounts(rng)
+            out.append({"apiVersion": CUSTOM_API, "kind": "ElasticQuota",
+                        "metadata": {"name": f"quota-{ns}", "namespace": ns}, "spec": spec})
+    return out
+
+
+def pod_group(rng: random.Random, objects: list[Obj], pod: Obj) -> list[Obj]:
+    """The pending pod in a PodGroup (Coscheduling): the group (minMember, minResources or
+    not) and its other members, pending, bound or both; returned as the objects to add."""
+    name = rng.choice(["gang-a", "gang-b"])
+    pod["metadata"].setdefault("labels", {})[POD_GROUP_LABEL] = name
+    spec: Obj = {"minMember": rng.randint(1, 5)}
+    # CheckClusterResource takes node after node in kube-scheduler's snapshot order, which the
+    # oracle's snapshot draws at random: with a node over-committed (a negative free amount)
+    # the gap it reports depends on that order, so such cases do not draw minResources.
+    if rng.random() < 0.5 and not _over_committed(objects):
+        spec["minResources"] = _amounts(rng)
+    added: list[Obj] = []
+    if rng.random() < 0.9:
+        added.append({"apiVersion": CUSTOM_API, "kind": "PodGroup",
+                      "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+    nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+    for i in range(rng.randint(0, 4)):
+        sibling = json.loads(json.dumps(pod))
+        sibling["metadata"].update(name=f"{name}-{i}", uid=f"uid-{name}-{i}")
+        sibling["status"] = {"phase": "Pending"}
+        if rng.random() < 0.4:  # already bound, its group partly placed
+            sibling["spec"]["nodeName"] = rng.choice(nodes)
+            sibling["status"] = {"phase": "Running", "startTime": _timestamp(10**6 + i)}
+            # Each bound pod its own start and no host port shared on a node, as in `case`.
+            for container in (*sibling["spec"]["containers"],
+                              *sibling["spec"].get("initContainers", ())):
+                container.pop("ports", None)
+        added.append(sibling)
+    return added
+
+
+def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
+                   pod: Obj) -> tuple[Obj, list[Obj]]:
+    """(the profile's `plugins` with them, objects to add to the case) for the plugins that
+    read custom objects: CapacityScheduling (PreFilter, and PostFilter in DefaultPreemption's
+    place) with ElasticQuotas, and Coscheduling's PreFilter with the pending pod in a
+    PodGroup, each drawn or not (`pod` joins its group in place)."""
+    plugins = dict(plugins)
+    added: list[Obj] = []
+    pre_filters = []
+    if rng.random() < 0.3:
+        pre_filters.append({"name": "Coscheduling"})
+        added += pod_group(rng, objects, pod)
+    if rng.random() < 0.35:
+        pre_filters.append({"name": "CapacityScheduling"})
+        plugins["postFilter"] = {"enabled": [{"name": "CapacityScheduling"}],
+                                 "disabled": [{"name": "DefaultPreemption"}]}
+        added += elastic_quotas(rng)
+    if pre_filters:
+        plugins["preFilter"] = {**(plugins.get("preFilter") or {}), "enabled": pre_filters}
+    return plugins, added
+
+
+def _over_committed(objects: list[Obj]) -> bool:
+    """Whether some node's bound pods ask for more of a resource than it has (every container,
+    init containers and overhead summed: an over-estimate, which only errs towards True)."""
+    asked: dict[str, dict[str, Fraction]] = {}
+    for obj in objects:
+        node_name = obj["spec"].get("nodeName") if obj["kind"] == "Pod" else None
+        if not node_name:
+            continue
+        total = asked.setdefault(node_name, {"pods": Fraction(0)})
+        total["pods"] += 1
+        spec = obj["spec"]
+        parts = [c.get("resources", {}).get("requests") or {}
+                 for c in (*spec.get("containers", ()), *spec.get("initContainers", ()))]
+        for requests in (*parts, spec.get("overhead") or {}):
+            for name, amount in requests.items():
+                total[name] = total.get(name, Fraction(0)) + parse_quantity(amount)
+    for obj in objects:
+        if obj["kind"] != "Node":
+            continue
+        allocatable = obj["status"].get("allocatable") or {}
+        for name, amount in asked.get(obj["metadata"]["name"], {}).items():
+            if amount > parse_quantity(allocatable.get(name, 0)):
+                return True
+    return False

@@ -252,7 +252,11 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 	}
 	ans := answer{Filter: map[string]*status{}, Scores: map[string]map[string]int64{},
 		Total: map[string]int64{}}
-	nodes, pods, others, err := decode(req.Objects)
+	objects, custom, err := customObjects(req.Objects)
+	if err != nil {
+		return answer{Error: err.Error()}
+	}
+	nodes, pods, others, err := decode(objects)
 	if err != nil {
 		return answer{Error: err.Error()}
 	}
@@ -296,13 +300,15 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 		// waiting pods and records an event for each.
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 		frameworkruntime.WithEventRecorder(&events.FakeRecorder{})},
-		releaseOptions(snapshot)...)
+		append(releaseOptions(snapshot), custom...)...)
 	f, err := frameworkruntime.NewFramework(ctx, registry, profile, options...)
 	if err != nil {
 		return answer{Error: fmt.Sprintf("framework: %v", err)}
 	}
+	waitForPluginObjects()
 	factory.Start(ctx.Done())
 	waitForSync(factory)
+	waitForPluginHandlers(factory)
 
 	state := framework.NewCycleState()
 	infos, err := snapshot.NodeInfos().List()

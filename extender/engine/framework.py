@@ -354,6 +354,8 @@ class PostFilterPlugin(Protocol):
     args: Any  # DefaultPreemptionArgs
     #: The plugin's own steps inside `SelectVictimsOnNode` (a `VictimGuard`), or None.
     victim_guard: Any
+    #: Its `PodEligibleToPreemptOthers` reads what its own PreFilter wrote (CapacityScheduling).
+    reads_own_pre_filter_state: bool
 
     def can_preempt(self, preemptor: PodView, ctx: ClusterContext,
                     now: float) -> Callable[[PodView], bool]:

@@ -36,6 +36,10 @@ from extender.model.pod import PodView
 log = logging.getLogger(__name__)
 
 
+#: What a node-name restriction's label ends with (the plugin's name before it).
+PRE_FILTER_SUFFIX = "/PreFilter"
+
+
 @dataclass(slots=True)
 class FilterResult:
     passed: list[NodeInfo]
@@ -146,7 +150,7 @@ def prepare_filters(profile: Profile, pod: PodView, ctx: ClusterContext | None =
         except Exception as exc:  # a plugin bug must not take the request down with a trace
             raise EngineError(f"filter plugin {name} failed in PreFilter: {exc}") from exc
         if restriction is not None:
-            restrictions.append(_Prepared(f"{name}/PreFilter", name in memoised, restriction))
+            restrictions.append(_Prepared(name + PRE_FILTER_SUFFIX, name in memoised, restriction))
         if rejected is not None:
             rejection = rejected
             if rejected.code != Code.UNSCHEDULABLE:

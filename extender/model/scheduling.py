@@ -32,8 +32,8 @@ def pod_group_name(labels: Mapping[str, str]) -> str:
 
 
 class PodGroupView:
-    __slots__ = ("namespace", "name", "min_member", "min_resources", "schedule_timeout",
-                 "creation_time", "uid")
+    __slots__ = ("namespace", "name", "min_member", "min_resources", "min_resources_raw",
+                 "schedule_timeout", "creation_time", "uid")
 
     def __init__(self, pg: k8s.PodGroup) -> None:
         self.namespace = pg.metadata.namespace
@@ -45,6 +45,9 @@ class PodGroupView:
         self.min_resources: dict[str, int] | None = (
             None if pg.spec.min_resources is None
             else {name: _amount(name, raw) for name, raw in pg.spec.min_resources.items()})
+        #: `spec.minResources` as written (Coscheduling's "resource gap" prints them as Go
+        #: holds them, `model.goquantity`).
+        self.min_resources_raw: dict[str, k8s.QuantityValue] = dict(pg.spec.min_resources or {})
         self.schedule_timeout: int | None = pg.spec.schedule_timeout_seconds
         self.creation_time = parse_time(pg.metadata.creation_timestamp)
 

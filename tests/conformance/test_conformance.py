@@ -20,7 +20,14 @@ from conformance.compare import (
     engine_plugins,
     what_was_exercised,
 )
-from conformance.generate import case, plugin_config, profile_plugins
+from conformance.generate import (
+    CUSTOM_API,
+    POD_GROUP_LABEL,
+    case,
+    custom_plugins,
+    plugin_config,
+    profile_plugins,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 STATUS = {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
@@ -181,6 +188,40 @@ def test_what_a_case_reached_is_counted() -> None:
                        "pdb-violations", "nominated"}
 
 
+def test_scheduler_plugins_parts_reached_are_counted() -> None:
+    quota_profile = {"postFilter": {"enabled": [{"name": "CapacityScheduling"}]}}
+    rejected = {**STATUS, "plugin": "Coscheduling"}
+    reached = what_was_exercised(_answer(prefilter=rejected, total={}, preemption=_preemption(
+        candidates=None)), quota_profile)
+    assert reached == {"rejected by Coscheduling", "prefilter-rejected", "preemption",
+                       "nominated", "by CapacityScheduling"}
+    assert "by PreemptionToleration" in what_was_exercised(
+        _answer(total={}, preemption=_preemption(candidates=None)))
+
+
+def test_custom_plugins_keep_what_the_profile_disabled_and_bring_their_objects() -> None:
+    """A PreFilter plugin added beside the profile's disabled ones (the engine's policy
+    lists the defaults left, then it), with its objects: a PodGroup the pending pod joins,
+    ElasticQuotas."""
+    drawn = []
+    for seed in range(40):
+        rng = random.Random(seed)
+        objects, pod = case(rng)
+        disabled = {"preFilter": {"disabled": [{"name": "NodeAffinity"}]},
+                    "filter": {"disabled": [{"name": "NodeAffinity"}]}}
+        plugins, added = custom_plugins(rng, disabled, objects, pod)
+        enabled = [ref["name"] for ref in plugins.get("preFilter", {}).get("enabled", [])]
+        assert plugins["preFilter"]["disabled"] == [{"name": "NodeAffinity"}]
+        kinds = {o["kind"] for o in added if o["apiVersion"] == CUSTOM_API}
+        assert ("Coscheduling" in enabled) == (POD_GROUP_LABEL in pod["metadata"]["labels"])
+        assert ("CapacityScheduling" in enabled) == ("ElasticQuota" in kinds)
+        if enabled:
+            names = [ref["name"] for ref in engine_plugins(plugins)["filter"]["enabled"]]
+            assert "NodeAffinity" not in names and names[-len(enabled):] == enabled
+        drawn += enabled
+    assert {"Coscheduling", "CapacityScheduling"} <= set(drawn)
+
+
 def test_generated_clusters_are_ones_a_cluster_could_hold() -> None:
     """Every bound pod starts at its own second (upstream's last tie-break is Go map order)
     and no two pods on a node share a host port (the kubelet would not run both)."""
@@ -233,8 +274,10 @@ def test_the_engine_agrees_with_kube_schedulers_plugins(tmp_path: Path, version:
 
 @pytest.mark.slow
 def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
-    """scheduler-plugins' NodeResourcesAllocatable, PodState and PreemptionToleration, built
-    from their v0.34.7 module into kube-scheduler 1.34's registry, on 500 cases."""
+    """scheduler-plugins' NodeResourcesAllocatable, PodState, PreemptionToleration,
+    CapacityScheduling and Coscheduling's PreFilter, built from their v0.34.7 module into
+    kube-scheduler 1.34's registry (the last two reading ElasticQuotas and PodGroups from the
+    oracle's own API), on 500 cases."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes and "
                     "sigs.k8s.io/scheduler-plugins Go modules (install Go 1.26+)")
@@ -251,7 +294,8 @@ def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
     reached = dict(part.rsplit(" ", 1) for part in
                    lines[1].removeprefix("  exercised: ").split(", "))
     for part in ("by PreemptionToleration", "scored by NodeResourcesAllocatable",
-                 "scored by PodState"):
+                 "scored by PodState", "by CapacityScheduling", "rejected by Coscheduling",
+                 "rejected by CapacityScheduling"):
         assert int(reached[part]) > 0, lines[1]
     assert done.returncode == 0 and not out.exists()
 

@@ -191,7 +191,9 @@ def test_coscheduling_min_resources_gap() -> None:
     objects = [*NODES, pod_group("pg", 3, {"cpu": "10"}), *members]
     with client_for(objects, ["Coscheduling"]) as client:
         reply = client.post("/filter", json=filter_args(members[0], ["n1"])).json()
-    assert reply["FailedAndUnresolvableNodes"] == {"n1": "resource gap: map[cpu:2]"}
+    # As Go prints a ResourceList's Quantity values (the conformance oracle's words).
+    assert reply["FailedAndUnresolvableNodes"] == {
+        "n1": "resource gap: map[cpu:{{2000 -3} {<nil>}  DecimalSI}]"}
 
 
 # capacity_scheduling_test.go TestDryRunPreemption, "in-namespace preemption" and

@@ -1,12 +1,19 @@
 // The scheduler-plugins oracle: kube-scheduler's registry with the scheduler-plugins plugins
-// that read only what a snapshot and informers over a fake clientset hold. (Coscheduling,
-// CapacityScheduling, NodeResourceTopologyMatch and the network-aware plugins build their
-// clients from a kubeconfig; the Trimaran plugins read a load-watcher.)
+// that read what a snapshot and informers over a fake clientset hold, and Coscheduling and
+// CapacityScheduling, which build their clients from a kubeconfig (apiserver.go serves them).
+// (NodeResourceTopologyMatch and the network-aware plugins are not here yet; the Trimaran
+// plugins read a load-watcher.)
 package main
 
 import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	_ "sigs.k8s.io/scheduler-plugins/apis/config/scheme" // their arguments in the config scheme
+	"sigs.k8s.io/scheduler-plugins/pkg/capacityscheduling"
+	"sigs.k8s.io/scheduler-plugins/pkg/coscheduling"
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesources"
 	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
 	"sigs.k8s.io/scheduler-plugins/pkg/preemptiontoleration"
@@ -17,4 +24,17 @@ func addPlugins(registry frameworkruntime.Registry) {
 	registry[noderesources.AllocatableName] = noderesources.NewAllocatable
 	registry[podstate.Name] = podstate.New
 	registry[preemptiontoleration.Name] = preemptiontoleration.New
+	registry[coscheduling.Name] = coscheduling.New
+	registry[capacityscheduling.Name] = func(ctx context.Context, obj runtime.Object,
+		handle framework.Handle) (framework.Plugin, error) {
+		p, err := capacityscheduling.New(ctx, obj, handle)
+		if c, ok := p.(*capacityscheduling.CapacityScheduling); ok {
+			capacity = c
+		}
+		return p, err
+	}
 }
+
+// capacity is the case's CapacityScheduling, when its profile has one (apiserver.go resets
+// it per case; handlers.go waits for its quotas).
+var capacity *capacityscheduling.CapacityScheduling

@@ -26,12 +26,14 @@ from extender.engine.preemption.victims import (
     no_preemption_victims,
     select_victims_on_node,
 )
-from extender.engine.runner import FilterPass, _Prepared, prepare_filters
+from extender.engine.runner import PRE_FILTER_SUFFIX, FilterPass, _Prepared, prepare_filters
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+#: CapacityScheduling's word when its PreFilter did not run (v0.34.7, `getPreFilterState`).
+NOT_ELIGIBLE_NO_STATE = "not eligible due to failed to read from cycleState"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
 
@@ -170,7 +172,9 @@ def dry_run_filters(filters: FilterPass, post_filter: object, pod: PodView,
     rejection = filters.rejection
     if rejection is None:
         return filters
-    entries = list(filters.entries)
+    # Every node is then potential, those a PreFilterResult left out too: the dry run runs
+    # the Filters alone on them (`RunFilterPluginsWithNominatedPods` applies no result).
+    entries = [e for e in filters.entries if not e.label.endswith(PRE_FILTER_SUFFIX)]
     # A runtime Protocol check, on this path only: after a PreFilter rejection.
     if isinstance(post_filter, RestoresRejectedState) and rejection.plugin == post_filter.name:
         name = post_filter.name
@@ -239,6 +243,11 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
         return PreemptionResult(Status(code, (prefix + message,), plugin), clear_nomination=clear,
                                 node_statuses=node_statuses or {})
 
+    filters: FilterPass | None = None
+    if post_filter.reads_own_pre_filter_state and pod.preemption_policy != "Never":
+        filters = prepare_filters(profile, pod, state)
+        if plugin not in filters.pre_filtered:
+            return failed(Code.UNSCHEDULABLE, NOT_ELIGIBLE_NO_STATE)
     can_preempt = post_filter.can_preempt(pod, state, now)
     nominated = pod.nominated_node_name
     nominated_status = statuses.get(nominated) if nominated else None
@@ -255,7 +264,9 @@ def preempt(profile: Profile, pod: PodView, statuses: Mapping[str, Status],
     potential = [state.nodes[n] for n in nodes_where_preemption_might_help(state.nodes, statuses)]
     dry = DryRun({}, {}, [])
     if potential:
-        filters = dry_run_filters(prepare_filters(profile, pod, state), post_filter, pod, state)
+        if filters is None:
+            filters = prepare_filters(profile, pod, state)
+        filters = dry_run_filters(filters, post_filter, pod, state)
         # The plugin's `GetOffsetAndNumCandidates` (CapacityScheduling: 0 and every node).
         offset, wanted = post_filter.offset_and_num_candidates(len(potential), rng)
         dry = dry_run_preemption(filters, pod, potential, state, offset, wanted, now, can_preempt,

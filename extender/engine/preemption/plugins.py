@@ -42,6 +42,10 @@ class DefaultPreemption:
     #: Whether `can_preempt` is this rule, "lower priority" (the preempt verb's fast path and
     #: its plans assume it). A subclass with a rule of its own says False.
     default_victim_rule = True
+    #: Whether its `PodEligibleToPreemptOthers` reads what its own PreFilter wrote: when that
+    #: did not run (an earlier PreFilter answered UnschedulableAndUnresolvable), the pod is
+    #: not eligible (`evaluator.NOT_ELIGIBLE_NO_STATE`).
+    reads_own_pre_filter_state = False
 
     def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
         self.args = args or DefaultPreemptionArgs()

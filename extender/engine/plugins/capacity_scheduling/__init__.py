@@ -170,6 +170,7 @@ class CapacityScheduling(DefaultPreemption):
     name = NAME
     message_prefix = ""
     legacy_terminating = False
+    reads_own_pre_filter_state = True
     victim_guard = QuotaGuard()
     default_victim_rule = False  # the quota rule
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from fractions import Fraction
 
 from extender.engine.args import CoschedulingArgs
 from extender.engine.framework import ClusterContext, Code, Status, unresolvable
 from extender.engine.plugins.coscheduling.store import PodGroupStore
+from extender.model.goquantity import GoQuantity, parse_go_quantity
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
-from extender.model.quantity import format_quantity
-from extender.model.resources import CPU, PODS, Resources
+from extender.model.quantity import BINARY_SI, DECIMAL_SI
+from extender.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resources
 from extender.model.scheduling import PodGroupView
 
 NAME = "Coscheduling"
@@ -129,8 +129,8 @@ class PodGroupManager:
                                       f"pods in the same PodGroup")
         if group.min_resources is None or self.permitted.has(full_name, now):
             return None
-        need = dict(group.min_resources)
-        need[PODS] = group.min_member
+        need = {name: parse_go_quantity(raw) for name, raw in group.min_resources_raw.items()}
+        need[PODS] = GoQuantity(group.min_member, 0, DECIMAL_SI)
         gap = cluster_gap(ctx.nodes.values(), need, full_name)
         if gap:
             return unresolvable(NAME, f"resource gap: {format_gap(gap)}")
@@ -194,21 +194,40 @@ class PodGroupManager:
         return group.creation_time if group.creation_time is not None else initial_attempt
 
 
-def cluster_gap(nodes: Iterable[NodeInfo], need: Mapping[str, int], full_name: str) -> dict[str, int]:
+def cluster_gap(nodes: Iterable[NodeInfo], need: Mapping[str, GoQuantity],
+                full_name: str) -> dict[str, GoQuantity]:
     """`CheckClusterResource`: what of `need` the nodes' free resources (the group's own
-    pods not counted as using any) cannot cover; {} when covered."""
-    remaining = {name: amount for name, amount in need.items() if amount > 0}
+    pods not counted as using any) cannot cover, node after node, as Go's quantities hold it
+    (`Quantity.Sub` of each node's amount, dropped once not positive); {} when covered."""
+    remaining = dict(need)
     for info in nodes:
         if not remaining:
             break
         free = _free_without_group(info, full_name)
         for name in list(remaining):
-            left = remaining[name] - free.get(name)
-            if left <= 0:
+            left = remaining[name].sub(*_node_amount(free, name))
+            if left.sign <= 0:
                 del remaining[name]
             else:
                 remaining[name] = left
     return remaining
+
+
+def _node_amount(free: Resources, name: str) -> tuple[int, int, str]:
+    """(value, scale, format) of the node's free amount as `util.ResourceList` makes it
+    (`NewMilliQuantity` for cpu, `NewQuantity` for the rest); a zero Quantity when the node
+    has none of it."""
+    if name == CPU:
+        return free.milli_cpu, -3, DECIMAL_SI
+    if name == MEMORY:
+        return free.memory, 0, BINARY_SI
+    if name == PODS:
+        return free.allowed_pods, 0, BINARY_SI
+    if name == EPHEMERAL_STORAGE:
+        return free.ephemeral_storage, 0, BINARY_SI
+    if name in free.scalar:
+        return free.scalar[name], 0, BINARY_SI if name.startswith("hugepages-") else DECIMAL_SI
+    return 0, 0, ""
 
 
 def _free_without_group(info: NodeInfo, full_name: str) -> Resources:
@@ -229,12 +248,8 @@ def _free_without_group(info: NodeInfo, full_name: str) -> Resources:
     return free
 
 
-def format_gap(gap: Mapping[str, int]) -> str:
-    """The remaining need as `map[cpu:4 memory:1Gi]` (Go prints a ResourceList with its
-    keys sorted; quantities are shown in their canonical form)."""
-    return "map[" + " ".join(f"{name}:{_quantity(name, amount)}"
+def format_gap(gap: Mapping[str, GoQuantity]) -> str:
+    """`%v` of the remaining ResourceList: its keys sorted, each Quantity printed as the
+    struct it is (`String` has a pointer receiver): `map[cpu:{{2000 -3} {<nil>}  DecimalSI}]`."""
+    return "map[" + " ".join(f"{name}:{amount.go_value_string()}"
                              for name, amount in sorted(gap.items())) + "]"
-
-
-def _quantity(name: str, amount: int) -> str:
-    return format_quantity(Fraction(amount, 1000) if name == CPU else Fraction(amount))

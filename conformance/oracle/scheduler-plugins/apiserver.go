@@ -1,0 +1,171 @@
+// The API the kubeconfig-built plugins (Coscheduling, CapacityScheduling) read their custom
+// objects from: an in-process HTTP server that serves a case's PodGroups and ElasticQuotas
+// (discovery, list, get and a watch that stays quiet), so their own New runs as in
+// kube-scheduler, informers and all.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+)
+
+const customGroupVersion = "scheduling.x-k8s.io/v1alpha1"
+
+// customKinds are the kinds served, by resource name.
+var customKinds = map[string]string{"podgroups": "PodGroup", "elasticquotas": "ElasticQuota"}
+
+type customObject struct {
+	kind, namespace, name string
+	raw                   json.RawMessage
+}
+
+type customAPI struct {
+	mu      sync.Mutex
+	objects []customObject
+	config  *rest.Config
+	// quotaNamespaces counts the namespaces the case's ElasticQuotas are in.
+	quotaNamespaces int
+}
+
+var api = startCustomAPI()
+
+func startCustomAPI() *customAPI {
+	a := &customAPI{}
+	server := httptest.NewServer(a)
+	a.config = &rest.Config{Host: server.URL, QPS: 1e6, Burst: 1e6}
+	return a
+}
+
+func writeJSON(w http.ResponseWriter, code int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func notFound(w http.ResponseWriter, what string) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"kind": "Status", "apiVersion": "v1",
+		"status": "Failure", "reason": "NotFound", "code": 404,
+		"message": fmt.Sprintf("%s not found", what)})
+}
+
+func (a *customAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	prefix := "/apis/" + customGroupVersion
+	switch {
+	case path == "/api":
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
+			"serverAddressByClientCIDRs": []any{}})
+	case path == "/apis":
+		version := map[string]string{"groupVersion": customGroupVersion, "version": "v1alpha1"}
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIGroupList", "apiVersion": "v1",
+			"groups": []any{map[string]any{"name": "scheduling.x-k8s.io",
+				"versions": []any{version}, "preferredVersion": version}}})
+	case path == prefix:
+		resources := []any{}
+		for resource, kind := range customKinds {
+			resources = append(resources, map[string]any{"name": resource,
+				"singularName": strings.ToLower(kind), "namespaced": true, "kind": kind,
+				"verbs": []string{"get", "list", "watch"}})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1",
+			"groupVersion": customGroupVersion, "resources": resources})
+	case strings.HasPrefix(path, prefix+"/"):
+		a.serveObjects(w, r, strings.Split(strings.TrimPrefix(path, prefix+"/"), "/"))
+	default:
+		notFound(w, r.URL.Path)
+	}
+}
+
+// serveObjects answers `<resource>`, `namespaces/<ns>/<resource>[/<name>]`.
+func (a *customAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts []string) {
+	namespace, name := "", ""
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		namespace, parts = parts[1], parts[2:]
+	}
+	if len(parts) == 2 {
+		name, parts = parts[1], parts[:1]
+	}
+	kind, ok := customKinds[parts[0]]
+	if len(parts) != 1 || !ok {
+		notFound(w, r.URL.Path)
+		return
+	}
+	if r.URL.Query().Get("watch") == "true" {
+		// Nothing changes during a case: the stream stays open, quiet, until the case ends.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		<-r.Context().Done()
+		return
+	}
+	a.mu.Lock()
+	items := []json.RawMessage{}
+	for _, o := range a.objects {
+		if o.kind == kind && (namespace == "" || o.namespace == namespace) &&
+			(name == "" || o.name == name) {
+			items = append(items, o.raw)
+		}
+	}
+	a.mu.Unlock()
+	if name != "" {
+		if len(items) == 0 {
+			notFound(w, fmt.Sprintf("%s %q", parts[0], name))
+			return
+		}
+		writeJSON(w, http.StatusOK, items[0])
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"apiVersion": customGroupVersion,
+		"kind": kind + "List", "metadata": map[string]string{"resourceVersion": "1"},
+		"items": items})
+}
+
+// customObjects takes the case's PodGroups and ElasticQuotas out of `raw` and serves them;
+// the plugins reach them through the kubeconfig option returned.
+func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime.Option, error) {
+	var others []json.RawMessage
+	var custom []customObject
+	for _, item := range raw {
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(item, &head); err != nil {
+			return nil, nil, fmt.Errorf("object %s: %w", item, err)
+		}
+		if head.APIVersion != customGroupVersion {
+			others = append(others, item)
+			continue
+		}
+		namespace := head.Metadata.Namespace
+		if namespace == "" {
+			namespace = "default"
+		}
+		custom = append(custom, customObject{head.Kind, namespace, head.Metadata.Name, item})
+	}
+	namespaces := map[string]bool{}
+	for _, o := range custom {
+		if o.kind == "ElasticQuota" {
+			namespaces[o.namespace] = true
+		}
+	}
+	api.mu.Lock()
+	api.objects = custom
+	api.quotaNamespaces = len(namespaces)
+	api.mu.Unlock()
+	capacity = nil // the framework built next makes this case's
+	return others, []frameworkruntime.Option{frameworkruntime.WithKubeConfig(api.config)}, nil
+}
