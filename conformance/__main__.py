@@ -108,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.scheduler_plugins:
                 objects = with_priority_classes(rng, objects)
                 added, added_config = scheduler_plugins_profile(rng)
-                plugins, custom_objects = custom_plugins(rng, {**plugins, **added}, objects, pod)
-                config = config + added_config
+                plugins, custom_config, custom_objects = custom_plugins(
+                    rng, {**plugins, **added}, objects, pod)
+                config = config + added_config + custom_config
                 objects = objects + custom_objects
             return objects, pod, config, plugins
         # Drawn one at a time: a large run holds one case, not all of them.

@@ -39,7 +39,9 @@ PLUGINS = ("PrioritySort", "DefaultBinder", "DefaultPreemption", *DEFAULT_FILTER
            *(name for name, _ in DEFAULT_SCORES if name not in DEFAULT_FILTERS))
 #: The scheduler-plugins flavour's plugins (`oracle/scheduler-plugins/plugins.go`).
 SCHEDULER_PLUGINS = ("NodeResourcesAllocatable", "PodState", "PreemptionToleration",
-                     "Coscheduling", "CapacityScheduling")
+                     "Coscheduling", "CapacityScheduling", "NodeResourceTopologyMatch")
+#: Of them, the filters a profile enables in `multiPoint` (the others there only score).
+MULTIPOINT_FILTERS = ("NodeResourceTopologyMatch",)
 
 
 class Oracle:
@@ -111,7 +113,10 @@ def engine_plugins(plugins: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     # A PreFilter-only plugin kube-scheduler runs after the default ones is a filter of the
     # policy's (CapacityScheduling, Coscheduling), listed after the defaults left.
-    added = [ref["name"] for ref in (plugins.get("preFilter") or {}).get("enabled") or []]
+    # NodeResourceTopologyMatch, enabled in multiPoint, filters after the defaults too.
+    added = [ref["name"] for ref in (plugins.get("multiPoint") or {}).get("enabled") or []
+             if ref["name"] in MULTIPOINT_FILTERS]
+    added += [ref["name"] for ref in (plugins.get("preFilter") or {}).get("enabled") or []]
     if added:
         gone = {ref["name"] for ref in disabled("filter")}
         out["filter"] = {"enabled": [{"name": name} for name in (*DEFAULT_FILTERS, *added)
@@ -287,12 +292,16 @@ def what_was_exercised(oracle: dict[str, Any], plugins: dict[str, Any] | None = 
     with `plugins`: some node feasible (scored), a PreFilter rejection, preemption; among
     preemptions, a candidate with victims, a choice among several, PDB-violating victims, a
     node nominated; with scheduler-plugins, their scorers, the PostFilter that preempted in
-    DefaultPreemption's place (PreemptionToleration or CapacityScheduling) and the PreFilter
-    rejections of Coscheduling and CapacityScheduling."""
+    DefaultPreemption's place (PreemptionToleration or CapacityScheduling), the PreFilter
+    rejections of Coscheduling and CapacityScheduling and a node NodeResourceTopologyMatch
+    filtered out."""
     found: set[str] = set()
     rejected_by = (oracle.get("prefilter") or {}).get("plugin")
     if rejected_by in ("Coscheduling", "CapacityScheduling"):
         found.add(f"rejected by {rejected_by}")
+    if any(status and status.get("plugin") == "NodeResourceTopologyMatch"
+           for status in (oracle.get("filter") or {}).values()):
+        found.add("filtered by NodeResourceTopologyMatch")
     if oracle.get("total"):
         found.add("feasible")
     found.update(f"scored by {plugin}" for plugin in oracle.get("scores") or {}

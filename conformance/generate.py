@@ -480,13 +480,27 @@ def pod_group(rng: random.Random, objects: list[Obj], pod: Obj) -> list[Obj]:
 
 
 def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
-                   pod: Obj) -> tuple[Obj, list[Obj]]:
-    """(the profile's `plugins` with them, objects to add to the case) for the plugins that
-    read custom objects: CapacityScheduling (PreFilter, and PostFilter in DefaultPreemption's
-    place) with ElasticQuotas, and Coscheduling's PreFilter with the pending pod in a
-    PodGroup, each drawn or not (`pod` joins its group in place)."""
+                   pod: Obj) -> tuple[Obj, list[Obj], list[Obj]]:
+    """(the profile's `plugins` with them, their pluginConfig, objects to add to the case) for
+    the plugins that read custom objects: CapacityScheduling (PreFilter, and PostFilter in
+    DefaultPreemption's place) with ElasticQuotas, Coscheduling's PreFilter with the pending
+    pod in a PodGroup, and NodeResourceTopologyMatch (Filter and Score, its scoring strategy
+    drawn) with NodeResourceTopologies, each drawn or not (`pod` changes in place: its group,
+    its limits)."""
     plugins = dict(plugins)
     added: list[Obj] = []
+    config: list[Obj] = []
+    if rng.random() < 0.3:
+        multi = dict(plugins.get("multiPoint") or {})
+        multi["enabled"] = [*multi.get("enabled", []),
+                            {"name": "NodeResourceTopologyMatch", "weight": rng.randint(1, 3)}]
+        plugins["multiPoint"] = multi
+        config.append({"name": "NodeResourceTopologyMatch", "args": {"scoringStrategy": {
+            "type": rng.choice(["MostAllocated", "BalancedAllocation", "LeastAllocated",
+                                "LeastNUMANodes"])}}})
+        added += node_topologies(rng, objects)
+        if rng.random() < 0.6:
+            guaranteed(pod)
     pre_filters = []
     if rng.random() < 0.3:
         pre_filters.append({"name": "Coscheduling"})
@@ -498,7 +512,52 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
         added += elastic_quotas(rng)
     if pre_filters:
         plugins["preFilter"] = {**(plugins.get("preFilter") or {}), "enabled": pre_filters}
-    return plugins, added
+    return plugins, config, added
+
+
+NRT_API = "topology.node.k8s.io/v1alpha2"
+TOPOLOGY_POLICIES = ("single-numa-node", "single-numa-node", "single-numa-node", "none",
+                     "best-effort", "restricted")
+
+
+def node_topologies(rng: random.Random, objects: list[Obj]) -> list[Obj]:
+    """A NodeResourceTopology for most nodes: two NUMA zones sharing the node's cpu and memory
+    (each with what is still available of its share drawn), and the Topology Manager's policy
+    and scope as attributes."""
+    out = []
+    for node in (o for o in objects if o["kind"] == "Node"):
+        if rng.random() < 0.2:
+            continue
+        allocatable = node["status"]["allocatable"]
+        shares = {"cpu": int(parse_quantity(allocatable["cpu"]) * 1000) // 2,
+                  "memory": int(parse_quantity(allocatable["memory"])) // 2}
+        zones = []
+        for zone in range(2):
+            resources = []
+            for name, share in shares.items():
+                available = int(share * rng.choice([1, 1, 0.75, 0.5, 0.25, 0]))
+                text = (lambda v: f"{v}m") if name == "cpu" else str
+                resources.append({"name": name, "capacity": text(share),
+                                  "allocatable": text(share), "available": text(available)})
+            zones.append({"name": f"node-{zone}", "type": "Node", "resources": resources})
+        out.append({"apiVersion": NRT_API, "kind": "NodeResourceTopology",
+                    "metadata": {"name": node["metadata"]["name"]}, "zones": zones,
+                    "attributes": [
+                        {"name": "topologyManagerPolicy", "value": rng.choice(TOPOLOGY_POLICIES)},
+                        {"name": "topologyManagerScope", "value": rng.choice(["container", "pod"])}]})
+    return out
+
+
+def guaranteed(pod: Obj) -> None:
+    """Make `pod` Guaranteed: each container's limits its requests, cpu and memory set."""
+    for container in (*pod["spec"]["containers"], *pod["spec"].get("initContainers", ())):
+        requests = dict(container.get("resources", {}).get("requests") or {})
+        requests.setdefault("cpu", "1")
+        requests.setdefault("memory", "256Mi")
+        requests = {k: ("1" if k == "cpu" and parse_quantity(v) == 0 else
+                        "256Mi" if k == "memory" and parse_quantity(v) == 0 else v)
+                    for k, v in requests.items()}
+        container["resources"] = {"requests": requests, "limits": dict(requests)}
 
 
 def _over_committed(objects: list[Obj]) -> bool:

@@ -272,7 +272,8 @@ def qos_class(spec: k8s.PodSpec) -> str:
 
 def effective_request(spec: k8s.PodSpec) -> dict[str, int]:
     """`util.GetPodEffectiveRequest`: per resource, the larger of the app containers' sum and
-    the largest init container request (sidecars are init containers here; no overhead)."""
+    the largest init container request (sidecars are init containers here), then the pod's
+    overhead added (v0.34.7; the conformance oracle found the engine leaving it out)."""
     init: dict[str, int] = {}
     for container in spec.init_containers or ():
         for name, amount in container_requests(container).items():
@@ -285,6 +286,8 @@ def effective_request(spec: k8s.PodSpec) -> dict[str, int]:
     for name, amount in init.items():
         if name not in total or amount > total[name]:
             total[name] = amount
+    for name, amount in _nanos(spec.overhead).items():
+        total[name] = total.get(name, 0) + amount
     return total
 
 
@@ -310,11 +313,15 @@ class NumaPod:
     app: tuple[tuple[str, dict[str, int]], ...]
     effective: dict[str, int]
     non_native: bool
+    #: The init containers that are sidecars (`restartPolicy: Always`).
+    sidecars: frozenset[str] = frozenset()
 
 
 def numa_pod(namespace: str, name: str, spec: k8s.PodSpec) -> NumaPod:
+    init = spec.init_containers or ()
     return NumaPod(
         namespace, name, qos_class(spec),
-        tuple((c.name, container_requests(c)) for c in spec.init_containers or ()),
+        tuple((c.name, container_requests(c)) for c in init),
         tuple((c.name, container_requests(c)) for c in spec.containers or ()),
-        effective_request(spec), include_non_native(spec))
+        effective_request(spec), include_non_native(spec),
+        frozenset(c.name for c in init if c.restart_policy == "Always"))

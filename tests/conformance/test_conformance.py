@@ -209,7 +209,7 @@ def test_custom_plugins_keep_what_the_profile_disabled_and_bring_their_objects()
         objects, pod = case(rng)
         disabled = {"preFilter": {"disabled": [{"name": "NodeAffinity"}]},
                     "filter": {"disabled": [{"name": "NodeAffinity"}]}}
-        plugins, added = custom_plugins(rng, disabled, objects, pod)
+        plugins, _, added = custom_plugins(rng, disabled, objects, pod)
         enabled = [ref["name"] for ref in plugins.get("preFilter", {}).get("enabled", [])]
         assert plugins["preFilter"]["disabled"] == [{"name": "NodeAffinity"}]
         kinds = {o["kind"] for o in added if o["apiVersion"] == CUSTOM_API}
@@ -275,9 +275,10 @@ def test_the_engine_agrees_with_kube_schedulers_plugins(tmp_path: Path, version:
 @pytest.mark.slow
 def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
     """scheduler-plugins' NodeResourcesAllocatable, PodState, PreemptionToleration,
-    CapacityScheduling and Coscheduling's PreFilter, built from their v0.34.7 module into
-    kube-scheduler 1.34's registry (the last two reading ElasticQuotas and PodGroups from the
-    oracle's own API), on 500 cases."""
+    CapacityScheduling, Coscheduling's PreFilter and NodeResourceTopologyMatch, built from
+    their v0.34.7 module into kube-scheduler 1.34's registry (the last three reading
+    ElasticQuotas, PodGroups and NodeResourceTopologies from the oracle's own API), on 500
+    cases."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes and "
                     "sigs.k8s.io/scheduler-plugins Go modules (install Go 1.26+)")
@@ -295,7 +296,8 @@ def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
                    lines[1].removeprefix("  exercised: ").split(", "))
     for part in ("by PreemptionToleration", "scored by NodeResourcesAllocatable",
                  "scored by PodState", "by CapacityScheduling", "rejected by Coscheduling",
-                 "rejected by CapacityScheduling"):
+                 "rejected by CapacityScheduling", "scored by NodeResourceTopologyMatch",
+                 "filtered by NodeResourceTopologyMatch"):
         assert int(reached[part]) > 0, lines[1]
     assert done.returncode == 0 and not out.exists()
 

@@ -1,7 +1,7 @@
-// The API the kubeconfig-built plugins (Coscheduling, CapacityScheduling) read their custom
-// objects from: an in-process HTTP server that serves a case's PodGroups and ElasticQuotas
-// (discovery, list, get and a watch that stays quiet), so their own New runs as in
-// kube-scheduler, informers and all.
+// The API the kubeconfig-built plugins (Coscheduling, CapacityScheduling,
+// NodeResourceTopologyMatch) read their custom objects from: an in-process HTTP server that
+// serves a case's PodGroups, ElasticQuotas and NodeResourceTopologies (discovery, list, get and
+// a watch that stays quiet), so their own New runs as in kube-scheduler, informers and all.
 package main
 
 import (
@@ -16,14 +16,30 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
-const customGroupVersion = "scheduling.x-k8s.io/v1alpha1"
+// customResource is a kind served: its group/version, resource name and scope.
+type customResource struct {
+	groupVersion, resource, kind string
+	namespaced                   bool
+}
 
-// customKinds are the kinds served, by resource name.
-var customKinds = map[string]string{"podgroups": "PodGroup", "elasticquotas": "ElasticQuota"}
+var customResources = []customResource{
+	{"scheduling.x-k8s.io/v1alpha1", "podgroups", "PodGroup", true},
+	{"scheduling.x-k8s.io/v1alpha1", "elasticquotas", "ElasticQuota", true},
+	{"topology.node.k8s.io/v1alpha2", "noderesourcetopologies", "NodeResourceTopology", false},
+}
+
+func servedGroupVersion(groupVersion string) bool {
+	for _, r := range customResources {
+		if r.groupVersion == groupVersion {
+			return true
+		}
+	}
+	return false
+}
 
 type customObject struct {
-	kind, namespace, name string
-	raw                   json.RawMessage
+	groupVersion, kind, namespace, name string
+	raw                                 json.RawMessage
 }
 
 type customAPI struct {
@@ -57,34 +73,54 @@ func notFound(w http.ResponseWriter, what string) {
 
 func (a *customAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	prefix := "/apis/" + customGroupVersion
 	switch {
 	case path == "/api":
 		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
 			"serverAddressByClientCIDRs": []any{}})
 	case path == "/apis":
-		version := map[string]string{"groupVersion": customGroupVersion, "version": "v1alpha1"}
-		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIGroupList", "apiVersion": "v1",
-			"groups": []any{map[string]any{"name": "scheduling.x-k8s.io",
-				"versions": []any{version}, "preferredVersion": version}}})
-	case path == prefix:
-		resources := []any{}
-		for resource, kind := range customKinds {
-			resources = append(resources, map[string]any{"name": resource,
-				"singularName": strings.ToLower(kind), "namespaced": true, "kind": kind,
-				"verbs": []string{"get", "list", "watch"}})
+		groups := []any{}
+		seen := map[string]bool{}
+		for _, res := range customResources {
+			if seen[res.groupVersion] {
+				continue
+			}
+			seen[res.groupVersion] = true
+			group, version, _ := strings.Cut(res.groupVersion, "/")
+			gv := map[string]string{"groupVersion": res.groupVersion, "version": version}
+			groups = append(groups, map[string]any{"name": group, "versions": []any{gv},
+				"preferredVersion": gv})
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1",
-			"groupVersion": customGroupVersion, "resources": resources})
-	case strings.HasPrefix(path, prefix+"/"):
-		a.serveObjects(w, r, strings.Split(strings.TrimPrefix(path, prefix+"/"), "/"))
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIGroupList", "apiVersion": "v1",
+			"groups": groups})
+	case strings.HasPrefix(path, "/apis/"):
+		parts := strings.Split(strings.TrimPrefix(path, "/apis/"), "/")
+		if len(parts) < 2 || !servedGroupVersion(parts[0]+"/"+parts[1]) {
+			notFound(w, r.URL.Path)
+			return
+		}
+		groupVersion := parts[0] + "/" + parts[1]
+		if len(parts) == 2 {
+			resources := []any{}
+			for _, res := range customResources {
+				if res.groupVersion == groupVersion {
+					resources = append(resources, map[string]any{"name": res.resource,
+						"singularName": strings.ToLower(res.kind), "namespaced": res.namespaced,
+						"kind": res.kind, "verbs": []string{"get", "list", "watch"}})
+				}
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList",
+				"apiVersion": "v1", "groupVersion": groupVersion, "resources": resources})
+			return
+		}
+		a.serveObjects(w, r, groupVersion, parts[2:])
 	default:
 		notFound(w, r.URL.Path)
 	}
 }
 
-// serveObjects answers `<resource>`, `namespaces/<ns>/<resource>[/<name>]`.
-func (a *customAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts []string) {
+// serveObjects answers `<resource>[/<name>]`, `namespaces/<ns>/<resource>[/<name>]`.
+func (a *customAPI) serveObjects(w http.ResponseWriter, r *http.Request, groupVersion string,
+	parts []string) {
 	namespace, name := "", ""
 	if len(parts) >= 3 && parts[0] == "namespaces" {
 		namespace, parts = parts[1], parts[2:]
@@ -92,8 +128,13 @@ func (a *customAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts [
 	if len(parts) == 2 {
 		name, parts = parts[1], parts[:1]
 	}
-	kind, ok := customKinds[parts[0]]
-	if len(parts) != 1 || !ok {
+	var res *customResource
+	for i := range customResources {
+		if customResources[i].groupVersion == groupVersion && customResources[i].resource == parts[0] {
+			res = &customResources[i]
+		}
+	}
+	if len(parts) != 1 || res == nil {
 		notFound(w, r.URL.Path)
 		return
 	}
@@ -110,26 +151,26 @@ func (a *customAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts [
 	a.mu.Lock()
 	items := []json.RawMessage{}
 	for _, o := range a.objects {
-		if o.kind == kind && (namespace == "" || o.namespace == namespace) &&
-			(name == "" || o.name == name) {
+		if o.groupVersion == groupVersion && o.kind == res.kind &&
+			(namespace == "" || o.namespace == namespace) && (name == "" || o.name == name) {
 			items = append(items, o.raw)
 		}
 	}
 	a.mu.Unlock()
 	if name != "" {
 		if len(items) == 0 {
-			notFound(w, fmt.Sprintf("%s %q", parts[0], name))
+			notFound(w, fmt.Sprintf("%s %q", res.resource, name))
 			return
 		}
 		writeJSON(w, http.StatusOK, items[0])
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"apiVersion": customGroupVersion,
-		"kind": kind + "List", "metadata": map[string]string{"resourceVersion": "1"},
+	writeJSON(w, http.StatusOK, map[string]any{"apiVersion": groupVersion,
+		"kind": res.kind + "List", "metadata": map[string]string{"resourceVersion": "1"},
 		"items": items})
 }
 
-// customObjects takes the case's PodGroups and ElasticQuotas out of `raw` and serves them;
+// customObjects takes the case's custom objects out of `raw` and serves them;
 // the plugins reach them through the kubeconfig option returned.
 func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime.Option, error) {
 	var others []json.RawMessage
@@ -146,15 +187,16 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 		if err := json.Unmarshal(item, &head); err != nil {
 			return nil, nil, fmt.Errorf("object %s: %w", item, err)
 		}
-		if head.APIVersion != customGroupVersion {
+		if !servedGroupVersion(head.APIVersion) {
 			others = append(others, item)
 			continue
 		}
 		namespace := head.Metadata.Namespace
-		if namespace == "" {
+		if namespace == "" && head.Kind != "NodeResourceTopology" {
 			namespace = "default"
 		}
-		custom = append(custom, customObject{head.Kind, namespace, head.Metadata.Name, item})
+		custom = append(custom, customObject{head.APIVersion, head.Kind, namespace,
+			head.Metadata.Name, item})
 	}
 	namespaces := map[string]bool{}
 	for _, o := range custom {

@@ -1,7 +1,7 @@
 // The scheduler-plugins oracle: kube-scheduler's registry with the scheduler-plugins plugins
 // that read what a snapshot and informers over a fake clientset hold, and Coscheduling and
-// CapacityScheduling, which build their clients from a kubeconfig (apiserver.go serves them).
-// (NodeResourceTopologyMatch and the network-aware plugins are not here yet; the Trimaran
+// CapacityScheduling and NodeResourceTopologyMatch, which build their clients from a kubeconfig
+// (apiserver.go serves them). (The network-aware plugins are not here yet; the Trimaran
 // plugins read a load-watcher.)
 package main
 
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/scheduler-plugins/pkg/capacityscheduling"
 	"sigs.k8s.io/scheduler-plugins/pkg/coscheduling"
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesources"
+	"sigs.k8s.io/scheduler-plugins/pkg/noderesourcetopology"
 	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
 	"sigs.k8s.io/scheduler-plugins/pkg/preemptiontoleration"
 )
@@ -25,6 +26,7 @@ func addPlugins(registry frameworkruntime.Registry) {
 	registry[podstate.Name] = podstate.New
 	registry[preemptiontoleration.Name] = preemptiontoleration.New
 	registry[coscheduling.Name] = coscheduling.New
+	registry[noderesourcetopology.Name] = noderesourcetopology.New
 	registry[capacityscheduling.Name] = func(ctx context.Context, obj runtime.Object,
 		handle framework.Handle) (framework.Plugin, error) {
 		p, err := capacityscheduling.New(ctx, obj, handle)

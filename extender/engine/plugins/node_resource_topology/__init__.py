@@ -6,7 +6,7 @@ resource-topology-exporter) publishes per node. `../shared/reference/plugins-nex
   policy, the pod (scope `pod`) or each container (scope `container`; init and sidecar
   containers each on their own, app containers one after the other on what the previous ones
   left) must fit in one NUMA cell, else `cannot align pod` / `cannot align init container` /
-  `cannot align container` (Unschedulable). BestEffort pods asking for no device pass; a node
+  `cannot align sidecar container` / `cannot align container` (Unschedulable). BestEffort pods asking for no device pass; a node
   without a NodeResourceTopology, or with another policy, passes.
 * Score (no NormalizeScore): MostAllocated, LeastAllocated, BalancedAllocation (single-numa-node
   nodes only) or LeastNUMANodes (any policy); only Guaranteed pods are scored (others: 100); a

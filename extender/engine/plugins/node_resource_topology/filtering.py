@@ -21,6 +21,7 @@ from extender.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 CANNOT_ALIGN_POD = "cannot align pod"
 CANNOT_ALIGN_CONTAINER = "cannot align container"
 CANNOT_ALIGN_INIT_CONTAINER = "cannot align init container"
+CANNOT_ALIGN_SIDECAR_CONTAINER = "cannot align sidecar container"
 INCONSISTENT_ACCOUNTING = "inconsistent resource accounting"
 #: `util.ResourceList(nodeInfo.Allocatable)` always has these, even at zero.
 _ALWAYS_ALLOCATABLE = frozenset({CPU, MEMORY, PODS, EPHEMERAL_STORAGE})
@@ -97,9 +98,11 @@ def single_numa_verdict(scope: str, pod: NumaPod, cells: Sequence[NumaCell],
     working = list(cells)
     # Init containers (sidecars too) run one after the other before the app containers: each
     # must fit alone, and none is subtracted.
-    for _, requests in pod.init:
+    for name, requests in pod.init:
         if fitting_cell(working, requests, pod.qos, node_names) is None:
-            return CANNOT_ALIGN_INIT_CONTAINER
+            # Named by kind (`logging.GetInitContainerKind`), as the oracle found.
+            return CANNOT_ALIGN_SIDECAR_CONTAINER if name in pod.sidecars \
+                else CANNOT_ALIGN_INIT_CONTAINER
     for _, requests in pod.app:
         chosen = fitting_cell(working, requests, pod.qos, node_names)
         if chosen is None:

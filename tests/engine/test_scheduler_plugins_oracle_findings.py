@@ -1,6 +1,7 @@
-"""What the conformance oracle found when it came to run scheduler-plugins' Coscheduling and
-CapacityScheduling (v0.34.7 in kube-scheduler 1.34.4's framework, their objects served by the
-oracle's own API): each expected answer below is the oracle's, on the same objects.
+"""What the conformance oracle found when it came to run scheduler-plugins' Coscheduling,
+CapacityScheduling and NodeResourceTopologyMatch (v0.34.7 in kube-scheduler 1.34.4's
+framework, their objects served by the oracle's own API): each expected answer below is the
+oracle's, on the same objects.
 
 - The pod being scheduled is one of its group's pods: kube-scheduler's pod informer holds it,
   so Coscheduling's sibling count includes it (`evaluate` counted only the objects).
@@ -10,6 +11,9 @@ oracle's own API): each expected answer below is the oracle's, on the same objec
   from cycleState".
 - After a PreFilter rejection every node is potential, those a PreFilterResult left out too;
   the dry run runs the Filters alone on them.
+- NodeResourceTopologyMatch names an init container it cannot align by its kind: a sidecar
+  (`restartPolicy: Always`) is "cannot align sidecar container"; and its pod's effective
+  request (`util.GetPodEffectiveRequest`) includes the pod's overhead.
 """
 
 from __future__ import annotations
@@ -156,3 +160,56 @@ def test_the_dry_run_after_a_prefilter_rejection_runs_the_filters_alone() -> Non
     assert post_filter_reasons(objects, pending, policy("CapacityScheduling",
                                                         quota_post_filter=True)) == (
         "0/1 nodes are available: 1 node(s) were unschedulable.",)
+
+
+def topology(scope: str, cpu: str, memory: str) -> Obj:
+    """n1's NodeResourceTopology: two NUMA zones, each with `cpu` and `memory` available."""
+    def zone(name: str) -> Obj:
+        return {"name": name, "type": "Node", "resources": [
+            {"name": "cpu", "capacity": "2", "allocatable": "2", "available": cpu},
+            {"name": "memory", "capacity": "4Gi", "allocatable": "4Gi", "available": memory}]}
+    return {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
+            "metadata": {"name": "n1"}, "zones": [zone("node-0"), zone("node-1")],
+            "attributes": [{"name": "topologyManagerPolicy", "value": "single-numa-node"},
+                           {"name": "topologyManagerScope", "value": scope}]}
+
+
+def guaranteed(cpu: str, memory: str = "256Mi") -> Obj:
+    amounts = {"cpu": cpu, "memory": memory}
+    return {"requests": amounts, "limits": dict(amounts)}
+
+
+def numa_verdict(objects: list[Obj], pending: Obj) -> Obj | None:
+    nrt = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+           "kubernetesVersion": "1.34", "plugins": {"filter": {"enabled": [
+               {"name": n} for n in (*DEFAULT_FILTERS, "NodeResourceTopologyMatch")]}}}
+    return evaluate(objects, pending, nrt).filter["n1"]
+
+
+@pytest.mark.parametrize(("restart_policy", "words"), [
+    ("Always", "cannot align sidecar container"), (None, "cannot align init container")])
+def test_an_init_container_that_cannot_be_aligned_is_named_by_its_kind(
+        restart_policy: str | None, words: str) -> None:
+    init: Obj = {"name": "side", "image": "busybox", "resources": guaranteed("1")}
+    if restart_policy:
+        init["restartPolicy"] = restart_policy
+    pending = pod("pending")
+    pending["spec"]["containers"][0]["resources"] = guaranteed("100m")
+    pending["spec"]["initContainers"] = [init]
+    objects = [node("n1", cpu="4", memory="8Gi"), topology("container", "500m", "2Gi")]
+    verdict = numa_verdict(objects, pending)
+    assert verdict is not None and verdict["plugin"] == "NodeResourceTopologyMatch"
+    assert verdict["reasons"] == [words]
+
+
+@pytest.mark.parametrize(("overhead", "words"), [
+    ({"cpu": "100m", "memory": "64Mi"}, ["cannot align pod"]), (None, None)])
+def test_the_pod_overhead_counts_in_its_numa_request(overhead: Obj | None,
+                                                      words: list[str] | None) -> None:
+    pending = pod("pending")
+    pending["spec"]["containers"][0]["resources"] = guaranteed("1", "2Gi")
+    if overhead:
+        pending["spec"]["overhead"] = overhead
+    verdict = numa_verdict([node("n1", cpu="4", memory="8Gi"), topology("pod", "2", "2Gi")],
+                           pending)
+    assert (verdict and verdict["reasons"]) == words
