@@ -39,9 +39,10 @@ PLUGINS = ("PrioritySort", "DefaultBinder", "DefaultPreemption", *DEFAULT_FILTER
            *(name for name, _ in DEFAULT_SCORES if name not in DEFAULT_FILTERS))
 #: The scheduler-plugins flavour's plugins (`oracle/scheduler-plugins/plugins.go`).
 SCHEDULER_PLUGINS = ("NodeResourcesAllocatable", "PodState", "PreemptionToleration",
-                     "Coscheduling", "CapacityScheduling", "NodeResourceTopologyMatch")
+                     "Coscheduling", "CapacityScheduling", "NodeResourceTopologyMatch",
+                     "NetworkOverhead")
 #: Of them, the filters a profile enables in `multiPoint` (the others there only score).
-MULTIPOINT_FILTERS = ("NodeResourceTopologyMatch",)
+MULTIPOINT_FILTERS = ("NodeResourceTopologyMatch", "NetworkOverhead")
 
 
 class Oracle:
@@ -299,9 +300,10 @@ def what_was_exercised(oracle: dict[str, Any], plugins: dict[str, Any] | None = 
     rejected_by = (oracle.get("prefilter") or {}).get("plugin")
     if rejected_by in ("Coscheduling", "CapacityScheduling"):
         found.add(f"rejected by {rejected_by}")
-    if any(status and status.get("plugin") == "NodeResourceTopologyMatch"
-           for status in (oracle.get("filter") or {}).values()):
-        found.add("filtered by NodeResourceTopologyMatch")
+    for plugin in MULTIPOINT_FILTERS:
+        if any(status and status.get("plugin") == plugin
+               for status in (oracle.get("filter") or {}).values()):
+            found.add(f"filtered by {plugin}")
     if oracle.get("total"):
         found.add("feasible")
     found.update(f"scored by {plugin}" for plugin in oracle.get("scores") or {}

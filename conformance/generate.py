@@ -7,7 +7,8 @@ tolerations, node selectors and node affinity (required and preferred, every ope
 host ports, images, topology spread constraints (`matchLabelKeys` too) and inter-pod
 (anti-)affinity; for preemption,
 priorities, start times, PodDisruptionBudgets (their selectors and allowed disruptions),
-`preemptionPolicy` and a pending pod already nominated to a node.
+`preemptionPolicy` and a pending pod already nominated to a node. For scheduler-plugins'
+plugins that read objects of their own, `custom_plugins` draws those objects too.
 
 Every bound pod starts at its own second, as running pods do: kube-scheduler breaks its last
 ties among victims and candidates by start time, then by Go's map order, which no two runs
@@ -485,16 +486,20 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
     the plugins that read custom objects: CapacityScheduling (PreFilter, and PostFilter in
     DefaultPreemption's place) with ElasticQuotas, Coscheduling's PreFilter with the pending
     pod in a PodGroup, and NodeResourceTopologyMatch (Filter and Score, its scoring strategy
-    drawn) with NodeResourceTopologies, each drawn or not (`pod` changes in place: its group,
-    its limits)."""
+    drawn) with NodeResourceTopologies, and NetworkOverhead (Filter and Score) with an
+    AppGroup and a NetworkTopology, each drawn or not (`pod` and the bound pods change in
+    place: their group, workload, limits)."""
     plugins = dict(plugins)
     added: list[Obj] = []
     config: list[Obj] = []
     if rng.random() < 0.3:
-        multi = dict(plugins.get("multiPoint") or {})
-        multi["enabled"] = [*multi.get("enabled", []),
-                            {"name": "NodeResourceTopologyMatch", "weight": rng.randint(1, 3)}]
-        plugins["multiPoint"] = multi
+        _enable(plugins, "NetworkOverhead", rng.randint(1, 3))
+        config.append({"name": "NetworkOverhead", "args": {
+            "namespaces": ["default"], "weightsName": "UserDefined",
+            "networkTopologyName": "nt"}})
+        added += app_group(rng, objects, pod)
+    if rng.random() < 0.3:
+        _enable(plugins, "NodeResourceTopologyMatch", rng.randint(1, 3))
         config.append({"name": "NodeResourceTopologyMatch", "args": {"scoringStrategy": {
             "type": rng.choice(["MostAllocated", "BalancedAllocation", "LeastAllocated",
                                 "LeastNUMANodes"])}}})
@@ -513,6 +518,54 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
     if pre_filters:
         plugins["preFilter"] = {**(plugins.get("preFilter") or {}), "enabled": pre_filters}
     return plugins, config, added
+
+
+def _enable(plugins: Obj, name: str, weight: int) -> None:
+    multi = dict(plugins.get("multiPoint") or {})
+    multi["enabled"] = [*multi.get("enabled", []), {"name": name, "weight": weight}]
+    plugins["multiPoint"] = multi
+
+
+APP_GROUP_LABEL = "appgroup.diktyo.x-k8s.io"
+WORKLOADS = ("w1", "w2", "w3")
+
+
+def app_group(rng: random.Random, objects: list[Obj], pod: Obj) -> list[Obj]:
+    """AppGroup `ag` (three workloads, each depending on others with a maximum network cost)
+    and NetworkTopology `nt` (costs between some zones and between the regions), both in
+    `default`; the pending pod and some bound pods join workloads of the group."""
+    def workload(name: str) -> Obj:
+        return {"kind": "Deployment", "name": name, "selector": name, "apiVersion": "apps/v1",
+                "namespace": "default"}
+    workloads = [{"workload": workload(w), "dependencies": [
+        {"workload": workload(d), "minBandwidth": "100Mi", "maxNetworkCost": rng.randint(0, 30)}
+        for d in rng.sample(WORKLOADS, rng.randint(0, 2))]} for w in WORKLOADS]
+    group = {"apiVersion": "appgroup.diktyo.x-k8s.io/v1alpha1", "kind": "AppGroup",
+             "metadata": {"name": "ag", "namespace": "default", "uid": "uid-ag"},
+             "spec": {"numMembers": 3, "topologySortingAlgorithm": "KahnSort",
+                      "workloads": workloads}}
+
+    def origins(values: list[str]) -> list[Obj]:
+        return [{"origin": o, "costList": [
+            {"destination": d, "networkCost": rng.randint(0, 40)}
+            for d in values if d != o and rng.random() < 0.7]} for o in values]
+    topology = {"apiVersion": "networktopology.diktyo.x-k8s.io/v1alpha1",
+                "kind": "NetworkTopology",
+                # With a uid, as every stored object has: NetworkOverhead takes one without for
+                # none found, and its PreFilter then dereferences nil (a crash upstream).
+                "metadata": {"name": "nt", "namespace": "default", "uid": "uid-nt"},
+                "spec": {"weights": [{"name": "UserDefined", "topologyList": [
+                    {"topologyKey": "topology.kubernetes.io/zone", "originList": origins(list(ZONES))},
+                    {"topologyKey": "topology.kubernetes.io/region",
+                     "originList": origins(["region-1", "region-2"])}]}]}}
+    members = [pod] if rng.random() < 0.85 else []
+    members += [o for o in objects if o["kind"] == "Pod" and o["spec"].get("nodeName")
+                and rng.random() < 0.5]
+    for member in members:
+        labels = member["metadata"].setdefault("labels", {})
+        labels[APP_GROUP_LABEL] = "ag"
+        labels[APP_GROUP_LABEL + ".workload"] = rng.choice(WORKLOADS)
+    return [group, topology]
 
 
 NRT_API = "topology.node.k8s.io/v1alpha2"

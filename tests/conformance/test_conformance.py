@@ -214,7 +214,8 @@ def test_custom_plugins_keep_what_the_profile_disabled_and_bring_their_objects()
         assert plugins["preFilter"]["disabled"] == [{"name": "NodeAffinity"}]
         kinds = {o["kind"] for o in added if o["apiVersion"] == CUSTOM_API}
         assert ("Coscheduling" in enabled) == (POD_GROUP_LABEL in pod["metadata"]["labels"])
-        assert ("CapacityScheduling" in enabled) == ("ElasticQuota" in kinds)
+        # (a case may draw CapacityScheduling and no namespace's quota)
+        assert "ElasticQuota" not in kinds or "CapacityScheduling" in enabled
         if enabled:
             names = [ref["name"] for ref in engine_plugins(plugins)["filter"]["enabled"]]
             assert "NodeAffinity" not in names and names[-len(enabled):] == enabled
@@ -275,20 +276,21 @@ def test_the_engine_agrees_with_kube_schedulers_plugins(tmp_path: Path, version:
 @pytest.mark.slow
 def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
     """scheduler-plugins' NodeResourcesAllocatable, PodState, PreemptionToleration,
-    CapacityScheduling, Coscheduling's PreFilter and NodeResourceTopologyMatch, built from
-    their v0.34.7 module into kube-scheduler 1.34's registry (the last three reading
-    ElasticQuotas, PodGroups and NodeResourceTopologies from the oracle's own API), on 500
-    cases."""
+    CapacityScheduling, Coscheduling's PreFilter, NodeResourceTopologyMatch and
+    NetworkOverhead, built from their v0.34.7 module into kube-scheduler 1.34's registry (the
+    last four reading ElasticQuotas, PodGroups, NodeResourceTopologies, AppGroups and
+    NetworkTopologies from the oracle's own API), on 300 cases (7 a second: each of those
+    plugins waits for its informers)."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes and "
                     "sigs.k8s.io/scheduler-plugins Go modules (install Go 1.26+)")
     out = tmp_path / "disagreements"
     done = subprocess.run(
-        [sys.executable, "-m", "conformance", "--cases", "500", "--seed", "2026",
+        [sys.executable, "-m", "conformance", "--cases", "300", "--seed", "2026",
          "--scheduler-plugins", "--plugin-config", "--profiles", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False)
     lines = done.stdout.strip().splitlines()
-    assert lines and lines[-1] == "conformance: 500/500 cases agree", \
+    assert lines and lines[-1] == "conformance: 300/300 cases agree", \
         done.stdout + done.stderr[-3000:]
     assert lines[0].startswith("kube-scheduler 1.34.")
     assert "with scheduler-plugins v0.34.7" in lines[0]
@@ -297,7 +299,8 @@ def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
     for part in ("by PreemptionToleration", "scored by NodeResourcesAllocatable",
                  "scored by PodState", "by CapacityScheduling", "rejected by Coscheduling",
                  "rejected by CapacityScheduling", "scored by NodeResourceTopologyMatch",
-                 "filtered by NodeResourceTopologyMatch"):
+                 "filtered by NodeResourceTopologyMatch", "scored by NetworkOverhead",
+                 "filtered by NetworkOverhead"):
         assert int(reached[part]) > 0, lines[1]
     assert done.returncode == 0 and not out.exists()
 

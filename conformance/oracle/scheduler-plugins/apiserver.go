@@ -1,7 +1,8 @@
 // The API the kubeconfig-built plugins (Coscheduling, CapacityScheduling,
-// NodeResourceTopologyMatch) read their custom objects from: an in-process HTTP server that
-// serves a case's PodGroups, ElasticQuotas and NodeResourceTopologies (discovery, list, get and
-// a watch that stays quiet), so their own New runs as in kube-scheduler, informers and all.
+// NodeResourceTopologyMatch, NetworkOverhead) read their custom objects from: an in-process
+// HTTP server that serves a case's PodGroups, ElasticQuotas, NodeResourceTopologies, AppGroups
+// and NetworkTopologies (discovery, list, get and a watch that stays quiet), so their own New
+// runs as in kube-scheduler, informers and all.
 package main
 
 import (
@@ -26,6 +27,8 @@ var customResources = []customResource{
 	{"scheduling.x-k8s.io/v1alpha1", "podgroups", "PodGroup", true},
 	{"scheduling.x-k8s.io/v1alpha1", "elasticquotas", "ElasticQuota", true},
 	{"topology.node.k8s.io/v1alpha2", "noderesourcetopologies", "NodeResourceTopology", false},
+	{"appgroup.diktyo.x-k8s.io/v1alpha1", "appgroups", "AppGroup", true},
+	{"networktopology.diktyo.x-k8s.io/v1alpha1", "networktopologies", "NetworkTopology", true},
 }
 
 func servedGroupVersion(groupVersion string) bool {

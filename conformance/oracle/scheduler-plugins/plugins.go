@@ -1,8 +1,8 @@
 // The scheduler-plugins oracle: kube-scheduler's registry with the scheduler-plugins plugins
 // that read what a snapshot and informers over a fake clientset hold, and Coscheduling and
-// CapacityScheduling and NodeResourceTopologyMatch, which build their clients from a kubeconfig
-// (apiserver.go serves them). (The network-aware plugins are not here yet; the Trimaran
-// plugins read a load-watcher.)
+// CapacityScheduling, NodeResourceTopologyMatch and NetworkOverhead, which build their clients
+// from a kubeconfig (apiserver.go serves them). (TopologicalSort is a QueueSort, which the
+// oracle does not run; the Trimaran plugins read a load-watcher.)
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	_ "sigs.k8s.io/scheduler-plugins/apis/config/scheme" // their arguments in the config scheme
 	"sigs.k8s.io/scheduler-plugins/pkg/capacityscheduling"
 	"sigs.k8s.io/scheduler-plugins/pkg/coscheduling"
+	"sigs.k8s.io/scheduler-plugins/pkg/networkaware/networkoverhead"
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesources"
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesourcetopology"
 	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
@@ -27,6 +28,7 @@ func addPlugins(registry frameworkruntime.Registry) {
 	registry[preemptiontoleration.Name] = preemptiontoleration.New
 	registry[coscheduling.Name] = coscheduling.New
 	registry[noderesourcetopology.Name] = noderesourcetopology.New
+	registry[networkoverhead.Name] = networkoverhead.New
 	registry[capacityscheduling.Name] = func(ctx context.Context, obj runtime.Object,
 		handle framework.Handle) (framework.Plugin, error) {
 		p, err := capacityscheduling.New(ctx, obj, handle)
