@@ -48,7 +48,9 @@ def test_extender_reasons_in_failed_scheduling(scenario: Scenario) -> None:
         "1 node(s) had untolerated taint(s)",
         "0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     assert kube.get("Pod", "lonely", ns)["spec"].get("nodeName") is None
-    # The extender's own event counts only the candidates kube-scheduler sent it.
-    ours = kube.scheduler_messages(ns, "lonely", "scheduler-extender")
+    # The extender's own event counts only the candidates kube-scheduler sent it. Its
+    # recorder posts it on its own schedule: it may come after kube-scheduler's.
+    ours = wait_until(lambda: kube.scheduler_messages(ns, "lonely", "scheduler-extender"),
+                      timeout=30, what="the extender's FailedScheduling event")
     assert ours == ["0/1 nodes are available: 1 node(s) didn't match scheduler-enforced node "
                     "affinity."]
