@@ -605,11 +605,9 @@ def guaranteed(pod: Obj) -> None:
     """Make `pod` Guaranteed: each container's limits its requests, cpu and memory set."""
     for container in (*pod["spec"]["containers"], *pod["spec"].get("initContainers", ())):
         requests = dict(container.get("resources", {}).get("requests") or {})
-        requests.setdefault("cpu", "1")
-        requests.setdefault("memory", "256Mi")
-        requests = {k: ("1" if k == "cpu" and parse_quantity(v) == 0 else
-                        "256Mi" if k == "memory" and parse_quantity(v) == 0 else v)
-                    for k, v in requests.items()}
+        for name, default in (("cpu", "1"), ("memory", "256Mi")):
+            if parse_quantity(requests.get(name, 0)) == 0:  # unset or zero
+                requests[name] = default
         container["resources"] = {"requests": requests, "limits": dict(requests)}
 
 

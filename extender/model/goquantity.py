@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from extender.model.quantity import (
     _BINARY_SUFFIXES,
     _DECIMAL_SUFFIXES,
+    _GO_SPACE,
     _GRAMMAR,
     BINARY_SI,
     DECIMAL_EXPONENT,
     DECIMAL_SI,
     INT64_MAX,
     INT64_MIN,
+    QuantityLike,
+    nano_value,
+    quantity_format,
 )
 
 _MAX_INT64_FACTORS = 18  # apimachinery math.go
@@ -27,14 +31,14 @@ _NANO = -9
 
 @dataclass(frozen=True, slots=True)
 class GoQuantity:
-    """`int64Amount{value, scale}` with the Format and cached string; `inexact` when Go
-    would have left the int64 path (an inf.Dec amount: printed as the value alone)."""
+    """`int64Amount{value, scale}` with the Format and cached string. Where Go leaves the
+    int64 path for an inf.Dec (beyond int64, finer than nanos), the amount is kept exactly
+    here and printed as if it had not: Go would print a pointer there, which no one matches."""
 
     value: int
     scale: int
     format: str
     text: str = ""
-    inexact: bool = False
 
     def sub(self, value: int, scale: int, fmt: str) -> GoQuantity:
         """`Quantity.Sub` of `NewQuantity`/`NewMilliQuantity`'s amount (value, scale)."""
@@ -42,8 +46,8 @@ class GoQuantity:
         amount = _add(self.value, self.scale, -value, scale)
         if amount is None:
             return GoQuantity(self.value - _exact(value, scale - self.scale), self.scale,
-                              out_format, "", True)
-        return GoQuantity(amount[0], amount[1], out_format, "", self.inexact)
+                              out_format)
+        return GoQuantity(amount[0], amount[1], out_format)
 
     @property
     def sign(self) -> int:
@@ -74,13 +78,17 @@ def _add(a: int, a_scale: int, b: int, b_scale: int) -> tuple[int, int] | None:
     return total, a_scale
 
 
-def parse_go_quantity(raw: object) -> GoQuantity:
-    """`ParseQuantity`'s result for a JSON value (a string, or a bare number's text)."""
-    text = raw.strip() if isinstance(raw, str) else str(raw)
+def parse_go_quantity(raw: QuantityLike) -> GoQuantity:
+    """`ParseQuantity`'s result for a JSON value (a string, or a bare number's text);
+    `QuantityError` for one apimachinery refuses."""
+    if raw is None:  # JSON null: the zero Quantity
+        return GoQuantity(0, 0, "")
+    nanos = nano_value(raw)  # refuses what apimachinery refuses
+    text = raw.strip(_GO_SPACE) if isinstance(raw, str) else str(raw)
     if text == "0":
         return GoQuantity(0, 0, DECIMAL_SI, "0")
     match = _GRAMMAR.fullmatch(text)
-    assert match is not None, text  # the model already accepted it
+    assert match is not None, text  # nano_value accepted it
     sign, _zeros, num, dot_frac, suffix = match.groups()
     denom = dot_frac[1:] if dot_frac else ""
     num = num or "0"
@@ -111,6 +119,6 @@ def parse_go_quantity(raw: object) -> GoQuantity:
                 canonical = (exponent % 10 == 0 and value & 0x07 != 0) if fmt == BINARY_SI \
                     else (scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0")
                 return GoQuantity(result, scale, fmt, text if canonical else "")
-    # inf.Dec: not modelled digit for digit (the value in nano-units, marked inexact)
-    from extender.model.quantity import nano_value
-    return GoQuantity(nano_value(text), _NANO, fmt, "", True)
+    # inf.Dec (see `GoQuantity`): the exact value, in nano-units, and the format the model
+    # keeps (a BinarySI amount below 1 becomes DecimalSI there).
+    return GoQuantity(nanos, _NANO, quantity_format(raw))

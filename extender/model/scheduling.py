@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from extender.model import k8s
+from extender.model.goquantity import GoQuantity, parse_go_quantity
 from extender.model.quantity import milli_value, value
 from extender.model.resources import (
     CPU,
@@ -32,32 +33,25 @@ def pod_group_name(labels: Mapping[str, str]) -> str:
 
 
 class PodGroupView:
-    __slots__ = ("namespace", "name", "min_member", "min_resources", "min_resources_raw",
-                 "schedule_timeout", "creation_time", "uid")
+    __slots__ = ("namespace", "name", "min_member", "min_resources", "schedule_timeout",
+                 "creation_time", "uid")
 
     def __init__(self, pg: k8s.PodGroup) -> None:
         self.namespace = pg.metadata.namespace
         self.name = pg.metadata.name
         self.uid = pg.metadata.uid
         self.min_member = pg.spec.min_member
-        #: `spec.minResources` as (resource name, amount) in the units `Resources.get` uses;
-        #: None when unset (the resource check is skipped).
-        self.min_resources: dict[str, int] | None = (
+        #: `spec.minResources` as Go holds each quantity (Coscheduling's "resource gap"
+        #: subtracts and prints them so); None when unset (the resource check is skipped).
+        self.min_resources: dict[str, GoQuantity] | None = (
             None if pg.spec.min_resources is None
-            else {name: _amount(name, raw) for name, raw in pg.spec.min_resources.items()})
-        #: `spec.minResources` as written (Coscheduling's "resource gap" prints them as Go
-        #: holds them, `model.goquantity`).
-        self.min_resources_raw: dict[str, k8s.QuantityValue] = dict(pg.spec.min_resources or {})
+            else {name: parse_go_quantity(raw) for name, raw in pg.spec.min_resources.items()})
         self.schedule_timeout: int | None = pg.spec.schedule_timeout_seconds
         self.creation_time = parse_time(pg.metadata.creation_timestamp)
 
     @property
     def full_name(self) -> str:
         return f"{self.namespace}/{self.name}"
-
-
-def _amount(name: str, raw: k8s.QuantityValue) -> int:
-    return milli_value(raw) if name == CPU else value(raw)
 
 
 class ElasticQuotaView:

@@ -348,6 +348,14 @@ class PriorityQueue:
             return self._error_backoff
         return self._backoff
 
+    def _backoff_get(self, key: str) -> QueuedPodInfo | None:
+        """The pod in backoffQ (podBackoffQ or podErrorBackoffQ), or None."""
+        return self._backoff.get(key) or self._error_backoff.get(key)
+
+    def _backoff_delete(self, key: str) -> QueuedPodInfo | None:
+        """Take the pod out of backoffQ (whichever heap holds it); None when in neither."""
+        return self._backoff.delete(key) or self._error_backoff.delete(key)
+
     def _add_to_active(self, info: QueuedPodInfo) -> None:
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self.clock.now()
@@ -368,8 +376,7 @@ class PriorityQueue:
         info = self.new_pod_info(pod)
         self._add_to_active(info)
         self._unschedulable.pop(info.key, None)
-        self._backoff.delete(info.key)
-        self._error_backoff.delete(info.key)
+        self._backoff_delete(info.key)
         self.nominator.add(pod)
         if self.on_move is not None:
             self.on_move(pod, NEW, ACTIVE, UNSCHEDULED_POD_ADD)
@@ -439,7 +446,7 @@ class PriorityQueue:
             raise QueueError(f"Pod {key} is already present in unschedulable queue")
         if key in self._active:
             raise QueueError(f"Pod {key} is already present in the active queue")
-        if key in self._backoff or key in self._error_backoff:
+        if self._backoff_get(key) is not None:
             raise QueueError(f"Pod {key} is already present in the backoff queue")
         if info.unschedulable_plugins:
             info.unschedulable_count += 1
@@ -502,7 +509,7 @@ class PriorityQueue:
         key = pod_key(pod)
         if self._active.delete(key) is not None:
             return True
-        if self._backoff.delete(key) is not None or self._error_backoff.delete(key) is not None:
+        if self._backoff_delete(key) is not None:
             return True
         return self._unschedulable.pop(key, None) is not None
 
@@ -516,7 +523,7 @@ class PriorityQueue:
             info = self._unschedulable.pop(key, None)
             source = UNSCHEDULABLE
             if info is None:
-                info = self._backoff.delete(key) or self._error_backoff.delete(key)
+                info = self._backoff_delete(key)
                 source = BACKOFF
             if info is None:
                 # In flight: it is requeued when it comes back (upstream's Activate).
@@ -641,7 +648,7 @@ class PriorityQueue:
         key = pod_key(pod)
         if key in self._active:
             return ACTIVE
-        if key in self._backoff or key in self._error_backoff:
+        if self._backoff_get(key) is not None:
             return BACKOFF
         if key in self._unschedulable:
             return UNSCHEDULABLE
@@ -649,8 +656,7 @@ class PriorityQueue:
 
     def get(self, pod: Pod) -> QueuedPodInfo | None:
         key = pod_key(pod)
-        return (self._active.get(key) or self._backoff.get(key) or self._error_backoff.get(key)
-                or self._unschedulable.get(key))
+        return self._active.get(key) or self._backoff_get(key) or self._unschedulable.get(key)
 
     def active_pods(self) -> list[Pod]:
         """activeQ in pop order."""

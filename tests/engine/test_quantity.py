@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from extender.model.goquantity import parse_go_quantity
 from extender.model.quantity import (
     BINARY_SI,
     DECIMAL_EXPONENT,
@@ -638,14 +639,30 @@ go_tokens = st.sampled_from(list("0123456789.+-eEinumkKMGTPx ") + ["00", "Ki", "
 @example("1234567890123456789")
 @example("99Ti")
 @example("999Ti")
+@example("16")
+@example("1.5")
+@example("500m")
+@example("16Gi")
+@example("-3Ki")
+@example("0.0001Ki")
 def test_matches_go_port(text: str) -> None:
+    """The model's parse, and `model.goquantity`'s (the int64 amount Coscheduling's messages
+    print: value × 10^scale, in nano-units off the int64 path), read the port's number."""
     scanned = _go_scan(text)
     suffix = scanned[4] if scanned else ""
     if len(suffix) > 1 and suffix[0] in "eE" and len(suffix.lstrip("eE+-")) > 3:
         return  # the port computes 10^exponent exactly; keep exponents small
     expected = _go_parse(text)
+    trimmed = text == text.strip()  # goquantity reads a JSON value, trimmed first
     if expected is None:
         with pytest.raises(QuantityError):
             _parse_text(text)
+        if trimmed:
+            with pytest.raises(QuantityError):
+                parse_go_quantity(text)
     else:
         assert (_parse_text(text), quantity_format(text)) == expected
+        if trimmed:
+            q = parse_go_quantity(text)
+            assert (Fraction(q.value) * Fraction(10) ** q.scale, q.format) == expected
+

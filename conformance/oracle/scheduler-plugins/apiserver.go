@@ -31,6 +31,16 @@ var customResources = []customResource{
 	{"networktopology.diktyo.x-k8s.io/v1alpha1", "networktopologies", "NetworkTopology", true},
 }
 
+// namespacedKind says whether a served kind lives in namespaces (one not listed is taken to).
+func namespacedKind(groupVersion, kind string) bool {
+	for _, r := range customResources {
+		if r.groupVersion == groupVersion && r.kind == kind {
+			return r.namespaced
+		}
+	}
+	return true
+}
+
 func servedGroupVersion(groupVersion string) bool {
 	for _, r := range customResources {
 		if r.groupVersion == groupVersion {
@@ -195,7 +205,7 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 			continue
 		}
 		namespace := head.Metadata.Namespace
-		if namespace == "" && head.Kind != "NodeResourceTopology" {
+		if namespace == "" && namespacedKind(head.APIVersion, head.Kind) {
 			namespace = "default"
 		}
 		custom = append(custom, customObject{head.APIVersion, head.Kind, namespace,

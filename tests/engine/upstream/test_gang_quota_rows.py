@@ -54,7 +54,6 @@ from extender.engine.preemption.evaluator import dry_run_preemption
 from extender.engine.profile import build_profile
 from extender.engine.runner import prepare_filters
 from extender.model import k8s
-from extender.model.goquantity import parse_go_quantity
 from extender.model.pod import PodView
 from extender.model.resources import Resources, resources_from_list
 from extender.model.scheduling import ElasticQuotaView
@@ -321,8 +320,7 @@ def test_coscheduling_core_check_cluster_resource(row: Obj) -> None:
     state = cluster_from_objects(objects)
     pg = state.store(PodGroupStore).group(ns, group)
     assert pg is not None and pg.min_resources is not None
-    need = {name: parse_go_quantity(raw) for name, raw in pg.min_resources_raw.items()}
-    gap = cluster_gap(state.nodes.values(), need, row["pg_full_name"])
+    gap = cluster_gap(state.nodes.values(), pg.min_resources, row["pg_full_name"])
     if want["satisfied"]:
         assert gap == {}
         assert ev.prefilter is None

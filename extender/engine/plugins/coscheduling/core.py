@@ -15,7 +15,7 @@ from enum import StrEnum
 from extender.engine.args import CoschedulingArgs
 from extender.engine.framework import ClusterContext, Code, Status, unresolvable
 from extender.engine.plugins.coscheduling.store import PodGroupStore
-from extender.model.goquantity import GoQuantity, parse_go_quantity
+from extender.model.goquantity import GoQuantity
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from extender.model.quantity import BINARY_SI, DECIMAL_SI
@@ -129,8 +129,7 @@ class PodGroupManager:
                                       f"pods in the same PodGroup")
         if group.min_resources is None or self.permitted.has(full_name, now):
             return None
-        need = {name: parse_go_quantity(raw) for name, raw in group.min_resources_raw.items()}
-        need[PODS] = GoQuantity(group.min_member, 0, DECIMAL_SI)
+        need = {**group.min_resources, PODS: GoQuantity(group.min_member, 0, DECIMAL_SI)}
         gap = cluster_gap(ctx.nodes.values(), need, full_name)
         if gap:
             return unresolvable(NAME, f"resource gap: {format_gap(gap)}")
