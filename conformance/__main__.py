@@ -1,5 +1,5 @@
 """`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--out DIR]
-[--plugin-config] [--profiles]`:
+[--plugin-config] [--profiles] [--scheduler-plugins] [--jobs J]`:
 the engine and kube-scheduler's own plugins on the same generated cases.
 
 Prints what the cases reached and, per kind of answer (and per score plugin), how many of the
@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
                              "Kubernetes minor it requires)")
     parser.add_argument("--replay", type=Path, action="append", default=[],
                         help="run a written case again instead of generating")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="oracle processes working at once (default: 4 with "
+                             "--scheduler-plugins, whose plugins mostly wait for their "
+                             "informers; else 1)")
     args = parser.parse_args(argv)
     flavour = "scheduler-plugins" if args.scheduler_plugins else "in-tree"
     try:
@@ -87,11 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         engine_version = args.engine_version or version
         binary = build_oracle(version, progress=lambda line: print(line, file=sys.stderr),
                               flavour=flavour)
-        oracle = Oracle(binary, PLUGINS + SCHEDULER_PLUGINS if args.scheduler_plugins
-                        else PLUGINS)
     except BuildError as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return 2
+    jobs = args.jobs or (4 if args.scheduler_plugins else 1)
+    if jobs < 1:
+        parser.error(f"--jobs must be at least 1, not {jobs}")
+    oracle_plugins = PLUGINS + SCHEDULER_PLUGINS if args.scheduler_plugins else PLUGINS
+    oracles = [Oracle(binary, oracle_plugins) for _ in range(jobs)]
+    minimiser: Oracle | None = None  # one with nothing in flight, made at a first disagreement
     if args.replay:
         written = [json.loads(p.read_text()) for p in args.replay]
         cases: Iterable[tuple[list[Any], Any, list[Any], dict[str, Any]]] = [
@@ -122,30 +131,58 @@ def main(argv: list[str] | None = None) -> int:
     compared: Counter[str] = Counter()
     agree = 0
     started = time.monotonic()
+    # Case k goes to oracle k % jobs, which holds at most one case: before it takes the next,
+    # its answer to the one before is compared, so cases finish in order.
+    in_flight: list[_Pending | None] = [None] * jobs
     try:
-        for index, (objects, pod, config, plugins) in enumerate(cases):
-            found = _differences(oracle, engine_version, objects, pod, config, plugins,
-                                 exercised, compared)
+        def finish(pending: _Pending) -> None:
+            nonlocal agree, out, minimiser
+            theirs = pending.oracle.receive()
+            exercised.update(what_was_exercised(theirs, pending.plugins))
+            compared.update(compared_kinds(pending.mine, theirs))
+            found = list(differences(pending.mine, theirs, pending.plugins))
             if not found:
                 agree += 1
-                continue
+                return
             kinds.update({kind for kind, _ in found})
+            objects, pod, config, plugins = (pending.objects, pending.pod, pending.config,
+                                             pending.plugins)
             if args.minimise:
-                def disagreement(objs: list[Any], p: Any, config: list[Any] = config,
-                                 plugins: dict[str, Any] = plugins) -> frozenset[str]:
-                    return frozenset(k for k, _ in _differences(oracle, engine_version, objs,
+                if minimiser is None:
+                    minimiser = Oracle(binary, oracle_plugins)
+                asked = minimiser
+
+                def disagreement(objs: list[Any], p: Any) -> frozenset[str]:
+                    return frozenset(k for k, _ in _differences(asked, engine_version, objs,
                                                                 p, config, plugins))
                 objects, pod = minimise(objects, pod, disagreement)
-                found = _differences(oracle, engine_version, objects, pod, config, plugins)
+                found = _differences(asked, engine_version, objects, pod, config, plugins)
             if out is None:
                 out = Path(tempfile.mkdtemp(prefix="conformance-"))
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"case-{args.seed}-{index}.json").write_text(json.dumps({
-                "seed": args.seed, "index": index, "pluginConfig": config, "plugins": plugins,
-                "objects": objects, "pod": pod,
+            (out / f"case-{args.seed}-{pending.index}.json").write_text(json.dumps({
+                "seed": args.seed, "index": pending.index, "pluginConfig": config,
+                "plugins": plugins, "objects": objects, "pod": pod,
                 "differences": [{"kind": k, **d} for k, d in found]}, indent=1) + "\n")
+
+        for index, (objects, pod, config, plugins) in enumerate(cases):
+            slot = index % jobs
+            waiting = in_flight[slot]
+            if waiting is not None:
+                finish(waiting)
+            oracle = oracles[slot]
+            oracle.send(objects, pod, config, plugins)
+            mine = engine_answer(objects, pod, engine_version, config, plugins)  # meanwhile
+            in_flight[slot] = _Pending(index, oracle, objects, pod, config, plugins, mine)
+        for slot in range(jobs):  # the oldest first: the slot after the last one used
+            waiting = in_flight[(total + slot) % jobs]
+            if waiting is not None:
+                finish(waiting)
     finally:
-        oracle.close()
+        for oracle in oracles:
+            oracle.close()
+        if minimiser is not None:
+            minimiser.close()
     seconds = time.monotonic() - started
     against = "" if engine_version == version else f" (the engine at {engine_version})"
     if args.scheduler_plugins:
@@ -165,18 +202,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if agree == total else 1
 
 
+@dataclass
+class _Pending:
+    """A case handed to an oracle, with the engine's answer, until the oracle's comes."""
+
+    index: int
+    oracle: Oracle
+    objects: list[Any]
+    pod: Any
+    config: list[Any]
+    plugins: dict[str, Any]
+    mine: dict[str, Any]
+
+
 def _differences(oracle: Oracle, version: str, objects: list[Any], pod: Any,
-                 config: list[Any], plugins: dict[str, Any],
-                 exercised: Counter[str] | None = None,
-                 compared: Counter[str] | None = None) -> list[tuple[str, Any]]:
+                 config: list[Any], plugins: dict[str, Any]) -> list[tuple[str, Any]]:
     oracle.send(objects, pod, config, plugins)
     mine = engine_answer(objects, pod, version, config, plugins)  # while the oracle works
-    theirs = oracle.receive()
-    if exercised is not None:
-        exercised.update(what_was_exercised(theirs, plugins))
-    if compared is not None:
-        compared.update(compared_kinds(mine, theirs))
-    return list(differences(mine, theirs, plugins))
+    return list(differences(mine, oracle.receive(), plugins))
 
 
 if __name__ == "__main__":

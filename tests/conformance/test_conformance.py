@@ -279,8 +279,8 @@ def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
     CapacityScheduling, Coscheduling's PreFilter, NodeResourceTopologyMatch and
     NetworkOverhead, built from their v0.34.7 module into kube-scheduler 1.34's registry (the
     last four reading ElasticQuotas, PodGroups, NodeResourceTopologies, AppGroups and
-    NetworkTopologies from the oracle's own API), on 300 cases (7 a second: each of those
-    plugins waits for its informers)."""
+    NetworkTopologies from the oracle's own API), on 300 cases (four oracle processes at once,
+    the default here: each of those plugins mostly waits for its informers)."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes and "
                     "sigs.k8s.io/scheduler-plugins Go modules (install Go 1.26+)")
@@ -334,7 +334,8 @@ def test_a_wrong_preemption_choice_is_caught() -> None:
 @pytest.mark.slow
 def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
     """The engine made to score BalancedAllocation as before v1.36 (what it did until the
-    oracle showed otherwise): the cases where it matters are written, shrunk, and replay."""
+    oracle showed otherwise): the cases where it matters are written, shrunk, and replay; with
+    two oracle processes, so the cases in flight finish in order beside the shrinking."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes Go "
                     "module (install Go 1.26+)")
@@ -343,7 +344,7 @@ def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
               "sys.exit(main(sys.argv[1:]))")
     out = tmp_path / "disagreements"
     done = subprocess.run([sys.executable, "-c", script, "--cases", "40", "--seed", "3",
-                           "--out", str(out)],
+                           "--jobs", "2", "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     assert "score:NodeResourcesBalancedAllocation:" in done.stdout
