@@ -166,12 +166,6 @@ class ClusterState:
             self.nominated.setdefault(view.nominated_node_name, {})[view.uid] = view
         return view
 
-    def pod_seen_pending(self, view: PodView) -> None:
-        """Tell the plugins' stores of a pending pod the state does not hold (the one being
-        scheduled, which kube-scheduler's pod informer holds)."""
-        for store in self._pod_stores:
-            store.pod_seen(view, None)
-
     def delete_pod(self, namespace: str, name: str, uid: str | None = None) -> None:
         found = uid or self._uid_by_key.get((namespace, name))
         for store in self._pod_stores:

@@ -132,10 +132,6 @@ def evaluation_inputs(objects: Iterable[Mapping[str, Any]], pod: Mapping[str, An
         view = PodView.from_k8s(k8s.convert(dict(pod), k8s.Pod))
     except (msgspec.ValidationError, QuantityError) as exc:
         raise EvaluationError(f"pod: {exc}") from None
-    if view.uid not in state.pods:
-        # kube-scheduler's informer holds the pod it schedules: the plugins that index pods
-        # see it (Coscheduling counts it among its group's).
-        state.pod_seen_pending(view)
     names = list(state.nodes) if nodes is None else list(nodes)
     unknown = [name for name in names if name not in state.nodes]
     if unknown:

@@ -186,6 +186,26 @@ def test_coscheduling_prefilter_rejections_are_unresolvable() -> None:
         assert client.post("/filter", json=filter_args(loner, ["n1"])).json()["NodeNames"] == ["n1"]
 
 
+def test_coscheduling_counts_the_pod_being_scheduled_which_the_snapshot_lacks() -> None:
+    # kube-scheduler's pod lister holds the pod it schedules; a snapshot (or an informer that
+    # has not seen it yet) does not: it still counts, once.
+    siblings = [pod(f"m{i}", labels={GROUP: "pg"}, requests={"cpu": "1"}) for i in range(2)]
+    newcomer = pod("m2", labels={GROUP: "pg"}, requests={"cpu": "1"})
+    with client_for([*NODES, pod_group("pg", 3), *siblings], ["Coscheduling"]) as client:
+        assert client.post("/filter", json=filter_args(newcomer, ["n1"])).json()["NodeNames"] == [
+            "n1"]
+        # A sibling the snapshot holds is not counted twice.
+        reply = client.post("/filter", json=filter_args(siblings[0], ["n1"])).json()
+    assert reply["FailedAndUnresolvableNodes"] == {"n1": (
+        "pre-filter pod m0 cannot find enough sibling pods, current pods number: 2, "
+        "minMember of group: 3")}
+    with client_for([*NODES, pod_group("pg", 4), *siblings], ["Coscheduling"]) as client:
+        reply = client.post("/filter", json=filter_args(newcomer, ["n1"])).json()
+    assert reply["FailedAndUnresolvableNodes"] == {"n1": (
+        "pre-filter pod m2 cannot find enough sibling pods, current pods number: 3, "
+        "minMember of group: 4")}
+
+
 def test_coscheduling_min_resources_gap() -> None:
     members = [pod(f"m{i}", labels={GROUP: "pg"}, requests={"cpu": "1"}) for i in range(3)]
     objects = [*NODES, pod_group("pg", 3, {"cpu": "10"}), *members]

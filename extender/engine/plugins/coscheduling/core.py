@@ -109,6 +109,13 @@ class PodGroupManager:
                 count += 1
         return count
 
+    @staticmethod
+    def counted(pod: PodView, members: Mapping[str, bool]) -> int:
+        """How many pods kube-scheduler's pod lister gives for the pod's group: the members
+        indexed, and the pod being scheduled, which its informer always holds (this state may
+        not yet, or never in a snapshot)."""
+        return len(members) + (pod.uid not in members)
+
     # ---- PreFilter ---------------------------------------------------------------------
     def pre_filter(self, pod: PodView, ctx: ClusterContext, now: float) -> Status | None:
         """The checks that reject a pod before any node is looked at, or None."""
@@ -118,12 +125,14 @@ class PodGroupManager:
         if self.backed_off.has(full_name, now):
             return unresolvable(NAME, f"podGroup {full_name} failed recently")
         members = ctx.store(PodGroupStore).group_pods(pod.namespace, pod.pod_group)
-        if len(members) < group.min_member:
+        count = self.counted(pod, members)
+        if count < group.min_member:
             return unresolvable(NAME, f"pre-filter pod {pod.name} cannot find enough sibling pods, "
-                                      f"current pods number: {len(members)}, minMember of group: "
+                                      f"current pods number: {count}, minMember of group: "
                                       f"{group.min_member}")
-        # Gated pods cannot be scheduled: with them the group may still fall short.
-        short = group.min_member - len(members) + sum(1 for gated in members.values() if gated)
+        # Gated pods cannot be scheduled (the pod being scheduled is not one): with them the
+        # group may still fall short.
+        short = group.min_member - count + sum(1 for gated in members.values() if gated)
         if short > 0:
             return unresolvable(NAME, f"pre-filter pod {pod.name} cannot proceed due to gated "
                                       f"pods in the same PodGroup")
@@ -163,17 +172,20 @@ class PodGroupManager:
         not_assigned = float32((group.min_member - assigned) / group.min_member)
         if not_assigned <= float32(self.args.pod_group_reject_percentage / 100):
             return Status(_UNSCHEDULABLE, (), NAME), False
-        self.back_off(full_name, group, ctx, now)
+        self.back_off(full_name, group, ctx, now, pod)
         self.reject_group(full_name, now)
         return Status(_UNSCHEDULABLE, (f"PodGroup {full_name} gets rejected due to Pod {pod.name} "
                                        f"is unschedulable even after PostFilter",), NAME), True
 
     def back_off(self, full_name: str, group: PodGroupView, ctx: ClusterContext,
-                 now: float) -> None:
+                 now: float, pod: PodView | None = None) -> None:
         """`podGroupBackoffSeconds`: a rejected group whose pods all exist is kept out of
-        PreFilter ("failed recently") for that long."""
+        PreFilter ("failed recently") for that long. `pod`: the one PostFilter runs for,
+        counted as the pod lister would."""
         backoff = self.args.pod_group_backoff_seconds
-        if backoff > 0 and len(ctx.store(PodGroupStore).group_pods(group.namespace, group.name)) >= group.min_member:
+        members = ctx.store(PodGroupStore).group_pods(group.namespace, group.name)
+        count = len(members) if pod is None else self.counted(pod, members)
+        if backoff > 0 and count >= group.min_member:
             self.backed_off.add(full_name, backoff, now)
 
     def reject_group(self, full_name: str, now: float) -> None:
