@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
                              "disabled, score weights changed)")
     parser.add_argument("--scheduler-plugins", action="store_true",
                         help="add scheduler-plugins' NodeResourcesAllocatable, PodState, "
-                             "PreemptionToleration, CapacityScheduling (with ElasticQuotas) and "
-                             "Coscheduling's PreFilter (with PodGroups) to the profiles (the oracle is built with "
+                             "PreemptionToleration, CapacityScheduling (with ElasticQuotas), "
+                             "Coscheduling's PreFilter (with PodGroups), "
+                             "NodeResourceTopologyMatch, NetworkOverhead and the Trimaran "
+                             "scorers (with node metrics) to the profiles (the oracle is built with "
                              f"{SCHEDULER_PLUGINS_MODULE} {SCHEDULER_PLUGINS_VERSION}, at the "
                              "Kubernetes minor it requires)")
     parser.add_argument("--replay", type=Path, action="append", default=[],

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from conformance.generate import WATCHER_METRICS
 from extender.engine import evaluate
 from extender.engine.evaluate import evaluation_inputs, status_dict
 from extender.engine.framework import Code
@@ -40,7 +41,8 @@ PLUGINS = ("PrioritySort", "DefaultBinder", "DefaultPreemption", *DEFAULT_FILTER
 #: The scheduler-plugins flavour's plugins (`oracle/scheduler-plugins/plugins.go`).
 SCHEDULER_PLUGINS = ("NodeResourcesAllocatable", "PodState", "PreemptionToleration",
                      "Coscheduling", "CapacityScheduling", "NodeResourceTopologyMatch",
-                     "NetworkOverhead")
+                     "NetworkOverhead", "TargetLoadPacking", "LoadVariationRiskBalancing",
+                     "LowRiskOverCommitment")
 #: Of them, the filters a profile enables in `multiPoint` (the others there only score).
 MULTIPOINT_FILTERS = ("NodeResourceTopologyMatch", "NetworkOverhead")
 
@@ -144,6 +146,7 @@ def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
     """The engine's default profile at `version` (a release 1.N.P: its minor's behaviour),
     with `plugin_config` as the policy's `pluginConfig` and `plugins` (a profile's, in
     KubeSchedulerConfiguration v1) as its `plugins`."""
+    objects, metrics = split_metrics(objects)
     policy: dict[str, Any] = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
     if plugin_config:
         policy["pluginConfig"] = plugin_config
@@ -152,12 +155,21 @@ def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
     if version is not None:
         policy["kubernetesVersion"] = ".".join(version.split(".")[:2])
     try:
-        ev = evaluate(objects, pod, policy)
+        ev = evaluate(objects, pod, policy, metrics=metrics)
         preemption = None if ev.feasible else engine_preemption(objects, pod, policy)
     except Exception as exc:  # a case the engine refuses is a disagreement, not a crash
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"prefilter": ev.prefilter, "filter": ev.filter, "scores": ev.scores,
             "total": ev.total, "preemption": preemption}
+
+
+def split_metrics(objects: list[dict[str, Any]]
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(the objects, the node metrics among them as load-watcher gives them, or None)."""
+    found = [o for o in objects if (o.get("apiVersion"), o.get("kind")) == WATCHER_METRICS]
+    if not found:
+        return objects, None
+    return [o for o in objects if o not in found], found[-1]["metrics"]
 
 
 def _victims_dict(victims: Any) -> dict[str, Any]:

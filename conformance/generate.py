@@ -487,8 +487,9 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
     DefaultPreemption's place) with ElasticQuotas, Coscheduling's PreFilter with the pending
     pod in a PodGroup, and NodeResourceTopologyMatch (Filter and Score, its scoring strategy
     drawn) with NodeResourceTopologies, and NetworkOverhead (Filter and Score) with an
-    AppGroup and a NetworkTopology, each drawn or not (`pod` and the bound pods change in
-    place: their group, workload, limits)."""
+    AppGroup and a NetworkTopology, and one of the Trimaran scorers with node metrics
+    (`watcher_metrics`), each drawn or not (`pod` and the bound pods change in place: their
+    group, workload, limits)."""
     plugins = dict(plugins)
     added: list[Obj] = []
     config: list[Obj] = []
@@ -506,6 +507,13 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
         added += node_topologies(rng, objects)
         if rng.random() < 0.6:
             guaranteed(pod)
+    if rng.random() < 0.3:
+        name, args = _trimaran_plugin(rng)
+        _enable(plugins, name, rng.randint(1, 3))
+        config.append({"name": name, "args": {"watcherAddress": WATCHER_ADDRESS, **args}})
+        added.append(watcher_metrics(rng, objects))
+        for one in (*(o for o in objects if o["kind"] == "Pod"), pod):
+            _with_limits(rng, one)
     pre_filters = []
     if rng.random() < 0.3:
         pre_filters.append({"name": "Coscheduling"})
@@ -518,6 +526,90 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
     if pre_filters:
         plugins["preFilter"] = {**(plugins.get("preFilter") or {}), "enabled": pre_filters}
     return plugins, config, added
+
+
+#: The `watcherAddress` the Trimaran plugins are given: the oracle serves the case's metrics
+#: itself and puts its own address in its place (`oracle/scheduler-plugins/apiserver.go`).
+WATCHER_ADDRESS = "http://conformance-oracle-watcher"
+#: The pseudo-object a case's node metrics travel in among its objects (taken out before
+#: either side reads them: `compare.split_metrics`).
+WATCHER_METRICS = ("conformance.oracle/v1", "WatcherMetrics")
+
+
+def _trimaran_plugin(rng: random.Random) -> tuple[str, Obj]:
+    """One of the Trimaran scorers, with arguments drawn."""
+    name = rng.choice(["TargetLoadPacking", "LoadVariationRiskBalancing",
+                       "LowRiskOverCommitment"])
+    args: Obj = {}
+    if name == "TargetLoadPacking":
+        if rng.random() < 0.5:
+            args["targetUtilization"] = rng.choice([0, 20, 40, 60, 85, 100])
+        if rng.random() < 0.3:
+            args["defaultRequests"] = {"cpu": rng.choice(["500m", "1", "2"])}
+        if rng.random() < 0.3:
+            args["defaultRequestsMultiplier"] = rng.choice(["1", "1.5", "2.5"])
+    elif name == "LoadVariationRiskBalancing":
+        if rng.random() < 0.5:
+            args["safeVarianceMargin"] = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0])
+        if rng.random() < 0.5:
+            args["safeVarianceSensitivity"] = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0])
+    else:
+        if rng.random() < 0.5:
+            args["smoothingWindowSize"] = rng.choice([0, 1, 5, 10])
+        if rng.random() < 0.5:
+            args["riskLimitWeights"] = {"cpu": rng.choice([0.0, 0.3, 0.5, 1.0, 1.5]),
+                                        "memory": rng.choice([0.0, 0.5, 1.0])}
+    return name, args
+
+
+def _with_limits(rng: random.Random, pod: Obj) -> None:
+    """Limits on a pod's containers, as the Trimaran scorers read them: some cpu and memory
+    limits drawn (above, at or below the request, or without one), and the limits the API
+    server requires (an extended resource's or hugepages' request is also its limit;
+    LowRiskOverCommitment crashes on a request without one)."""
+    for container in (*pod["spec"]["containers"], *pod["spec"].get("initContainers", ())):
+        resources = container.setdefault("resources", {})
+        requests = resources.get("requests") or {}
+        limits = dict(resources.get("limits") or {})
+        for name, amount in requests.items():
+            if name not in ("cpu", "memory", "ephemeral-storage"):
+                limits[name] = amount
+        if "cpu" not in limits and rng.random() < 0.4:
+            limits["cpu"] = rng.choice(["100m", "500m", "1", "2", "4"])
+        if "memory" not in limits and rng.random() < 0.4:
+            limits["memory"] = rng.choice(["128Mi", "512Mi", "1Gi", "4Gi"])
+        if limits:
+            resources["limits"] = limits
+
+
+def watcher_metrics(rng: random.Random, objects: list[Obj]) -> Obj:
+    """A load-watcher answer for the case's nodes (some left out, as a node without fresh
+    data is): cpu and memory utilisation in percent, average (or latest) and deviation. Its
+    window ends far ahead: kube-scheduler's Trimaran counts every assigned pod its informer
+    lists at start as assigned just now, which this case cannot say of its pods."""
+    node_metrics: Obj = {}
+    for obj in objects:
+        if obj["kind"] != "Node" or rng.random() < 0.15:
+            continue
+        metrics = []
+        for kind in ("CPU", "Memory"):
+            if rng.random() < 0.1:
+                continue
+            average = round(rng.uniform(0, 100), rng.choice([0, 2]))
+            operator = "Latest" if rng.random() < 0.15 else "AVG"
+            metrics.append({"name": f"{kind.lower()}_util", "type": kind,
+                            "operator": operator, "rollup": "AVG", "value": average})
+            if rng.random() < 0.85:
+                metrics.append({"name": f"{kind.lower()}_util", "type": kind,
+                                "operator": "STD", "rollup": "AVG",
+                                "value": round(rng.uniform(0, 40), rng.choice([0, 2]))})
+        node_metrics[obj["metadata"]["name"]] = {"metrics": metrics}
+    api_version, kind = WATCHER_METRICS
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": "metrics"},
+            "metrics": {"timestamp": 4102444800, "source": "conformance",
+                        "window": {"duration": "15m", "start": 4102444800 - 900,
+                                   "end": 4102444800},
+                        "data": {"NodeMetricsMap": node_metrics}}}
 
 
 def _enable(plugins: Obj, name: str, weight: int) -> None:

@@ -244,7 +244,7 @@ func preempt(ctx context.Context, f framework.Framework, pl *defaultpreemption.D
 
 func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req request) answer {
 	if given(req.PluginConfig) || given(req.Plugins) {
-		custom, err := profileFor(req.Plugins, req.PluginConfig, keepPlugins)
+		custom, err := profileFor(req.Plugins, pluginArguments(req.PluginConfig), keepPlugins)
 		if err != nil {
 			return answer{Error: fmt.Sprintf("configuration: %v", err)}
 		}

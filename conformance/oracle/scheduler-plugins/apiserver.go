@@ -2,10 +2,12 @@
 // NodeResourceTopologyMatch, NetworkOverhead) read their custom objects from: an in-process
 // HTTP server that serves a case's PodGroups, ElasticQuotas, NodeResourceTopologies, AppGroups
 // and NetworkTopologies (discovery, list, get and a watch that stays quiet), so their own New
-// runs as in kube-scheduler, informers and all.
+// runs as in kube-scheduler, informers and all; and, at `/watcher`, the case's node metrics as
+// a load-watcher serves them, for the Trimaran plugins.
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -61,13 +63,25 @@ type customAPI struct {
 	config  *rest.Config
 	// quotaNamespaces counts the namespaces the case's ElasticQuotas are in.
 	quotaNamespaces int
+	// metrics is the case's load-watcher answer (a WatcherMetrics object's `metrics`).
+	metrics json.RawMessage
+	url     string
 }
+
+// watcherKind is the pseudo-object a case's node metrics come in (not an API object: it
+// is taken out of the objects, and served at /watcher).
+const watcherKind = "conformance.oracle/v1 WatcherMetrics"
+
+// watcherPlaceholder is the `watcherAddress` a case's Trimaran arguments give: the oracle's
+// own server, whose address only the oracle knows.
+const watcherPlaceholder = "http://conformance-oracle-watcher"
 
 var api = startCustomAPI()
 
 func startCustomAPI() *customAPI {
 	a := &customAPI{}
 	server := httptest.NewServer(a)
+	a.url = server.URL
 	a.config = &rest.Config{Host: server.URL, QPS: 1e6, Burst: 1e6}
 	return a
 }
@@ -87,6 +101,16 @@ func notFound(w http.ResponseWriter, what string) {
 func (a *customAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case path == "/watcher":
+		a.mu.Lock()
+		metrics := a.metrics
+		a.mu.Unlock()
+		if metrics == nil {
+			notFound(w, "metrics")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(metrics)
 	case path == "/api":
 		writeJSON(w, http.StatusOK, map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
 			"serverAddressByClientCIDRs": []any{}})
@@ -188,6 +212,7 @@ func (a *customAPI) serveObjects(w http.ResponseWriter, r *http.Request, groupVe
 func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime.Option, error) {
 	var others []json.RawMessage
 	var custom []customObject
+	var metrics json.RawMessage
 	for _, item := range raw {
 		var head struct {
 			APIVersion string `json:"apiVersion"`
@@ -199,6 +224,16 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 		}
 		if err := json.Unmarshal(item, &head); err != nil {
 			return nil, nil, fmt.Errorf("object %s: %w", item, err)
+		}
+		if head.APIVersion+" "+head.Kind == watcherKind {
+			var pseudo struct {
+				Metrics json.RawMessage `json:"metrics"`
+			}
+			if err := json.Unmarshal(item, &pseudo); err != nil {
+				return nil, nil, fmt.Errorf("metrics %s: %w", item, err)
+			}
+			metrics = pseudo.Metrics
+			continue
 		}
 		if !servedGroupVersion(head.APIVersion) {
 			others = append(others, item)
@@ -220,7 +255,13 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 	api.mu.Lock()
 	api.objects = custom
 	api.quotaNamespaces = len(namespaces)
+	api.metrics = metrics
 	api.mu.Unlock()
 	capacity = nil // the framework built next makes this case's
 	return others, []frameworkruntime.Option{frameworkruntime.WithKubeConfig(api.config)}, nil
+}
+
+// pluginArguments points the case's Trimaran arguments at this server's /watcher.
+func pluginArguments(raw json.RawMessage) json.RawMessage {
+	return bytes.ReplaceAll(raw, []byte(watcherPlaceholder), []byte(api.url))
 }

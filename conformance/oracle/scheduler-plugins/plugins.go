@@ -2,7 +2,8 @@
 // that read what a snapshot and informers over a fake clientset hold, and Coscheduling and
 // CapacityScheduling, NodeResourceTopologyMatch and NetworkOverhead, which build their clients
 // from a kubeconfig (apiserver.go serves them). (TopologicalSort is a QueueSort, which the
-// oracle does not run; the Trimaran plugins read a load-watcher.)
+// oracle does not run.) The Trimaran plugins read the case's node metrics from the same
+// server, as a load-watcher (`watcherAddress`).
 package main
 
 import (
@@ -19,6 +20,9 @@ import (
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesourcetopology"
 	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
 	"sigs.k8s.io/scheduler-plugins/pkg/preemptiontoleration"
+	"sigs.k8s.io/scheduler-plugins/pkg/trimaran/loadvariationriskbalancing"
+	"sigs.k8s.io/scheduler-plugins/pkg/trimaran/lowriskovercommitment"
+	"sigs.k8s.io/scheduler-plugins/pkg/trimaran/targetloadpacking"
 )
 
 // addPlugins adds scheduler-plugins' plugins to the registry, as its scheduler's main does.
@@ -29,6 +33,9 @@ func addPlugins(registry frameworkruntime.Registry) {
 	registry[coscheduling.Name] = coscheduling.New
 	registry[noderesourcetopology.Name] = noderesourcetopology.New
 	registry[networkoverhead.Name] = networkoverhead.New
+	registry[targetloadpacking.Name] = targetloadpacking.New
+	registry[loadvariationriskbalancing.Name] = loadvariationriskbalancing.New
+	registry[lowriskovercommitment.Name] = lowriskovercommitment.New
 	registry[capacityscheduling.Name] = func(ctx context.Context, obj runtime.Object,
 		handle framework.Handle) (framework.Plugin, error) {
 		p, err := capacityscheduling.New(ctx, obj, handle)
