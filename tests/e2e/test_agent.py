@@ -161,4 +161,6 @@ def test_the_grace_period_counts_from_when_the_agent_sees_the_deletion(monkeypat
     asyncio.run(scenario())
     assert sorted(deleted) == ["/api/v1/namespaces/ns/pods/graced",
                                "/api/v1/namespaces/ns/pods/stamped"]
-    assert waits[0] == 2.0 and 28 < waits[1] <= 30
+    # The stamp has whole seconds (up to 1 s lost) and a loaded machine may take a while to
+    # get here: most of the 30 s, not all of it.
+    assert waits[0] == 2.0 and 25 < waits[1] <= 30

@@ -88,18 +88,33 @@ def test_restart_mid_run_loses_no_pod_and_binds_none_twice(scenario: Scenario) -
                         interval=1.0, what="every pod bound after the restart")
     # The restarted extender answered its share: the run really went on across the restart.
     assert scenario.extender_counts().get("bind", 0) >= count // 3
-    # Every pod was bound once: one Scheduled event each from kube-scheduler.
-    scheduled: Counter[str] = Counter()
-    for event in kube.list("Event", ns):
-        if event.get("reason") == "Scheduled":
-            scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
+    # Every pod was bound once: one Scheduled event each from kube-scheduler. A bind the
+    # extender completed at the API but whose answer the crash lost: kube-scheduler counts the
+    # binding failed, then finds the pod bound — no second bind, and no Scheduled event for
+    # it. kube-scheduler posts its events through its own rate-limited client, seconds after
+    # the last binds: they are waited for.
+    def events() -> tuple[Counter[str], set[str]]:
+        scheduled: Counter[str] = Counter()
+        failed: set[str] = set()
+        for event in kube.list("Event", ns):
+            if event.get("reason") == "Scheduled":
+                scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
+            elif event.get("reason") == "FailedScheduling":
+                failed.add(event["involvedObject"]["name"])
+        return scheduled, failed
+
+    def settled() -> tuple[Counter[str], set[str]] | None:
+        scheduled, failed = events()
+        return (scheduled, failed) if set(placed) - set(scheduled) <= failed else None
+
+    try:
+        scheduled, failed = wait_until(settled, timeout=60, interval=1.0,
+                                       what="a Scheduled event for every pod bound (or a "
+                                            "failed cycle for one whose reply was lost)")
+    except AssertionError:
+        scheduled, failed = events()
     assert max(scheduled.values()) == 1, scheduled.most_common(3)
-    failed = {e["involvedObject"]["name"] for e in kube.list("Event", ns)
-              if e.get("reason") == "FailedScheduling"}
     assert failed, "no pod met the extender down"
-    # A bind the extender completed at the API but whose answer the crash lost: kube-scheduler
-    # counts the binding failed, then finds the pod bound — no second bind, and no Scheduled
-    # event for it.
     lost_replies = set(placed) - set(scheduled)
     assert lost_replies <= failed, lost_replies - failed
     print(f"\n{len(failed)} of {count} pods failed a cycle while the extender was down")

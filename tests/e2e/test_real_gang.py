@@ -61,7 +61,9 @@ def test_gang_binds_whole_or_not_at_all(scenario: Scenario) -> None:
         wait_until(lambda: "web" in bound(kube.pods(ns)), timeout=10, interval=0.05,
                    what="the non-gang pod bound while the gang's binds are held")
         web_latency = time.monotonic() - created
-        assert web_latency < 2.0, f"web bound {web_latency:.2f}s after creation"
+        # Well inside the group's 8 s wait, which it would have waited out behind the held
+        # binds (a full cycle through the extender on a loaded machine: up to seconds).
+        assert web_latency < 5.0, f"web bound {web_latency:.2f}s after creation"
 
         # The group's wait (8 s) runs out: every held bind fails, none is bound. Wait past it
         # and through kube-scheduler's retries of the three.
@@ -84,7 +86,7 @@ def test_gang_binds_whole_or_not_at_all(scenario: Scenario) -> None:
     # four binds came together.
     bind_times = {name: at for name, at in watch.first_bound().items() if name in members}
     assert set(bind_times) == members
-    assert max(bind_times.values()) - min(bind_times.values()) < 2.0, bind_times
+    assert max(bind_times.values()) - min(bind_times.values()) < 5.0, bind_times
     print(f"\nnon-gang pod bound {web_latency * 1000:.0f} ms after creation while 3 binds "
           f"were held")
 

@@ -69,14 +69,19 @@ def test_leader_killed_while_a_gang_is_held(scenario: Scenario) -> None:
             killed = time.monotonic()
             sandbox.stop(leader.name, kill=True)
             kube.create(pod("probe", ns, scenario.scheduler, cpu="100m"))
+            wait_until(lambda: proxy.ready == [proxy.backends[1]], timeout=30, interval=0.05,
+                       what="the standby ready as the new leader")
+            resumed = time.monotonic() - killed
+            # The standby takes over once the leader's record has stood still for the lease
+            # duration on its own clock (checked every retry period, with up to 20 % jitter;
+            # the last renewal up to a retry period before the kill), and the proxy sees it
+            # ready within its 0.2 s poll.
+            assert resumed < LEASE_DURATION + 2 * 1.2 + 1.0, f"took over after {resumed:.1f}s"
+            # The pod that met the dead leader is tried again after kube-scheduler's error
+            # backoff (1, 2, 4, 8 s: up to ~15 s after the kill), and binds through the new one.
             wait_until(lambda: "probe" in bound(kube.pods(ns)), timeout=60, interval=0.1,
                        what="a pod bound through the new leader")
-            resumed = time.monotonic() - killed
-            assert proxy.ready == [proxy.backends[1]]
-            # The standby takes over once the leader's record has stood still for the lease
-            # duration on its own clock (checked every retry period, with up to 20 % jitter),
-            # and kube-scheduler tries the pod again after its backoff (1 s, then 2 s).
-            assert resumed < LEASE_DURATION + 1.2 + 3.0, f"resumed after {resumed:.1f}s"
+            probe_bound = time.monotonic() - killed
             assert not members & set(bound(kube.pods(ns))), "a member bound without its group"
 
             # Room for the fourth: the group binds whole, through the new leader.
@@ -96,7 +101,8 @@ def test_leader_killed_while_a_gang_is_held(scenario: Scenario) -> None:
     assert members <= set(first_bind)
     assert all(len(nodes_of[m]) == 1 for m in members)  # bound once
     spread = max(first_bind[m] for m in members) - min(first_bind[m] for m in members)
-    assert spread < 2.0, spread
+    assert spread < 5.0, spread  # together: a partial group would wait out the 30 s permit
     assert _held(scenario, standby) >= 3  # the new leader held them again
-    print(f"\nscheduling resumed {resumed:.1f}s after the leader was killed "
+    print(f"\nthe standby took over {resumed:.1f}s after the leader was killed, and the pod "
+          f"that met the dead leader bound {probe_bound:.1f}s after it "
           f"(lease duration {LEASE_DURATION:g}s); the gang bound whole through the new leader")

@@ -130,12 +130,13 @@ def test_a_replay_on_the_real_scheduler_agrees_with_the_simulation(built, tmp_pa
     assert "agreement: 10/10 pods" in page.read_text()
     # urgent fails, preempts filler, which goes at once, and (kube-scheduler 1.33+, activeQ
     # empty) is popped from backoffQ: bound within milliseconds of filler's end on both sides
-    # (5 ms and 1 ms measured; half a second allowed for a loaded machine), not after its 1 s
-    # backoff and the next flush (2 s), as before 1.33.
+    # (5 ms and 1 ms measured), not after its 1 s backoff and the next flush (2 s), as before
+    # 1.33. The real run is allowed 0.9 s (a loaded machine, beside another control plane:
+    # still short of the backoff); the simulated one, which has no machine, 0.5 s.
     simulated = {p["name"]: p for p in json.loads(sim.read_text())["pods"]}
-    for run in (pods, simulated):
+    for run, allowed in ((pods, 0.9), (simulated, 0.5)):
         gap = run["urgent"]["scheduledAtSeconds"] - run["filler"]["finishedAtSeconds"]
-        assert 0 < gap < 0.5, (run["urgent"], run["filler"])
+        assert 0 < gap < allowed, (run["urgent"], run["filler"])
 
 
 GANG_QUOTA_CLUSTER = [
