@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from conformance.generate import WATCHER_METRICS
+from conformance.generate import QUEUE_SORT_PAIRS, WATCHER_METRICS
 from extender.engine import evaluate
 from extender.engine.evaluate import evaluation_inputs, status_dict
 from extender.engine.framework import Code
@@ -33,6 +33,8 @@ from extender.engine.preemption.evaluator import (
 from extender.engine.preemption.pick import pick_one_node_for_preemption
 from extender.engine.registry import DEFAULT_FILTERS, DEFAULT_SCORES
 from extender.engine.runner import prepare_filters, run_filters
+from extender.model import k8s
+from extender.model.pod import PodView
 
 #: The engine's default profile, as the oracle is told to run it (kube-scheduler's default
 #: profile without the volume and DRA plugins the engine does not model).
@@ -147,6 +149,7 @@ def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
     with `plugin_config` as the policy's `pluginConfig` and `plugins` (a profile's, in
     KubeSchedulerConfiguration v1) as its `plugins`."""
     objects, metrics = split_metrics(objects)
+    objects, pairs = split_pairs(objects)
     policy: dict[str, Any] = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
     if plugin_config:
         policy["pluginConfig"] = plugin_config
@@ -159,8 +162,34 @@ def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
         preemption = None if ev.feasible else engine_preemption(objects, pod, policy)
     except Exception as exc:  # a case the engine refuses is a disagreement, not a crash
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"prefilter": ev.prefilter, "filter": ev.filter, "scores": ev.scores,
-            "total": ev.total, "preemption": preemption}
+    answer = {"prefilter": ev.prefilter, "filter": ev.filter, "scores": ev.scores,
+              "total": ev.total, "preemption": preemption}
+    if pairs:
+        answer["less"] = engine_queue_sort(objects, pod, policy, pairs)
+    return answer
+
+
+def engine_queue_sort(objects: list[dict[str, Any]], pod: dict[str, Any],
+                      policy: dict[str, Any], pairs: list[dict[str, Any]]) -> list[bool]:
+    """Coscheduling's QueueSort (`PodGroupManager.queue_key`, the simulator's activeQ key)
+    on each pair of queued pods: whether `a` comes before `b`."""
+    profile, state, _, _ = evaluation_inputs(objects, pod, policy)
+    manager = next(p.manager for p in profile.filters if p.name == "Coscheduling")
+
+    def key(queued: dict[str, Any], ms: int) -> tuple[int, float, str]:
+        view = PodView.from_k8s(k8s.convert(queued, k8s.Pod))
+        return manager.queue_key(view, state, ms / 1000)
+
+    return [key(p["a"], p["aInitialMs"]) < key(p["b"], p["bInitialMs"]) for p in pairs]
+
+
+def split_pairs(objects: list[dict[str, Any]]
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the objects, the queued pods' pairs among them for the QueueSort, or [])."""
+    found = [o for o in objects if (o.get("apiVersion"), o.get("kind")) == QUEUE_SORT_PAIRS]
+    if not found:
+        return objects, []
+    return [o for o in objects if o not in found], found[-1]["pairs"]
 
 
 def split_metrics(objects: list[dict[str, Any]]
@@ -272,6 +301,8 @@ def differences(engine: dict[str, Any], oracle: dict[str, Any],
             yield f"score:{plugin}", {"engine": mine, "oracle": theirs}
     if engine["total"] != (oracle["total"] or {}):
         yield "total", {"engine": engine["total"], "oracle": oracle["total"]}
+    if engine.get("less") != oracle.get("less"):
+        yield "queueSort", {"engine": engine.get("less"), "oracle": oracle.get("less")}
     mine, theirs = engine.get("preemption"), oracle.get("preemption")
     if (mine is None) != (theirs is None):
         yield "preemption", {"engine": mine, "oracle": theirs}
@@ -318,6 +349,8 @@ def what_was_exercised(oracle: dict[str, Any], plugins: dict[str, Any] | None = 
             found.add(f"filtered by {plugin}")
     if oracle.get("total"):
         found.add("feasible")
+    if oracle.get("less"):
+        found.add("queue-sorted by Coscheduling")
     found.update(f"scored by {plugin}" for plugin in oracle.get("scores") or {}
                  if plugin in SCHEDULER_PLUGINS)
     if oracle.get("prefilter"):
@@ -351,6 +384,8 @@ def compared_kinds(engine: dict[str, Any], oracle: dict[str, Any]) -> set[str]:
                  for plugin, scores in side.items() if scores)
     if engine["total"] or oracle["total"]:
         kinds.add("total")
+    if engine.get("less") or oracle.get("less"):
+        kinds.add("queueSort")
     preemption = oracle.get("preemption") or engine.get("preemption")
     if preemption is not None:
         kinds.update(("preemption", "preemption:status", "preemption:node"))

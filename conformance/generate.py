@@ -463,7 +463,9 @@ def pod_group(rng: random.Random, objects: list[Obj], pod: Obj) -> list[Obj]:
     added: list[Obj] = []
     if rng.random() < 0.9:
         added.append({"apiVersion": CUSTOM_API, "kind": "PodGroup",
-                      "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+                      "metadata": {"name": name, "namespace": "default",
+                                   "creationTimestamp": _timestamp(GROUP_CREATED)},
+                      "spec": spec})
     nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
     for i in range(rng.randint(0, 4)):
         sibling = json.loads(json.dumps(pod))
@@ -518,6 +520,10 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
     if rng.random() < 0.3:
         pre_filters.append({"name": "Coscheduling"})
         added += pod_group(rng, objects, pod)
+        if rng.random() < 0.8:  # its QueueSort too, as scheduler-plugins' configs enable it
+            plugins["queueSort"] = {"enabled": [{"name": "Coscheduling"}],
+                                    "disabled": [{"name": "*"}]}
+            added.append(queue_pairs(rng, pod))
     if rng.random() < 0.35:
         pre_filters.append({"name": "CapacityScheduling"})
         plugins["postFilter"] = {"enabled": [{"name": "CapacityScheduling"}],
@@ -610,6 +616,41 @@ def watcher_metrics(rng: random.Random, objects: list[Obj]) -> Obj:
                         "window": {"duration": "15m", "start": 4102444800 - 900,
                                    "end": 4102444800},
                         "data": {"NodeMetricsMap": node_metrics}}}
+
+
+#: When the generated PodGroups were created (Unix seconds; stored objects always say).
+GROUP_CREATED = 10**6 - 3600
+#: The pseudo-object a case's queued pods travel in, for its QueueSort (`compare.split_pairs`).
+QUEUE_SORT_PAIRS = ("conformance.oracle/v1", "QueueSortPairs")
+
+
+def queue_pairs(rng: random.Random, pod: Obj) -> Obj:
+    """Pairs of queued pods for the profile's QueueSort to order (`Less(a, b)`): of the
+    pending pod's group, of a group no PodGroup defines or of none, in its namespace or
+    another; priorities and first times in activeQ (Unix ms) drawn to tie often with each
+    other and with the group's creation."""
+    group = pod["metadata"]["labels"][POD_GROUP_LABEL]
+
+    def queued() -> tuple[Obj, int]:
+        labels = {}
+        label = rng.choice([group, group, "no-such-group", None])
+        if label:
+            labels[POD_GROUP_LABEL] = label
+        queued_pod = {"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": rng.choice(["q-a", "q-b"]),
+                                   "namespace": rng.choice(["default", "default", "team"]),
+                                   "labels": labels},
+                      "spec": {"containers": [{"name": "c", "image": "app:1"}],
+                               "priority": rng.choice([0, 0, 10])}}
+        return queued_pod, GROUP_CREATED * 1000 + rng.choice([-2000, -1, 0, 0, 1, 1500])
+
+    pairs = []
+    for _ in range(4):
+        (a, a_ms), (b, b_ms) = queued(), queued()
+        pairs.append({"a": a, "b": b, "aInitialMs": a_ms, "bInitialMs": b_ms})
+    api_version, kind = QUEUE_SORT_PAIRS
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": "pairs"},
+            "pairs": pairs}
 
 
 def _enable(plugins: Obj, name: str, weight: int) -> None:

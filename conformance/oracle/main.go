@@ -85,7 +85,9 @@ type answer struct {
 	Scores     map[string]map[string]int64 `json:"scores"`
 	Total      map[string]int64            `json:"total"`
 	Preemption *preemption                 `json:"preemption"`
-	Error      string                      `json:"error,omitempty"`
+	// Less is the profile's QueueSort on the case's pairs of queued pods, when it gives any.
+	Less  []bool `json:"less,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 var keepPlugins sets.Set[string]
@@ -309,6 +311,9 @@ func evaluate(ctx context.Context, profile *config.KubeSchedulerProfile, req req
 	factory.Start(ctx.Done())
 	waitForSync(factory)
 	waitForPluginHandlers(factory)
+	if ans.Less, err = queueSortAnswers(f); err != nil {
+		return answer{Error: fmt.Sprintf("queue sort: %v", err)}
+	}
 
 	state := framework.NewCycleState()
 	infos, err := snapshot.NodeInfos().List()

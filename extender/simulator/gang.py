@@ -65,11 +65,10 @@ class GangScheduling:
         """Coscheduling's `Less` as a key: priority (higher first), then the group's last
         failure, else its PodGroup's creation, else the pod's initial attempt (earlier first),
         then "namespace/name"."""
-        pod = info.pod
         initial = info.initial_attempt_timestamp
-        when = self.gang.manager.sort_time(
-            pod, self.ctx, self._epoch_of(info.timestamp if initial is None else initial))
-        return (-pod.priority, when, f"{pod.namespace}/{pod.name}", info.seq)
+        return (*self.gang.manager.queue_key(
+            info.pod, self.ctx, self._epoch_of(info.timestamp if initial is None else initial)),
+            info.seq)
 
     def _resort_group(self, group: tuple[str, str]) -> None:
         """What Coscheduling's `Less` reads for the group changed: re-key its queued pods."""

@@ -65,12 +65,17 @@ type customAPI struct {
 	quotaNamespaces int
 	// metrics is the case's load-watcher answer (a WatcherMetrics object's `metrics`).
 	metrics json.RawMessage
-	url     string
+	// pairs are the case's queued pods for its QueueSort (a QueueSortPairs object's `pairs`).
+	pairs []queuePair
+	url   string
 }
 
 // watcherKind is the pseudo-object a case's node metrics come in (not an API object: it
 // is taken out of the objects, and served at /watcher).
 const watcherKind = "conformance.oracle/v1 WatcherMetrics"
+
+// pairsKind is the pseudo-object a case's queued pods come in, for its QueueSort.
+const pairsKind = "conformance.oracle/v1 QueueSortPairs"
 
 // watcherPlaceholder is the `watcherAddress` a case's Trimaran arguments give: the oracle's
 // own server, whose address only the oracle knows.
@@ -213,6 +218,7 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 	var others []json.RawMessage
 	var custom []customObject
 	var metrics json.RawMessage
+	var pairs []queuePair
 	for _, item := range raw {
 		var head struct {
 			APIVersion string `json:"apiVersion"`
@@ -233,6 +239,16 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 				return nil, nil, fmt.Errorf("metrics %s: %w", item, err)
 			}
 			metrics = pseudo.Metrics
+			continue
+		}
+		if head.APIVersion+" "+head.Kind == pairsKind {
+			var pseudo struct {
+				Pairs []queuePair `json:"pairs"`
+			}
+			if err := json.Unmarshal(item, &pseudo); err != nil {
+				return nil, nil, fmt.Errorf("queue pairs %s: %w", item, err)
+			}
+			pairs = pseudo.Pairs
 			continue
 		}
 		if !servedGroupVersion(head.APIVersion) {
@@ -256,6 +272,7 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 	api.objects = custom
 	api.quotaNamespaces = len(namespaces)
 	api.metrics = metrics
+	api.pairs = pairs
 	api.mu.Unlock()
 	capacity = nil // the framework built next makes this case's
 	return others, []frameworkruntime.Option{frameworkruntime.WithKubeConfig(api.config)}, nil

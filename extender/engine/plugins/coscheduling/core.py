@@ -193,6 +193,13 @@ class PodGroupManager:
         self.permitted.delete(full_name)
         self.last_failed[full_name] = now
 
+    def queue_key(self, pod: PodView, ctx: ClusterContext,
+                  initial_attempt: float) -> tuple[int, float, str]:
+        """QueueSort's `Less` as a key (`a` before `b` when its key is smaller): priority,
+        higher first; then `sort_time`, earlier first; then "namespace/name"."""
+        return (-pod.priority, self.sort_time(pod, ctx, initial_attempt),
+                f"{pod.namespace}/{pod.name}")
+
     def sort_time(self, pod: PodView, ctx: ClusterContext, initial_attempt: float) -> float:
         """QueueSort's time for a pod: its group's last failure, else the group's creation,
         else the pod's initial attempt."""
