@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from conformance.generate import QUEUE_SORT_PAIRS, WATCHER_METRICS
@@ -31,6 +32,7 @@ from extender.engine.preemption.evaluator import (
     nodes_where_preemption_might_help,
 )
 from extender.engine.preemption.pick import pick_one_node_for_preemption
+from extender.engine.queuesort import queue_sort_plugin
 from extender.engine.registry import DEFAULT_FILTERS, DEFAULT_SCORES
 from extender.engine.runner import prepare_filters, run_filters
 from extender.model import k8s
@@ -133,6 +135,10 @@ def engine_plugins(plugins: dict[str, Any]) -> dict[str, Any]:
         out["score"] = {"enabled": [{"name": name, "weight": weight}
                                     for name, weight in weights(plugins).items()
                                     if name not in gone]}
+    # Coscheduling's QueueSort comes with its filter in the engine; another is the policy's.
+    queue_sort = [ref["name"] for ref in (plugins.get("queueSort") or {}).get("enabled") or []]
+    if queue_sort and queue_sort != ["Coscheduling"]:
+        out["queueSort"] = {"enabled": [{"name": name} for name in queue_sort]}
     post_filter = plugins.get("postFilter") or {}
     if post_filter.get("enabled"):
         out["postFilter"] = {"enabled": [{"name": ref["name"]} for ref in post_filter["enabled"]]}
@@ -171,16 +177,23 @@ def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
 
 def engine_queue_sort(objects: list[dict[str, Any]], pod: dict[str, Any],
                       policy: dict[str, Any], pairs: list[dict[str, Any]]) -> list[bool]:
-    """Coscheduling's QueueSort (`PodGroupManager.queue_key`, the simulator's activeQ key)
-    on each pair of queued pods: whether `a` comes before `b`."""
+    """The policy's QueueSort on each pair of queued pods, whether `a` comes before `b`:
+    its `queueSort` plugin's `less`, else (Coscheduling's filter enabled) Coscheduling's
+    (`PodGroupManager.queue_key`); both are what the simulator's activeQ orders by."""
     profile, state, _, _ = evaluation_inputs(objects, pod, policy)
+
+    def queued(raw: dict[str, Any], ms: int) -> SimpleNamespace:
+        view = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
+        return SimpleNamespace(pod=view, timestamp=ms / 1000, seq=0,
+                               initial_attempt_timestamp=ms / 1000)
+
+    infos = [(queued(p["a"], p["aInitialMs"]), queued(p["b"], p["bInitialMs"])) for p in pairs]
+    plugin = queue_sort_plugin(profile.policy)
+    if plugin is not None:
+        return [plugin.less(a, b, state) for a, b in infos]
     manager = next(p.manager for p in profile.filters if p.name == "Coscheduling")
-
-    def key(queued: dict[str, Any], ms: int) -> tuple[int, float, str]:
-        view = PodView.from_k8s(k8s.convert(queued, k8s.Pod))
-        return manager.queue_key(view, state, ms / 1000)
-
-    return [key(p["a"], p["aInitialMs"]) < key(p["b"], p["bInitialMs"]) for p in pairs]
+    return [manager.queue_key(a.pod, state, a.initial_attempt_timestamp)
+            < manager.queue_key(b.pod, state, b.initial_attempt_timestamp) for a, b in infos]
 
 
 def split_pairs(objects: list[dict[str, Any]]
@@ -350,7 +363,8 @@ def what_was_exercised(oracle: dict[str, Any], plugins: dict[str, Any] | None = 
     if oracle.get("total"):
         found.add("feasible")
     if oracle.get("less"):
-        found.add("queue-sorted by Coscheduling")
+        queue_sort = ((plugins or {}).get("queueSort") or {}).get("enabled") or [{}]
+        found.add(f"queue-sorted by {queue_sort[0].get('name', 'Coscheduling')}")
     found.update(f"scored by {plugin}" for plugin in oracle.get("scores") or {}
                  if plugin in SCHEDULER_PLUGINS)
     if oracle.get("prefilter"):

@@ -531,6 +531,13 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
         added += elastic_quotas(rng)
     if pre_filters:
         plugins["preFilter"] = {**(plugins.get("preFilter") or {}), "enabled": pre_filters}
+    grouped = any(o["kind"] == "AppGroup" for o in added)
+    if grouped and not pre_filters and rng.random() < 0.7:
+        # TopologicalSort, where Coscheduling (whose QueueSort it would replace) is not drawn.
+        plugins["queueSort"] = {"enabled": [{"name": "TopologicalSort"}],
+                                "disabled": [{"name": "*"}]}
+        config.append({"name": "TopologicalSort", "args": {"namespaces": ["default"]}})
+        added.append(queue_pairs(rng, pod, app_group=True))
     return plugins, config, added
 
 
@@ -624,18 +631,25 @@ GROUP_CREATED = 10**6 - 3600
 QUEUE_SORT_PAIRS = ("conformance.oracle/v1", "QueueSortPairs")
 
 
-def queue_pairs(rng: random.Random, pod: Obj) -> Obj:
-    """Pairs of queued pods for the profile's QueueSort to order (`Less(a, b)`): of the
-    pending pod's group, of a group no PodGroup defines or of none, in its namespace or
-    another; priorities and first times in activeQ (Unix ms) drawn to tie often with each
-    other and with the group's creation."""
-    group = pod["metadata"]["labels"][POD_GROUP_LABEL]
+def queue_pairs(rng: random.Random, pod: Obj, app_group: bool = False) -> Obj:
+    """Pairs of queued pods for the profile's QueueSort to order (`Less(a, b)`): for
+    Coscheduling, of the pending pod's group, of a group no PodGroup defines or of none; for
+    TopologicalSort (`app_group`), of AppGroup `ag`'s workloads (one no order lists among
+    them) or of none (a group that does not exist would crash it: it dereferences the
+    AppGroup it did not find); in the pod's namespace or another; priorities and first times
+    in activeQ (Unix ms) drawn to tie often with each other and with the group's creation."""
+    group = None if app_group else pod["metadata"]["labels"][POD_GROUP_LABEL]
 
     def queued() -> tuple[Obj, int]:
         labels = {}
-        label = rng.choice([group, group, "no-such-group", None])
-        if label:
-            labels[POD_GROUP_LABEL] = label
+        if app_group:
+            if rng.random() < 0.8:
+                labels[APP_GROUP_LABEL] = "ag"
+                labels[APP_GROUP_LABEL + ".workload"] = rng.choice([*WORKLOADS, "w9"])
+        else:
+            label = rng.choice([group, group, "no-such-group", None])
+            if label:
+                labels[POD_GROUP_LABEL] = label
         queued_pod = {"apiVersion": "v1", "kind": "Pod",
                       "metadata": {"name": rng.choice(["q-a", "q-b"]),
                                    "namespace": rng.choice(["default", "default", "team"]),
@@ -673,10 +687,16 @@ def app_group(rng: random.Random, objects: list[Obj], pod: Obj) -> list[Obj]:
     workloads = [{"workload": workload(w), "dependencies": [
         {"workload": workload(d), "minBandwidth": "100Mi", "maxNetworkCost": rng.randint(0, 30)}
         for d in rng.sample(WORKLOADS, rng.randint(0, 2))]} for w in WORKLOADS]
+    # The controller's topology order (TopologicalSort reads it): by selector, each workload's
+    # index in the sorted order (here drawn; a workload now and then left out).
+    indexes = rng.sample(range(1, len(WORKLOADS) + 1), len(WORKLOADS))
+    order = [{"workload": workload(w), "index": i}
+             for w, i in zip(WORKLOADS, indexes, strict=True) if rng.random() < 0.9]
     group = {"apiVersion": "appgroup.diktyo.x-k8s.io/v1alpha1", "kind": "AppGroup",
              "metadata": {"name": "ag", "namespace": "default", "uid": "uid-ag"},
              "spec": {"numMembers": 3, "topologySortingAlgorithm": "KahnSort",
-                      "workloads": workloads}}
+                      "workloads": workloads},
+             "status": {"topologyOrder": order}}
 
     def origins(values: list[str]) -> list[Obj]:
         return [{"origin": o, "costList": [

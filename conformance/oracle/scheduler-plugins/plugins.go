@@ -1,8 +1,8 @@
 // The scheduler-plugins oracle: kube-scheduler's registry with the scheduler-plugins plugins
 // that read what a snapshot and informers over a fake clientset hold, and Coscheduling and
 // CapacityScheduling, NodeResourceTopologyMatch and NetworkOverhead, which build their clients
-// from a kubeconfig (apiserver.go serves them). (TopologicalSort is a QueueSort, which the
-// oracle does not run.) The Trimaran plugins read the case's node metrics from the same
+// from a kubeconfig (apiserver.go serves them), and TopologicalSort (a QueueSort: the oracle
+// runs it on a case's pairs of queued pods, queuesort.go). The Trimaran plugins read the case's node metrics from the same
 // server, as a load-watcher (`watcherAddress`).
 package main
 
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/scheduler-plugins/pkg/capacityscheduling"
 	"sigs.k8s.io/scheduler-plugins/pkg/coscheduling"
 	"sigs.k8s.io/scheduler-plugins/pkg/networkaware/networkoverhead"
+	"sigs.k8s.io/scheduler-plugins/pkg/networkaware/topologicalsort"
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesources"
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesourcetopology"
 	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
@@ -33,6 +34,7 @@ func addPlugins(registry frameworkruntime.Registry) {
 	registry[coscheduling.Name] = coscheduling.New
 	registry[noderesourcetopology.Name] = noderesourcetopology.New
 	registry[networkoverhead.Name] = networkoverhead.New
+	registry[topologicalsort.Name] = topologicalsort.New
 	registry[targetloadpacking.Name] = targetloadpacking.New
 	registry[loadvariationriskbalancing.Name] = loadvariationriskbalancing.New
 	registry[lowriskovercommitment.Name] = lowriskovercommitment.New
