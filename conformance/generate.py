@@ -538,6 +538,9 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
                                 "disabled": [{"name": "*"}]}
         config.append({"name": "TopologicalSort", "args": {"namespaces": ["default"]}})
         added.append(queue_pairs(rng, pod, app_group=True))
+    elif not pre_filters and rng.random() < 0.15:
+        plugins["queueSort"] = {"enabled": [{"name": "QOSSort"}], "disabled": [{"name": "*"}]}
+        added.append(queue_pairs(rng, pod, qos=True))
     return plugins, config, added
 
 
@@ -631,18 +634,23 @@ GROUP_CREATED = 10**6 - 3600
 QUEUE_SORT_PAIRS = ("conformance.oracle/v1", "QueueSortPairs")
 
 
-def queue_pairs(rng: random.Random, pod: Obj, app_group: bool = False) -> Obj:
+def queue_pairs(rng: random.Random, pod: Obj, app_group: bool = False,
+                qos: bool = False) -> Obj:
     """Pairs of queued pods for the profile's QueueSort to order (`Less(a, b)`): for
     Coscheduling, of the pending pod's group, of a group no PodGroup defines or of none; for
     TopologicalSort (`app_group`), of AppGroup `ag`'s workloads (one no order lists among
     them) or of none (a group that does not exist would crash it: it dereferences the
     AppGroup it did not find); in the pod's namespace or another; priorities and first times
-    in activeQ (Unix ms) drawn to tie often with each other and with the group's creation."""
-    group = None if app_group else pod["metadata"]["labels"][POD_GROUP_LABEL]
+    in activeQ (Unix ms) drawn to tie often with each other and with the group's creation;
+    for QOSSort (`qos`), of each QoS class (containers without requests, with requests only,
+    or limits equal to them; an init container now and then)."""
+    group = None if app_group or qos else pod["metadata"]["labels"][POD_GROUP_LABEL]
 
     def queued() -> tuple[Obj, int]:
         labels = {}
-        if app_group:
+        if qos:
+            pass
+        elif app_group:
             if rng.random() < 0.8:
                 labels[APP_GROUP_LABEL] = "ag"
                 labels[APP_GROUP_LABEL + ".workload"] = rng.choice([*WORKLOADS, "w9"])
@@ -656,6 +664,11 @@ def queue_pairs(rng: random.Random, pod: Obj, app_group: bool = False) -> Obj:
                                    "labels": labels},
                       "spec": {"containers": [{"name": "c", "image": "app:1"}],
                                "priority": rng.choice([0, 0, 10])}}
+        if qos:
+            spec = queued_pod["spec"]
+            spec["containers"] = [_qos_container(rng, f"c{i}") for i in range(rng.randint(1, 2))]
+            if rng.random() < 0.2:
+                spec["initContainers"] = [_qos_container(rng, "init")]
         return queued_pod, GROUP_CREATED * 1000 + rng.choice([-2000, -1, 0, 0, 1, 1500])
 
     pairs = []
@@ -665,6 +678,21 @@ def queue_pairs(rng: random.Random, pod: Obj, app_group: bool = False) -> Obj:
     api_version, kind = QUEUE_SORT_PAIRS
     return {"apiVersion": api_version, "kind": kind, "metadata": {"name": "pairs"},
             "pairs": pairs}
+
+
+def _qos_container(rng: random.Random, name: str) -> Obj:
+    """A container of a QoS class drawn: no requests, requests (cpu, memory or both), or
+    limits equal to the requests of both."""
+    container: Obj = {"name": name, "image": "app:1"}
+    kind = rng.choice(["none", "requests", "limits"])
+    if kind == "requests":
+        requests = {k: v for k, v in (("cpu", "100m"), ("memory", "64Mi")) if rng.random() < 0.7}
+        if requests:
+            container["resources"] = {"requests": requests}
+    elif kind == "limits":
+        amounts = {"cpu": rng.choice(["100m", "1"]), "memory": "64Mi"}
+        container["resources"] = {"requests": dict(amounts), "limits": dict(amounts)}
+    return container
 
 
 def _enable(plugins: Obj, name: str, weight: int) -> None:

@@ -281,7 +281,7 @@ def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
     registry (CapacityScheduling to NetworkOverhead reading ElasticQuotas, PodGroups,
     NodeResourceTopologies, AppGroups and NetworkTopologies from the oracle's own API, the
     Trimaran scorers their node metrics from it as a load-watcher), and the QueueSorts of
-    Coscheduling and TopologicalSort on pairs of queued pods, on 300 cases (four oracle processes at once,
+    Coscheduling, TopologicalSort and QOSSort on pairs of queued pods, on 300 cases (four oracle processes at once,
     the default here: each of those plugins mostly waits for its informers)."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes and "
@@ -304,7 +304,8 @@ def test_scheduler_plugins_agree_with_their_own_code(tmp_path: Path) -> None:
                  "filtered by NodeResourceTopologyMatch", "scored by NetworkOverhead",
                  "filtered by NetworkOverhead", "scored by TargetLoadPacking",
                  "scored by LoadVariationRiskBalancing", "scored by LowRiskOverCommitment",
-                 "queue-sorted by Coscheduling", "queue-sorted by TopologicalSort"):
+                 "queue-sorted by Coscheduling", "queue-sorted by TopologicalSort",
+                 "queue-sorted by QOSSort"):
         assert int(reached[part]) > 0, lines[1]
     assert done.returncode == 0 and not out.exists()
 

@@ -1,8 +1,8 @@
 // The scheduler-plugins oracle: kube-scheduler's registry with the scheduler-plugins plugins
 // that read what a snapshot and informers over a fake clientset hold, and Coscheduling and
 // CapacityScheduling, NodeResourceTopologyMatch and NetworkOverhead, which build their clients
-// from a kubeconfig (apiserver.go serves them), and TopologicalSort (a QueueSort: the oracle
-// runs it on a case's pairs of queued pods, queuesort.go). The Trimaran plugins read the case's node metrics from the same
+// from a kubeconfig (apiserver.go serves them), and TopologicalSort and QOSSort (QueueSorts:
+// the oracle runs them on a case's pairs of queued pods, queuesort.go). The Trimaran plugins read the case's node metrics from the same
 // server, as a load-watcher (`watcherAddress`).
 package main
 
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/scheduler-plugins/pkg/noderesourcetopology"
 	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
 	"sigs.k8s.io/scheduler-plugins/pkg/preemptiontoleration"
+	"sigs.k8s.io/scheduler-plugins/pkg/qos"
 	"sigs.k8s.io/scheduler-plugins/pkg/trimaran/loadvariationriskbalancing"
 	"sigs.k8s.io/scheduler-plugins/pkg/trimaran/lowriskovercommitment"
 	"sigs.k8s.io/scheduler-plugins/pkg/trimaran/targetloadpacking"
@@ -35,6 +36,7 @@ func addPlugins(registry frameworkruntime.Registry) {
 	registry[noderesourcetopology.Name] = noderesourcetopology.New
 	registry[networkoverhead.Name] = networkoverhead.New
 	registry[topologicalsort.Name] = topologicalsort.New
+	registry[qos.Name] = qos.New
 	registry[targetloadpacking.Name] = targetloadpacking.New
 	registry[loadvariationriskbalancing.Name] = loadvariationriskbalancing.New
 	registry[lowriskovercommitment.Name] = lowriskovercommitment.New
