@@ -154,8 +154,8 @@ def engine_answer(objects: list[dict[str, Any]], pod: dict[str, Any],
     """The engine's default profile at `version` (a release 1.N.P: its minor's behaviour),
     with `plugin_config` as the policy's `pluginConfig` and `plugins` (a profile's, in
     KubeSchedulerConfiguration v1) as its `plugins`."""
-    objects, metrics = split_metrics(objects)
-    objects, pairs = split_pairs(objects)
+    objects, metrics = split_pseudo(objects, WATCHER_METRICS, "metrics")
+    objects, pairs = split_pseudo(objects, QUEUE_SORT_PAIRS, "pairs")
     policy: dict[str, Any] = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy"}
     if plugin_config:
         policy["pluginConfig"] = plugin_config
@@ -196,22 +196,14 @@ def engine_queue_sort(objects: list[dict[str, Any]], pod: dict[str, Any],
             < manager.queue_key(b.pod, state, b.initial_attempt_timestamp) for a, b in infos]
 
 
-def split_pairs(objects: list[dict[str, Any]]
-                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(the objects, the queued pods' pairs among them for the QueueSort, or [])."""
-    found = [o for o in objects if (o.get("apiVersion"), o.get("kind")) == QUEUE_SORT_PAIRS]
-    if not found:
-        return objects, []
-    return [o for o in objects if o not in found], found[-1]["pairs"]
-
-
-def split_metrics(objects: list[dict[str, Any]]
-                  ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """(the objects, the node metrics among them as load-watcher gives them, or None)."""
-    found = [o for o in objects if (o.get("apiVersion"), o.get("kind")) == WATCHER_METRICS]
+def split_pseudo(objects: list[dict[str, Any]], pseudo: tuple[str, str],
+                 field: str) -> tuple[list[dict[str, Any]], Any]:
+    """(the objects without the `pseudo` (apiVersion, kind) objects the generator adds,
+    the last one's `field` or None): the node metrics, the queued pods' pairs."""
+    found = [o[field] for o in objects if (o.get("apiVersion"), o.get("kind")) == pseudo]
     if not found:
         return objects, None
-    return [o for o in objects if o not in found], found[-1]["metrics"]
+    return [o for o in objects if (o.get("apiVersion"), o.get("kind")) != pseudo], found[-1]
 
 
 def _victims_dict(victims: Any) -> dict[str, Any]:

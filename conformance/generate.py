@@ -521,9 +521,7 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
         pre_filters.append({"name": "Coscheduling"})
         added += pod_group(rng, objects, pod)
         if rng.random() < 0.8:  # its QueueSort too, as scheduler-plugins' configs enable it
-            plugins["queueSort"] = {"enabled": [{"name": "Coscheduling"}],
-                                    "disabled": [{"name": "*"}]}
-            added.append(queue_pairs(rng, pod))
+            added.append(queue_pairs(rng, plugins, pod, "Coscheduling"))
     if rng.random() < 0.35:
         pre_filters.append({"name": "CapacityScheduling"})
         plugins["postFilter"] = {"enabled": [{"name": "CapacityScheduling"}],
@@ -534,13 +532,10 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
     grouped = any(o["kind"] == "AppGroup" for o in added)
     if grouped and not pre_filters and rng.random() < 0.7:
         # TopologicalSort, where Coscheduling (whose QueueSort it would replace) is not drawn.
-        plugins["queueSort"] = {"enabled": [{"name": "TopologicalSort"}],
-                                "disabled": [{"name": "*"}]}
         config.append({"name": "TopologicalSort", "args": {"namespaces": ["default"]}})
-        added.append(queue_pairs(rng, pod, app_group=True))
+        added.append(queue_pairs(rng, plugins, pod, "TopologicalSort"))
     elif not pre_filters and rng.random() < 0.15:
-        plugins["queueSort"] = {"enabled": [{"name": "QOSSort"}], "disabled": [{"name": "*"}]}
-        added.append(queue_pairs(rng, pod, qos=True))
+        added.append(queue_pairs(rng, plugins, pod, "QOSSort"))
     return plugins, config, added
 
 
@@ -548,7 +543,7 @@ def custom_plugins(rng: random.Random, plugins: Obj, objects: list[Obj],
 #: itself and puts its own address in its place (`oracle/scheduler-plugins/apiserver.go`).
 WATCHER_ADDRESS = "http://conformance-oracle-watcher"
 #: The pseudo-object a case's node metrics travel in among its objects (taken out before
-#: either side reads them: `compare.split_metrics`).
+#: either side reads them: `compare.split_pseudo`).
 WATCHER_METRICS = ("conformance.oracle/v1", "WatcherMetrics")
 
 
@@ -630,41 +625,40 @@ def watcher_metrics(rng: random.Random, objects: list[Obj]) -> Obj:
 
 #: When the generated PodGroups were created (Unix seconds; stored objects always say).
 GROUP_CREATED = 10**6 - 3600
-#: The pseudo-object a case's queued pods travel in, for its QueueSort (`compare.split_pairs`).
+#: The pseudo-object a case's queued pods travel in, for its QueueSort (`compare.split_pseudo`).
 QUEUE_SORT_PAIRS = ("conformance.oracle/v1", "QueueSortPairs")
 
 
-def queue_pairs(rng: random.Random, pod: Obj, app_group: bool = False,
-                qos: bool = False) -> Obj:
-    """Pairs of queued pods for the profile's QueueSort to order (`Less(a, b)`): for
-    Coscheduling, of the pending pod's group, of a group no PodGroup defines or of none; for
-    TopologicalSort (`app_group`), of AppGroup `ag`'s workloads (one no order lists among
-    them) or of none (a group that does not exist would crash it: it dereferences the
-    AppGroup it did not find); in the pod's namespace or another; priorities and first times
-    in activeQ (Unix ms) drawn to tie often with each other and with the group's creation;
-    for QOSSort (`qos`), of each QoS class (containers without requests, with requests only,
-    or limits equal to them; an init container now and then)."""
-    group = None if app_group or qos else pod["metadata"]["labels"][POD_GROUP_LABEL]
+def queue_pairs(rng: random.Random, plugins: Obj, pod: Obj, sort: str) -> Obj:
+    """The profile's QueueSort set to `sort` (in `plugins`), and pairs of queued pods for it
+    to order (`Less(a, b)`): for Coscheduling, of the pending pod's group, of a group no
+    PodGroup defines or of none; for TopologicalSort, of AppGroup `ag`'s workloads (one no
+    order lists among them) or of none (a group that does not exist would crash it: it
+    dereferences the AppGroup it did not find); for QOSSort, of each QoS class (containers
+    without requests, with requests only, or limits equal to them; an init container now
+    and then); in the pod's namespace or another; priorities and first times in activeQ
+    (Unix ms) drawn to tie often with each other and with the group's creation."""
+    plugins["queueSort"] = {"enabled": [{"name": sort}], "disabled": [{"name": "*"}]}
+    group = pod["metadata"]["labels"][POD_GROUP_LABEL] if sort == "Coscheduling" else None
 
-    def queued() -> tuple[Obj, int]:
-        labels = {}
-        if qos:
-            pass
-        elif app_group:
+    def labels() -> Obj:
+        if sort == "TopologicalSort":
             if rng.random() < 0.8:
-                labels[APP_GROUP_LABEL] = "ag"
-                labels[APP_GROUP_LABEL + ".workload"] = rng.choice([*WORKLOADS, "w9"])
-        else:
+                return {APP_GROUP_LABEL: "ag",
+                        APP_GROUP_LABEL + ".workload": rng.choice([*WORKLOADS, "w9"])}
+        elif sort == "Coscheduling":
             label = rng.choice([group, group, "no-such-group", None])
             if label:
-                labels[POD_GROUP_LABEL] = label
+                return {POD_GROUP_LABEL: label}
+        return {}  # QOSSort's pods differ by their containers
+
+    def queued() -> tuple[Obj, int]:
         queued_pod = {"apiVersion": "v1", "kind": "Pod",
-                      "metadata": {"name": rng.choice(["q-a", "q-b"]),
-                                   "namespace": rng.choice(["default", "default", "team"]),
-                                   "labels": labels},
+                      "metadata": {"labels": labels(), "name": rng.choice(["q-a", "q-b"]),
+                                   "namespace": rng.choice(["default", "default", "team"])},
                       "spec": {"containers": [{"name": "c", "image": "app:1"}],
                                "priority": rng.choice([0, 0, 10])}}
-        if qos:
+        if sort == "QOSSort":
             spec = queued_pod["spec"]
             spec["containers"] = [_qos_container(rng, f"c{i}") for i in range(rng.randint(1, 2))]
             if rng.random() < 0.2:

@@ -231,24 +231,19 @@ func customObjects(raw []json.RawMessage) ([]json.RawMessage, []frameworkruntime
 		if err := json.Unmarshal(item, &head); err != nil {
 			return nil, nil, fmt.Errorf("object %s: %w", item, err)
 		}
-		if head.APIVersion+" "+head.Kind == watcherKind {
+		if kind := head.APIVersion + " " + head.Kind; kind == watcherKind || kind == pairsKind {
 			var pseudo struct {
 				Metrics json.RawMessage `json:"metrics"`
+				Pairs   []queuePair     `json:"pairs"`
 			}
 			if err := json.Unmarshal(item, &pseudo); err != nil {
-				return nil, nil, fmt.Errorf("metrics %s: %w", item, err)
+				return nil, nil, fmt.Errorf("%s %s: %w", head.Kind, item, err)
 			}
-			metrics = pseudo.Metrics
-			continue
-		}
-		if head.APIVersion+" "+head.Kind == pairsKind {
-			var pseudo struct {
-				Pairs []queuePair `json:"pairs"`
+			if kind == watcherKind {
+				metrics = pseudo.Metrics
+			} else {
+				pairs = pseudo.Pairs
 			}
-			if err := json.Unmarshal(item, &pseudo); err != nil {
-				return nil, nil, fmt.Errorf("queue pairs %s: %w", item, err)
-			}
-			pairs = pseudo.Pairs
 			continue
 		}
 		if !servedGroupVersion(head.APIVersion) {
