@@ -18,6 +18,10 @@ proposed nodes and their victims). Per verb it prints each stage's median and me
   **filter plugins**, **score plugins**, **victims** (preemption's work), **reply**
   (encoding it), **bind** (the binder), **metrics** (the request's record);
 * **write**: the response encoded and written;
+* **prepared ahead**: a prioritize reply prepared once its pod's filter was answered
+  (`serve`'s anticipation), in the prioritize column with the score plugins and reply it ran:
+  not part of that prioritize's answer, but time the server spent before it could answer (this
+  client sends the prioritize at once, where kube-scheduler first runs its own scorers);
 * **outside the server**: the client's observed median minus the server's (the client,
   the kernel and the loopback: what the floor of `bench.traffic` measures).
 
@@ -69,7 +73,8 @@ WRAPPED = [
 ]
 ORDER = ["read", "queue", "answer", "state sync", "split + decode", "decode", "pod view",
          "names → rows", "proposals", "prefilter", "filter plugins", "score plugins", "victims",
-         "reply", "bind", "events", "metrics", "write", "server", "client", "outside the server"]
+         "reply", "bind", "events", "metrics", "write", "prepared ahead", "server", "client",
+         "outside the server"]
 VERBS = ("filter", "prioritize", "bind", "preempt")
 
 
@@ -136,6 +141,23 @@ def instrument(timings: Timings) -> None:
     for verb in VERBS:
         module = importlib.import_module(f"extender.api.{verb}")
         module.handle = _tagged(timings, f"/{verb}", module.handle)  # type: ignore[attr-defined]
+
+    # A prioritize prepared ahead (`api.prioritize.anticipate_after`) is prioritize's work,
+    # done between the filter's reply and the prioritize.
+    from extender.api import prioritize
+
+    prepare = prioritize._anticipate
+
+    def anticipate(*args: Any) -> None:
+        previous, timings.verb = timings.verb, "/prioritize"
+        started = time.perf_counter()
+        try:
+            prepare(*args)
+        finally:
+            timings.add("prepared ahead", time.perf_counter() - started)
+            timings.verb = previous
+
+    prioritize._anticipate = anticipate  # type: ignore[assignment]
 
     cls = protocol.GuardedHttpToolsProtocol
     received, complete, read_directly = cls.data_received, cls.on_message_complete, \
@@ -275,8 +297,9 @@ def table(found: dict[str, dict[str, list[float]]]) -> str:
             cells.append(f"{statistics.median(durations) * 1e6:.0f} / "
                          f"{statistics.fmean(durations) * 1e6:.0f}")
         if any(cell != "—" for cell in cells):
-            label = stage if stage in ("read", "queue", "answer", "write", "server", "client",
-                                       "outside the server") else f"· {stage}"
+            label = stage if stage in ("read", "queue", "answer", "write", "prepared ahead",
+                                       "server", "client", "outside the server") \
+                else f"· {stage}"
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -163,6 +163,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="filter and prioritize replies kept per candidate list, reused "
                              "for the same pod spec while the nodes they read are unchanged; "
                              f"0 turns reuse off (default: {REPLIES_PER_LIST})")
+    limits.add_argument("--no-anticipate", dest="anticipate", action="store_false",
+                        help="do not prepare a pod's prioritize reply as soon as its filter is "
+                             "answered (done by default while kube-scheduler follows each "
+                             "filter with a prioritize of the nodes that passed; it needs "
+                             "--reply-cache)")
     limits.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT,
                         help="seconds a request body may take to arrive "
                              f"(default: {DEFAULT_BODY_TIMEOUT:g})")
@@ -297,6 +302,7 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
     if args.reply_cache < 0:
         raise StartupError("--reply-cache must be 0 or more")
     runtime.reply_reuse = args.reply_cache
+    runtime.anticipate = args.anticipate
     configure_cache_bytes(args.cache_bytes)
     runtime.body_timeout = args.body_timeout
     runtime.offload = Offloader(args.offload_bytes)

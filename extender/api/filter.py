@@ -11,6 +11,7 @@ from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
 from extender.api.observe import RequestRecord
+from extender.api.prioritize import anticipate_after
 from extender.api.reading import SchedulingRequest, scheduling_request
 from extender.api.rowreply import replies_for, reuse_token
 from extender.api.runtime import Runtime
@@ -83,7 +84,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
             _report(record, passed, tally)
             return json_response(entry.reply)
     verdicts = filter_rows(runtime.profile, pod, listed.rows, table, state, prepared)
-    reply = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
+    reply, passing = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
     passed = int(np.count_nonzero(verdicts.codes == 0))
     tally = _tally(verdicts)
     _reserve(runtime, request, passed > 0)
@@ -93,6 +94,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     elif token is not None:
         replies.keep(listed, "filter", signature, table, token, reply, (passed, tally),
                     runtime.reply_reuse)
+    anticipate_after(runtime, pod, signature, passing)
     _report(record, passed, tally)
     return json_response(reply)
 

@@ -38,6 +38,11 @@ FILTER_REJECTIONS = Counter(
 PREEMPT_NODE_DROPS = Counter("extender_preempt_node_drops_total",
                              "Candidate nodes dropped from a preempt reply, by reason.", ["reason"])
 BIND = Counter("extender_bind_total", "Bind calls, by outcome.", ["outcome"])
+ANTICIPATED = Counter(
+    "extender_prioritize_anticipated_total",
+    "Prioritize replies prepared as soon as the pod's filter was answered, by outcome "
+    "(prepared; used: a prioritize was answered with one; failed: a scorer erred, the "
+    "prioritize itself will say so).", ["outcome"])
 EVENTS = Counter("extender_events_total",
                  "FailedScheduling Events, by outcome (posted, patched, deduplicated, "
                  "rate_limited, dropped, failed, queued).", ["outcome"])

@@ -208,6 +208,15 @@ class Offloader:
         else:
             fn(*args)
 
+    def after_reply(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """`fn(*args)` on the event loop once the request at hand is answered (its reply is
+        written in the same turn of the loop); not at all from the worker, whose answer
+        reaches the loop after anything scheduled now. Whether it was scheduled."""
+        if getattr(self._local, "active", False):
+            return False
+        asyncio.get_running_loop().call_soon(fn, *args)
+        return True
+
     def close(self) -> None:
         if self._executor is not None:
             # The one slot means at most one request is queued or running; the worker's

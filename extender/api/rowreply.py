@@ -15,7 +15,11 @@ kube-scheduler sends the same `NodeNames` list for pod after pod (every candidat
 - `reusable`/`keep` hold a reply per (pod signature, list) with the generations of the rows it
   read, and what else its plugins read (see `framework.REUSE_ROWS`), and serves it again
   while they are unchanged (under the whole state's generation, which every change moves,
-  rows need no check of their own).
+  rows need no check of their own);
+- a filter's passing nodes are remembered as a list (`NameList.from_filter`), and `followed`
+  says whether kube-scheduler's last prioritize named such a list: while it does, a pod's
+  prioritize reply is prepared as soon as its filter is answered
+  (`api.prioritize.anticipate_after`).
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ class ReplyEntry:
     token: ReuseToken
     #: What the handler reports besides the reply (metrics, record details).
     summary: object = None
+    #: Prepared before its request came (`api.prioritize.anticipate_after`).
+    anticipated: bool = False
 
 
 @dataclass(slots=True)
@@ -80,10 +86,13 @@ class NameList:
     layout: int
     rows: np.ndarray
     replies: OrderedDict[tuple[str, bytes], ReplyEntry] = field(default_factory=OrderedDict)
+    #: The nodes that passed a filter, as kube-scheduler's prioritize of the same pod names
+    #: them when this is its only filtering extender (`RowReplies.filter_reply`).
+    from_filter: bool = False
     #: The last filter and prioritize replies built over this list, with what they were built
     #: from (the same verdicts or scores give the same bytes: a workload's pods, one after
-    #: another, mostly do).
-    last_filter: tuple[np.ndarray, tuple[tuple[bool, str] | None, ...], bytes] | None = None
+    #: another, mostly do); the filter's with its passing names' list, as JSON.
+    last_filter: tuple[np.ndarray, tuple[tuple[bool, str] | None, ...], bytes, bytes] | None = None
     last_scores: tuple[np.ndarray, bytes] | None = None
     #: The bytes of `replies`, and of the last replies with their inputs.
     reply_bytes: int = 0
@@ -119,6 +128,8 @@ class RowReplies:
         self._account = [0]
         self._inserts = 0
         self._names_layout = self._hosts_layout = -1
+        #: Whether the last prioritize named a filter's passing nodes (`NameList.from_filter`).
+        self.followed = False
         self._names: np.ndarray = np.empty(0, dtype=object)
         self._hosts: np.ndarray = np.empty((0, _MAX_PRIORITY + 1), dtype=object)
 
@@ -231,27 +242,31 @@ class RowReplies:
         return self._hosts
 
     def filter_reply(self, table: NodeTable, listed: NameList, codes: np.ndarray,
-                     statuses: Sequence[Status | None]) -> bytes:
+                     statuses: Sequence[Status | None]) -> tuple[bytes, NameList]:
         """`ExtenderFilterResult` in NodeNames form for the list's rows, as `wire.encode`
-        writes it; `codes` index `statuses` (0: passed)."""
+        writes it, and the list of the nodes that passed; `codes` index `statuses` (0:
+        passed)."""
         worded = tuple(None if status is None else (status.code == Code.UNSCHEDULABLE,
                                                     status.message) for status in statuses)
         last = listed.last_filter
         if last is not None and last[1] == worded and np.array_equal(last[0], codes):
-            return last[2]
+            return last[2], self._remember(last[3], listed.rows[codes == 0], table)
         reply, passing = self._filter_reply(table, listed.rows, codes, statuses)
         # kube-scheduler's prioritize for this pod names exactly the nodes that passed, in
         # this order and these bytes (when this is its only filtering extender): remembered
         # now, its list is found without being read.
-        self._remember(b"[" + passing + b"]", listed.rows[codes == 0], table)
-        listed.last_filter = codes, worded, reply
-        listed.set_last("filter", codes.nbytes + len(reply))
-        return reply
+        passing_list = b"[" + passing + b"]"
+        listed.last_filter = codes, worded, reply, passing_list
+        listed.set_last("filter", codes.nbytes + len(reply) + len(passing_list))
+        return reply, self._remember(passing_list, listed.rows[codes == 0], table)
 
-    def _remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> None:
+    def _remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> NameList:
         key, found = self._find(raw, table)
         if found is None:
-            self._insert(key, NameList(raw, table.layout, rows))
+            found = NameList(raw, table.layout, rows)
+            self._insert(key, found)
+        found.from_filter = True
+        return found
 
     def _filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
                       statuses: Sequence[Status | None]) -> tuple[bytes, bytes]:
@@ -309,7 +324,7 @@ class RowReplies:
     @staticmethod
     def keep(names: NameList, verb: str, signature: bytes, table: NodeTable,
              token: ReuseToken, reply: bytes, summary: object = None,
-             limit: int = REPLIES_PER_LIST) -> None:
+             limit: int = REPLIES_PER_LIST, anticipated: bool = False) -> None:
         rows = names.rows
         view_gens = load_gens = None
         if not token.whole_state:
@@ -318,7 +333,8 @@ class RowReplies:
         if replaced is not None:
             names.reply_bytes -= len(replaced.reply)
             names.grow(-len(replaced.reply))
-        names.replies[(verb, signature)] = ReplyEntry(reply, view_gens, load_gens, token, summary)
+        names.replies[(verb, signature)] = ReplyEntry(reply, view_gens, load_gens, token, summary,
+                                                      anticipated)
         names.reply_bytes += len(reply)
         names.grow(len(reply))
         # A list's replies stay within a sixteenth of the budget (the lists' own bound,

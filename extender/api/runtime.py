@@ -73,6 +73,10 @@ class Runtime:
     #: Replies kept per candidate list for reuse (`api.rowreply`; `serve --reply-cache`):
     #: 0 turns reuse off.
     reply_reuse: int = REPLIES_PER_LIST
+    #: Prepare a pod's prioritize reply once its filter is answered, while kube-scheduler
+    #: follows each filter with a prioritize of the nodes that passed (`api.prioritize`;
+    #: `serve --no-anticipate` turns it off; it needs `reply_reuse`).
+    anticipate: bool = True
     #: Where every exchange and outside state change is recorded (`serve --record`); None:
     #: nothing is (the routes are then the plain ones).
     recorder: Recorder | None = None

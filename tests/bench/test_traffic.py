@@ -48,4 +48,4 @@ def test_a_short_run_prints_every_verb_and_the_targets(tmp_path: Path) -> None:
     report = json.loads(next(tmp_path.glob("traffic-*.json")).read_text())
     ours = report["rows"][0]["servers"]["ours"]
     assert ours["filter"]["n"] == ours["prioritize"]["n"] == ours["bind"]["n"] == 5
-    assert set(report["rows"][0]["servers"]) == {"ours", "ours-default", "floor"}
+    assert set(report["rows"][0]["servers"]) == {"ours", "ours-plain", "ours-default", "floor"}

@@ -121,7 +121,8 @@ def test_the_candidate_lists_bytes_are_counted_as_they_change() -> None:
             total += len(entry.raw) + entry.rows.nbytes
             total += sum(len(e.reply) for e in entry.replies.values())
             if entry.last_filter is not None:
-                total += entry.last_filter[0].nbytes + len(entry.last_filter[2])
+                total += (entry.last_filter[0].nbytes + len(entry.last_filter[2])
+                          + len(entry.last_filter[3]))
             if entry.last_scores is not None:
                 total += entry.last_scores[0].nbytes + len(entry.last_scores[1])
         return total
