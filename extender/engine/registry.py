@@ -186,10 +186,12 @@ RECORDS: tuple[PluginRecord, ...] = (
                  post_filter=lambda a, v: capacity_scheduling.CapacityScheduling(),
                  events=(ClusterEvent(POD, _A.DELETE), ClusterEvent(ELASTIC_QUOTA, _A.ALL)),
                  resources=(ELASTIC_QUOTAS,), store=QuotaStore),
-    # scheduler-plugins' NodeResourcesAllocatable: score only (no events).
+    # scheduler-plugins' NodeResourcesAllocatable: score only (no events); a node's score is
+    # its allocatable, normalised over the candidates.
     PluginRecord("NodeResourcesAllocatable",
                  node_resources_allocatable.NodeResourcesAllocatableArgs,
-                 score=lambda a, v: node_resources_allocatable.NodeResourcesAllocatable(a)),
+                 score=lambda a, v: node_resources_allocatable.NodeResourcesAllocatable(a),
+                 purity=Purity.NODE_VIEW),
     # scheduler-plugins' NetworkAware. NetworkOverhead has no EnqueueExtensions upstream, so
     # every cluster event may make a pod it rejected schedulable; TopologicalSort is a QueueSort
     # (simulator only), as is kube-scheduler's PrioritySort, registered so a policy can name it.

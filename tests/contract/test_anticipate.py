@@ -45,6 +45,14 @@ ROOMY = [node(f"r{i}", {}, allocatable={"cpu": "8", "memory": "8Gi", "pods": "11
          for i in range(4)] + [node("full", {}, allocatable={"cpu": "100m", "memory": "8Gi",
                                                              "pods": "110"})]
 ROOMY_NAMES = [f"r{i}" for i in range(4)] + ["full"]
+#: scheduler-plugins' NodeResourcesAllocatable (the smallest node first) beside LeastAllocated.
+SMALLEST_FIRST = {
+    "apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+    "plugins": {"filter": {"enabled": [{"name": "NodeResourcesFit"}]},
+                "score": {"enabled": [{"name": "NodeResourcesAllocatable", "weight": 2},
+                                      {"name": "NodeResourcesFit", "weight": 1}]}},
+    "pluginConfig": [{"name": "NodeResourcesAllocatable", "args": {"mode": "Least"}}],
+}
 
 
 def distinct(serial: int) -> dict:
@@ -142,10 +150,12 @@ def test_nothing_is_prepared_unless_kube_scheduler_prioritizes_what_passed():
 
 @pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(["default", "rows-only"]))
+@given(seed=st.integers(0, 2**32 - 1),
+       policy=st.sampled_from(["default", "rows-only", "allocatable"]))
 def test_prepared_replies_equal_the_per_node_path_while_the_state_changes(seed, policy, monkeypatch):
     rng = random.Random(seed)
-    document = DEFAULT_POLICY if policy == "default" else LEAST_ALLOCATED_ONLY
+    document = {"default": DEFAULT_POLICY, "rows-only": LEAST_ALLOCATED_ONLY,
+                "allocatable": SMALLEST_FIRST}[policy]
     runtime = runtime_for(cluster_objects(rng), document)
     used = anticipated("used")
     # Prioritizes that nothing kept from being served what their filter prepared (a filter
