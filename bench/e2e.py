@@ -121,6 +121,8 @@ class Options:
     version: str | None = None
     policy: Path = YARDSTICK_POLICY
     default_policy: Path = DEFAULT_POLICY
+    #: More `extender serve` flags for our extender (`--extender-arg`).
+    extender_args: tuple[str, ...] = ()
     go_src: Path = goyardstick.DEFAULT_SRC
     go_cache: Path = goyardstick.DEFAULT_CACHE
     go_toolchain: Path | None = None
@@ -169,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="our extender's policy in extender/extender-bind (default bench/policy-yardstick.json)")
     p.add_argument("--default-policy", type=Path, default=DEFAULT_POLICY,
                    help="our extender's policy in extender-default (default bench/policy.json)")
+    p.add_argument("--extender-arg", action="append", default=[], metavar="ARG",
+                   help="one more `extender serve` flag for our extender (repeat; write flags "
+                        "as --extender-arg=--no-anticipate)")
     p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC)
     p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE)
     p.add_argument("--go-toolchain", type=Path)
@@ -197,7 +202,7 @@ def options_from(args: argparse.Namespace) -> Options:
                    out_dir=args.out_dir, state_dir=args.state_dir, keep_state=args.keep_state,
                    version=args.version, policy=args.policy, default_policy=args.default_policy,
                    go_src=args.go_src, go_cache=args.go_cache, go_toolchain=args.go_toolchain,
-                   quick=args.quick)
+                   quick=args.quick, extender_args=tuple(args.extender_arg))
 
 
 # --------------------------------------------------------------------------- metrics
@@ -559,7 +564,8 @@ def run_config(ctx: Context, config: Config, n_nodes: int, go_snapshot: Path | N
         if config.extender == "ours":
             policy = opts.policy if config.policy == "yardstick" else opts.default_policy
             row["policy"] = str(policy)
-            endpoint = box.start_extender(policy=policy, name=ext_name)
+            endpoint = box.start_extender(policy=policy, name=ext_name, args=opts.extender_args)
+            row["extender_args"] = list(opts.extender_args)
             started.append(ext_name)
         elif config.extender == "go":
             if ctx.go_binary is None or go_snapshot is None:
