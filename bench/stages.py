@@ -18,6 +18,8 @@ proposed nodes and their victims). Per verb it prints each stage's median and me
   **filter plugins**, **score plugins**, **victims** (preemption's work), **reply**
   (encoding it), **bind** (the binder), **metrics** (the request's record);
 * **write**: the response encoded and written;
+* **after the reply**: a filter's bookkeeping once its reply is written (rejections counted,
+  the reply kept for reuse, the passing nodes remembered as a list), `prepared ahead` included;
 * **prepared ahead**: a prioritize reply prepared once its pod's filter was answered
   (`serve`'s anticipation), in the prioritize column with the score plugins and reply it ran:
   not part of that prioritize's answer, but time the server spent before it could answer (this
@@ -70,11 +72,12 @@ WRAPPED = [
     ("extender.api.preempt", "process_preemption_batch", "victims"),
     ("extender.api.preempt", "finish", "reply"),
     ("extender.api.observe", "RequestRecord.finish", "metrics"),
+    ("extender.api.filter", "_after_reply", "after the reply"),
 ]
 ORDER = ["read", "queue", "answer", "state sync", "split + decode", "decode", "pod view",
          "names → rows", "proposals", "prefilter", "filter plugins", "score plugins", "victims",
-         "reply", "bind", "events", "metrics", "write", "prepared ahead", "server", "client",
-         "outside the server"]
+         "reply", "bind", "events", "metrics", "write", "after the reply", "prepared ahead",
+         "server", "client", "outside the server"]
 VERBS = ("filter", "prioritize", "bind", "preempt")
 
 
@@ -142,7 +145,7 @@ def instrument(timings: Timings) -> None:
         module = importlib.import_module(f"extender.api.{verb}")
         module.handle = _tagged(timings, f"/{verb}", module.handle)  # type: ignore[attr-defined]
 
-    # A prioritize prepared ahead (`api.prioritize.anticipate_after`) is prioritize's work,
+    # A prioritize prepared ahead (`api.prioritize.anticipate_prioritize`) is prioritize's work,
     # done between the filter's reply and the prioritize.
     from extender.api import prioritize
 
@@ -297,8 +300,9 @@ def table(found: dict[str, dict[str, list[float]]]) -> str:
             cells.append(f"{statistics.median(durations) * 1e6:.0f} / "
                          f"{statistics.fmean(durations) * 1e6:.0f}")
         if any(cell != "—" for cell in cells):
-            label = stage if stage in ("read", "queue", "answer", "write", "prepared ahead",
-                                       "server", "client", "outside the server") \
+            label = stage if stage in ("read", "queue", "answer", "write", "after the reply",
+                                       "prepared ahead", "server", "client",
+                                       "outside the server") \
                 else f"· {stage}"
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -11,9 +11,9 @@ from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
 from extender.api.observe import RequestRecord
-from extender.api.prioritize import anticipate_after
+from extender.api.prioritize import anticipate_prioritize
 from extender.api.reading import SchedulingRequest, scheduling_request
-from extender.api.rowreply import replies_for, reuse_token
+from extender.api.rowreply import NameList, ReuseToken, replies_for, reuse_token
 from extender.api.runtime import Runtime
 from extender.engine.framework import Code, Status
 from extender.engine.plugins.capacity_scheduling.store import QuotaStore
@@ -86,17 +86,41 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     verdicts = filter_rows(runtime.profile, pod, listed.rows, table, state, prepared)
     reply, passing = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
     passed = int(np.count_nonzero(verdicts.codes == 0))
-    tally = _tally(verdicts)
     _reserve(runtime, request, passed > 0)
     if not passed:
         events_of(runtime).filter_verdict(pod, len(verdicts.rows), 0, _statuses(verdicts, table),
                                           verdicts.rejection)
-    elif token is not None:
-        replies.keep(listed, "filter", signature, table, token, reply, (passed, tally),
-                    runtime.reply_reuse)
-    anticipate_after(runtime, pod, signature, passing)
-    _report(record, passed, tally)
+    record.details["passed"] = passed
+    record.details["failed"] = len(verdicts.rows) - passed
+    # What the reply does not need waits until it is written (kube-scheduler's cycle waits
+    # for the reply alone); the next request finds it done, the loop taking callbacks in order.
+    after = (runtime, request, listed, token, reply, verdicts, passing, state.generation)
+    if not runtime.offload.after_reply(_after_reply, *after, True):
+        _after_reply(*after, False)  # in the large-request worker: at once, preparing nothing
     return json_response(reply)
+
+
+def _after_reply(runtime: Runtime, request: SchedulingRequest, listed: NameList,
+                 token: ReuseToken | None, reply: bytes, verdicts: RowVerdicts, passing: bytes,
+                 generation: int, anticipate: bool) -> None:
+    """A filter's bookkeeping: rejections counted, the reply kept for reuse, the passing
+    nodes remembered as the list the pod's prioritize will name, and (`anticipate`) that
+    prioritize's reply prepared. What it keeps describes the state the reply read
+    (`generation`): if anything changed since (an event handled before this turn), only the
+    rejections are counted."""
+    tally = _tally(verdicts)
+    metrics.count_filter_rejections(tally)
+    state = runtime.state
+    if state.generation != generation:
+        return
+    table, replies = state.table, replies_for(state.table)
+    rows = listed.rows[verdicts.codes == 0]
+    if len(rows) and token is not None:
+        replies.keep(listed, "filter", request.signature, table, token, reply, (len(rows), tally),
+                    runtime.reply_reuse)
+    remembered = replies.remember(passing, rows, table)
+    if anticipate:
+        anticipate_prioritize(runtime, request.pod, request.signature, remembered)
 
 
 def _tally(verdicts: RowVerdicts) -> Tally:

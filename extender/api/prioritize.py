@@ -78,15 +78,16 @@ def _scored(runtime: Runtime, pod: PodView, listed: NameList) -> tuple[bytes, li
     return replies_for(table).prioritize_reply(table, listed, scores), [r.name for r in results]
 
 
-def anticipate_after(runtime: Runtime, pod: PodView, signature: bytes, passing: NameList) -> None:
-    """Once this filter is answered, prepare its pod's prioritize reply over the nodes that
-    passed (`passing`), while kube-scheduler's prioritize names a filter's passing nodes
-    (it follows each filter with a prioritize of what passed, and this extender filters
-    last). kube-scheduler runs its own PreScore and Score plugins in between, so the reply
-    is ready when the prioritize comes; it is served by reuse, and only while nothing it read
-    has changed. With one node passing, kube-scheduler prioritizes nothing."""
+def anticipate_prioritize(runtime: Runtime, pod: PodView, signature: bytes,
+                          passing: NameList) -> None:
+    """After a filter's reply is written (`api.filter`), prepare its pod's prioritize reply
+    over the nodes that passed (`passing`), while kube-scheduler's prioritize names a filter's
+    passing nodes (it follows each filter with a prioritize of what passed, and this extender
+    filters last). kube-scheduler runs its own PreScore and Score plugins in between, so the
+    reply is ready when the prioritize comes; it is served by reuse, and only while nothing it
+    read has changed. With one node passing, kube-scheduler prioritizes nothing."""
     if len(passing.rows) >= 2 and runtime.anticipate and replies_for(runtime.state.table).followed:
-        runtime.offload.after_reply(_anticipate, runtime, pod, signature, passing)
+        _anticipate(runtime, pod, signature, passing)
 
 
 def _anticipate(runtime: Runtime, pod: PodView, signature: bytes, listed: NameList) -> None:

@@ -16,10 +16,10 @@ kube-scheduler sends the same `NodeNames` list for pod after pod (every candidat
   read, and what else its plugins read (see `framework.REUSE_ROWS`), and serves it again
   while they are unchanged (under the whole state's generation, which every change moves,
   rows need no check of their own);
-- a filter's passing nodes are remembered as a list (`NameList.from_filter`), and `followed`
-  says whether kube-scheduler's last prioritize named such a list: while it does, a pod's
-  prioritize reply is prepared as soon as its filter is answered
-  (`api.prioritize.anticipate_after`).
+- a filter's passing nodes are remembered as a list (`remember`, `NameList.from_filter`), and
+  `followed` says whether kube-scheduler's last prioritize named such a list: while it does,
+  a pod's prioritize reply is prepared as soon as its filter is answered
+  (`api.prioritize.anticipate_prioritize`).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class ReplyEntry:
     token: ReuseToken
     #: What the handler reports besides the reply (metrics, record details).
     summary: object = None
-    #: Prepared before its request came (`api.prioritize.anticipate_after`).
+    #: Prepared before its request came (`api.prioritize.anticipate_prioritize`).
     anticipated: bool = False
 
 
@@ -87,7 +87,7 @@ class NameList:
     rows: np.ndarray
     replies: OrderedDict[tuple[str, bytes], ReplyEntry] = field(default_factory=OrderedDict)
     #: The nodes that passed a filter, as kube-scheduler's prioritize of the same pod names
-    #: them when this is its only filtering extender (`RowReplies.filter_reply`).
+    #: them when this is its only filtering extender (`RowReplies.remember`).
     from_filter: bool = False
     #: The last filter and prioritize replies built over this list, with what they were built
     #: from (the same verdicts or scores give the same bytes: a workload's pods, one after
@@ -242,25 +242,26 @@ class RowReplies:
         return self._hosts
 
     def filter_reply(self, table: NodeTable, listed: NameList, codes: np.ndarray,
-                     statuses: Sequence[Status | None]) -> tuple[bytes, NameList]:
+                     statuses: Sequence[Status | None]) -> tuple[bytes, bytes]:
         """`ExtenderFilterResult` in NodeNames form for the list's rows, as `wire.encode`
-        writes it, and the list of the nodes that passed; `codes` index `statuses` (0:
-        passed)."""
+        writes it, and the passing nodes' names as a JSON list (for `remember`); `codes`
+        index `statuses` (0: passed)."""
         worded = tuple(None if status is None else (status.code == Code.UNSCHEDULABLE,
                                                     status.message) for status in statuses)
         last = listed.last_filter
         if last is not None and last[1] == worded and np.array_equal(last[0], codes):
-            return last[2], self._remember(last[3], listed.rows[codes == 0], table)
+            return last[2], last[3]
         reply, passing = self._filter_reply(table, listed.rows, codes, statuses)
-        # kube-scheduler's prioritize for this pod names exactly the nodes that passed, in
-        # this order and these bytes (when this is its only filtering extender): remembered
-        # now, its list is found without being read.
         passing_list = b"[" + passing + b"]"
         listed.last_filter = codes, worded, reply, passing_list
         listed.set_last("filter", codes.nbytes + len(reply) + len(passing_list))
-        return reply, self._remember(passing_list, listed.rows[codes == 0], table)
+        return reply, passing_list
 
-    def _remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> NameList:
+    def remember(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> NameList:
+        """A filter's passing nodes (`raw`, their JSON list, and their `rows`) as a list of
+        their own: kube-scheduler's prioritize for that pod names exactly them, in this order
+        and these bytes (when this is its only filtering extender), so it is found without
+        being read."""
         key, found = self._find(raw, table)
         if found is None:
             found = NameList(raw, table.layout, rows)

@@ -1,5 +1,5 @@
 """A pod's prioritize reply, prepared as soon as its filter is answered (`api.prioritize.
-anticipate_after`), is the reply the prioritize itself would give, and is served only while
+anticipate_prioritize`), is the reply the prioritize itself would give, and is served only while
 kube-scheduler follows its filters with a prioritize of the nodes that passed.
 
 Through the real app: `TestClient` for the replies, and the protocol uvicorn runs (fed bytes
@@ -19,8 +19,10 @@ from prometheus_client import REGISTRY
 from starlette.testclient import TestClient
 from uvicorn.server import ServerState
 
+from extender.api import filter as filter_verb
 from extender.api import prioritize
 from extender.api.app import create_app
+from extender.api.offload import Offloader
 from extender.api.protocol import ConnectionLimits, guarded_protocol
 from extender.api.runtime import Runtime
 from extender.engine.evaluate import DEFAULT_POLICY, cluster_from_objects
@@ -138,6 +140,16 @@ def test_nothing_is_prepared_unless_kube_scheduler_prioritizes_what_passed():
         settled(client)
         assert anticipated("prepared") == prepared + 2
 
+    # A filter worked on in the large-request worker prepares nothing (its bookkeeping is done
+    # there, at once): the loop's next turn would come before its answer.
+    runtime = runtime_for(ROOMY, LEAST_ALLOCATED_ONLY)
+    runtime.offload = Offloader(threshold=1)
+    with TestClient(create_app(runtime)) as client:
+        for serial in range(3):
+            _, reply = cycle(client, distinct(10 + serial), ROOMY_NAMES)
+            assert [entry["Host"] for entry in reply] == ROOMY_NAMES[:4]  # type: ignore[union-attr]
+    assert anticipated("prepared") == prepared + 2
+
     # `serve --no-anticipate`, and `--reply-cache 0` (a prepared reply is served by reuse).
     for setting in ("anticipate", "reply_reuse"):
         runtime = runtime_for(ROOMY, LEAST_ALLOCATED_ONLY)
@@ -192,13 +204,19 @@ def test_on_the_direct_path_the_filter_reply_is_written_before_the_preparing(mon
     config = uvicorn.Config(app, http=protocol_class, log_config=None, access_log=False,
                             proxy_headers=False)
     written_before: list[int] = []
-    original = prioritize._anticipate
+    booked_after: list[int] = []
+    original, bookkeeping = prioritize._anticipate, filter_verb._after_reply
 
     def spy(*args, **kwargs):
         written_before.append(len(transport.writes))
         return original(*args, **kwargs)
 
+    def book(*args, **kwargs):
+        booked_after.append(len(transport.writes))
+        return bookkeeping(*args, **kwargs)
+
     monkeypatch.setattr(prioritize, "_anticipate", spy)
+    monkeypatch.setattr(filter_verb, "_after_reply", book)
 
     def request(verb: str, pending: dict, names: list[str]) -> bytes:
         body = json.dumps({"Pod": pending, "Nodes": None, "NodeNames": names},
@@ -236,5 +254,36 @@ def test_on_the_direct_path_the_filter_reply_is_written_before_the_preparing(mon
     protocol = None
 
     asyncio.run(main())
-    # Prepared once, for the second filter, whose reply (the third write) was already out.
+    # Each filter's bookkeeping ran once its reply (the first and third writes) was out, and
+    # before the next request; the second prepared its pod's prioritize.
+    assert booked_after == [1, 3]
     assert written_before == [3]
+
+
+def test_a_change_before_the_filters_bookkeeping_keeps_nothing_of_it():
+    """A change the loop handles between a filter's reply and its bookkeeping (an event
+    queued before it) must not have the reply kept as if it described the state after it."""
+    from extender.api import filter as verb
+    from extender.api.observe import RequestRecord
+
+    runtime = runtime_for(ROOMY, LEAST_ALLOCATED_ONLY)
+
+    def body(pending: dict) -> bytes:
+        return json.dumps({"Pod": pending, "Nodes": None, "NodeNames": ROOMY_NAMES},
+                          separators=(",", ":")).encode()
+
+    async def scenario() -> tuple[bytes, bytes]:
+        await verb.handle(runtime, body(pending_pod(1, 1)), RequestRecord("filter"))
+        # r0 is cordoned before the bookkeeping's turn of the loop.
+        runtime.state.set_node_unschedulable("r0", True)
+        await asyncio.sleep(0)
+        # Another pod of the same spec over the same nodes: a kept reply would be reused.
+        again = await verb.handle(runtime, body(pending_pod(1, 2)), RequestRecord("filter"))
+        await asyncio.sleep(0)
+        runtime.reply_reuse = 0
+        fresh = await verb.handle(runtime, body(pending_pod(1, 3)), RequestRecord("filter"))
+        return again.body, fresh.body
+
+    again, fresh = asyncio.run(scenario())
+    assert json.loads(again)["NodeNames"] == ["r1", "r2", "r3"]
+    assert again == fresh

@@ -113,6 +113,7 @@ def test_the_candidate_lists_bytes_are_counted_as_they_change() -> None:
     from extender.engine.policy import parse_policy
     from extender.engine.profile import build_profile
     from extender.state.binder import SnapshotBinder
+    from tests.contract.test_anticipate import settled
     from tests.contract.test_reply_reuse import NAMES, cluster_objects, pending_pod
 
     def exact(replies: rowreply.RowReplies) -> int:
@@ -143,7 +144,9 @@ def test_the_candidate_lists_bytes_are_counted_as_they_change() -> None:
                 assert client.post(rng.choice(["/filter", "/prioritize"]),
                                    content=body).status_code == 200
                 if i % 25 == 0:
+                    settled(client)
                     assert replies.nbytes() == exact(replies)
+            settled(client)
             assert replies.nbytes() == exact(replies) > 0
             assert 1 < len(replies._lists) <= rowreply.NAMES_CACHE_SIZE
     finally:
