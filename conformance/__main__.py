@@ -51,6 +51,26 @@ from conformance.minimise import minimise
 from extender.sandbox.build import resolve_version
 
 
+def replay_settings(written: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """The flavour and the release written cases ran against: recorded in each case; in a case
+    written before they were, the flavour is scheduler-plugins' when its profile names one of
+    its plugins, and the release unknown (None). Cases of both flavours cannot run together."""
+    flavours, releases = set(), set()
+    for case_file in written:
+        flavour = case_file.get("flavour")
+        if flavour is None:
+            profile = json.dumps([case_file.get("plugins"), case_file.get("pluginConfig")])
+            flavour = ("scheduler-plugins" if any(f'"{name}"' in profile
+                                                  for name in SCHEDULER_PLUGINS) else "in-tree")
+        flavours.add(flavour)
+        releases.add(case_file.get("kubernetes"))
+    if len(flavours) > 1:
+        raise ValueError("--replay: the cases were written against both the in-tree and the "
+                         "scheduler-plugins oracle; replay each flavour's cases apart")
+    release = releases.pop() if len(releases) == 1 else None
+    return flavours.pop(), release
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     parser.add_argument("--seed", type=int, default=1)
@@ -81,12 +101,27 @@ def main(argv: list[str] | None = None) -> int:
                              f"{SCHEDULER_PLUGINS_MODULE} {SCHEDULER_PLUGINS_VERSION}, at the "
                              "Kubernetes minor it requires)")
     parser.add_argument("--replay", type=Path, action="append", default=[],
-                        help="run a written case again instead of generating")
+                        help="run a written case again instead of generating (against the "
+                             "flavour and, unless --kubernetes-version says otherwise, the "
+                             "release it was written with)")
     parser.add_argument("--jobs", type=int, default=None,
                         help="oracle processes working at once (default: 4 with "
                              "--scheduler-plugins, whose plugins mostly wait for their "
                              "informers; else 1)")
     args = parser.parse_args(argv)
+    try:
+        written = [json.loads(p.read_text()) for p in args.replay]
+    except (OSError, ValueError) as exc:
+        parser.error(f"--replay: {exc}")
+    if written:
+        try:
+            replayed, release = replay_settings(written)
+        except ValueError as exc:
+            parser.error(str(exc))
+        if replayed == "scheduler-plugins":
+            args.scheduler_plugins = True
+        if args.kubernetes_version is None and replayed == "in-tree":
+            args.kubernetes_version = release
     flavour = "scheduler-plugins" if args.scheduler_plugins else "in-tree"
     try:
         version = (scheduler_plugins_kubernetes() if args.scheduler_plugins
@@ -103,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     oracle_plugins = PLUGINS + SCHEDULER_PLUGINS if args.scheduler_plugins else PLUGINS
     oracles = [Oracle(binary, oracle_plugins) for _ in range(jobs)]
     minimiser: Oracle | None = None  # one with nothing in flight, made at a first disagreement
-    if args.replay:
-        written = [json.loads(p.read_text()) for p in args.replay]
+    if written:
         cases: Iterable[tuple[list[Any], Any, list[Any], dict[str, Any]]] = [
             (w["objects"], w["pod"], w.get("pluginConfig") or [], w.get("plugins") or {})
             for w in written]
@@ -163,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                 out = Path(tempfile.mkdtemp(prefix="conformance-"))
             out.mkdir(parents=True, exist_ok=True)
             (out / f"case-{args.seed}-{pending.index}.json").write_text(json.dumps({
-                "seed": args.seed, "index": pending.index, "pluginConfig": config,
+                "seed": args.seed, "index": pending.index, "flavour": flavour,
+                "kubernetes": version, "pluginConfig": config,
                 "plugins": plugins, "objects": objects, "pod": pod,
                 "differences": [{"kind": k, **d} for k, d in found]}, indent=1) + "\n")
 

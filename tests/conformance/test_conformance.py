@@ -42,6 +42,27 @@ def _answer(**changes: object) -> dict:
     return answer
 
 
+def test_a_written_case_replays_against_its_own_flavour_and_release() -> None:
+    from conformance.__main__ import replay_settings
+
+    def written(**fields: object) -> dict:
+        return {"objects": [], "pod": {}, "pluginConfig": [], "plugins": {}, **fields}
+
+    assert replay_settings([written(flavour="scheduler-plugins", kubernetes="1.34.4")]) == (
+        "scheduler-plugins", "1.34.4")
+    assert replay_settings([written(flavour="in-tree", kubernetes="1.36.3")] * 2) == (
+        "in-tree", "1.36.3")
+    # Written before the flavour was: a profile naming a scheduler-plugins plugin tells.
+    legacy = written(plugins={"multiPoint": {"enabled": [{"name": "CapacityScheduling"}]}})
+    assert replay_settings([legacy]) == ("scheduler-plugins", None)
+    assert replay_settings([written()]) == ("in-tree", None)
+    # Two releases: the default one, as for a case that does not say.
+    assert replay_settings([written(flavour="in-tree", kubernetes="1.36.3"),
+                            written(flavour="in-tree", kubernetes="1.37.2")]) == ("in-tree", None)
+    with pytest.raises(ValueError, match="both the in-tree and the scheduler-plugins"):
+        replay_settings([legacy, written(flavour="in-tree")])
+
+
 def test_weighted_oracle_scores_are_compared_after_the_weight() -> None:
     oracle = _answer(scores={"TaintToleration": {"n1": 300}, "ImageLocality": {"n1": 7}})
     assert list(differences(_answer(), oracle)) == []
@@ -356,6 +377,9 @@ def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
     written = sorted(out.glob("case-3-*.json"))
     assert written
     case_file = json.loads(written[0].read_text())
+    # What it ran against, so that --replay alone runs it against the same.
+    assert case_file["flavour"] == "in-tree"
+    assert done.stdout.startswith(f"kube-scheduler {case_file['kubernetes']}:"), done.stdout
     kinds = {d["kind"] for d in case_file["differences"]}
     assert "score:NodeResourcesBalancedAllocation" in kinds
     # Shrunk to what the disagreement needs: one node (and, in some, a pod on it that tilts
