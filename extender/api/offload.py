@@ -13,6 +13,9 @@ runs. Three rules keep this safe and bounded:
 - **Mutations the handler makes go back to the loop**: `call_on_loop` runs a function on the
   loop thread when called from the worker (remembering a pending pod, for instance).
 
+`after_reply` is the other way round: work a handler on the loop leaves until its reply is
+written (a filter's bookkeeping, the prioritize it prepares); the worker gets no such turn.
+
 The worker drives the handler's coroutine on its own event loop, so handlers stay `async`.
 The garbage collector pauses while it does (see `_drive`).
 """
