@@ -67,7 +67,7 @@ WRAPPED = [
     ("extender.api.bind", "events_of", "events"),
     ("extender.state.binder", "SnapshotBinder.bind", "bind"),
     ("extender.api.preempt", "decode", "decode"),
-    ("extender.api.preempt", "pod_view", "pod view"),
+    ("extender.api.preempt", "replica_pod_view", "pod view"),
     ("extender.api.preempt", "flat_proposals", "proposals"),
     ("extender.api.preempt", "process_preemption_batch", "victims"),
     ("extender.api.preempt", "finish", "reply"),

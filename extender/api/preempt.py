@@ -22,7 +22,7 @@ from extender.api import metrics
 from extender.api.body import BadRequest, error_response, json_response
 from extender.api.observe import RequestRecord
 from extender.api.preemptreply import encode_outcome, finish
-from extender.api.reading import decode, limit_candidates, pod_view
+from extender.api.reading import decode, limit_candidates, replica_pod_view
 from extender.api.runtime import Runtime
 from extender.engine.preemption import PreemptionMemo, SelectorMatches
 from extender.engine.preemption.process import (
@@ -78,7 +78,7 @@ def flat_proposals(args: wire.ExtenderPreemptionArgs) -> tuple[list[str], list[s
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
     args = decode(body, wire.ExtenderPreemptionArgs)
-    pod = pod_view(args.Pod)
+    pod = replica_pod_view(args.Pod)
     record.pod = pod.key
     names, uids, lengths = flat_proposals(args)
     limit_candidates(len(names), runtime)

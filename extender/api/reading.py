@@ -174,16 +174,32 @@ def pod_from_raw(raw: msgspec.Raw, body: bytes) -> tuple[PodView, bytes]:
         # Worded as a decode of the whole body words it (the path starts at `$.Pod`).
         decode(body, wire.SchedulingArgsDecoded)
         raise BadRequest(wire.describe_decode_error(exc)) from None
+    found = _view_by_spec(pod, len(key))
+    _recent_pods.put(key, found, len(key) + len(found[1]))
+    return found
+
+
+def replica_pod_view(pod: k8s.Pod | None) -> PodView:
+    """`pod_view`, taken from a recent pod of the same content when there is one (a
+    workload's replica, or the pod itself from its filter): for a body decoded whole, as
+    preempt's is."""
+    if pod is None:
+        raise BadRequest("invalid request: Pod is required")
+    return _view_by_spec(pod, None)[0]
+
+
+def _view_by_spec(pod: k8s.Pod, size: int | None) -> tuple[PodView, bytes]:
+    """The pod's view and `pod_signature`: a recent same-content view rebound to its identity,
+    or a new one, kept (counted as `size` bytes of pod and its signature; `size` None: the
+    signature's length, about the pod's)."""
     signature = pod_signature(pod)
     same_spec = _views_by_spec.get(signature)
     if same_spec is not None:
-        view = same_spec.rebound(pod.metadata)
-    else:
-        view = pod_view(pod)
-        _views_by_spec.put(signature, view, len(key) + len(signature))  # as `_recent_pods` counts it
-    found = view, signature
-    _recent_pods.put(key, found, len(key) + len(signature))
-    return found
+        return same_spec.rebound(pod.metadata), signature
+    view = pod_view(pod)
+    size = len(signature) if size is None else size
+    _views_by_spec.put(signature, view, size + len(signature))  # as `_recent_pods` counts it
+    return view, signature
 
 
 def pod_view(pod: k8s.Pod | None) -> PodView:

@@ -177,3 +177,42 @@ def test_a_prioritize_of_the_nodes_a_filter_passed_finds_its_list_remembered(spl
     warm = server.post("/prioritize", body)
     assert splits == [True]
     assert warm == cold(0, "/prioritize", body)
+
+
+def test_a_preemptors_replica_takes_its_view_and_is_answered_as_if_built(monkeypatch) -> None:
+    """Preempt decodes its body whole; its pod's view still comes from a recent pod of the same
+    content (a workload's replica), rebound to its own identity, and answers the same."""
+    from extender import serve
+    from extender.model.pod import PodView
+    from tests.conftest import fixture_bytes
+    from tests.serving import serve_args
+
+    body = json.loads(fixture_bytes("preempt-meta.request.json"))
+    replica = json.loads(json.dumps(body))
+    replica["Pod"]["metadata"].update(name="critical-job-2", uid="uid-critical-job-2",
+                                      creationTimestamp="2026-11-20T10:00:07Z")
+    built: list[str] = []
+    original = PodView.from_k8s.__func__  # type: ignore[attr-defined]
+
+    def counted(cls, pod, slim=False):  # type: ignore[no-untyped-def]
+        view = original(cls, pod, slim)
+        if not slim:
+            built.append(pod.metadata.name)
+        return view
+
+    monkeypatch.setattr(PodView, "from_k8s", classmethod(counted))
+
+    def answers(*bodies: dict) -> list[object]:
+        reading._recent_pods.clear()
+        reading._views_by_spec.clear()
+        with TestClient(create_app(serve.build_runtime(serve_args()))) as client:
+            replies = [client.post("/preempt", content=compact(b)) for b in bodies]
+        assert all(reply.status_code == 200 for reply in replies)
+        return [reply.json() for reply in replies]
+
+    warm = answers(body, replica)
+    assert built == ["critical-job"]  # the replica's view was taken from it, not built
+    built.clear()
+    assert answers(replica) == warm[1:]
+    assert built == ["critical-job-2"]
+    assert warm[1]["NodeNameToMetaVictims"]  # type: ignore[index]
