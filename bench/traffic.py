@@ -199,6 +199,9 @@ class Target:
     name: str
     server: Server
     binds: bool
+    #: Sent the preempt calls too (ours; a variant differing only in `serve` flags that
+    #: preempt does not read would measure the same again).
+    preempts: bool = False
     conn: http.client.HTTPConnection = field(init=False)
     times: dict[str, list[float]] = field(default_factory=lambda: {
         "filter": [], "prioritize": [], "bind": [], "cycle": [], "preempt": []})
@@ -297,7 +300,8 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
     try:
         for tag, policy, flags in OURS:
             servers.append(Target(tag, start_ours(snapshot, policy, workdir, server_cpu,
-                                                  f"{tag}-{nodes}", flags), binds=True))
+                                                  f"{tag}-{nodes}", flags), binds=True,
+                                  preempts=not flags))
         if go_binary is not None:
             port = free_port()
             servers.append(Target("go", spawn([str(go_binary), "-snapshot", str(snapshot),
@@ -329,7 +333,7 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
             bodies = preempt_bodies(spec, seed + nodes, windows(names, preempts, seed + 1))
             for body in bodies:
                 for target in servers:
-                    if target.binds and target.name != "ours-plain":  # preempt anticipates nothing
+                    if target.preempts:
                         elapsed, _ = target.post("/preempt", body)
                         target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,

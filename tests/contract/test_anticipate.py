@@ -31,6 +31,7 @@ from extender.engine.profile import build_profile
 from extender.model import k8s
 from extender.state.binder import SnapshotBinder
 from tests.contract.rawhttp import RecordingTransport
+from tests.contract.test_direct import eventually, post
 from tests.contract.test_reply_reuse import (
     LEAST_ALLOCATED_ONLY,
     NAMES,
@@ -40,6 +41,7 @@ from tests.contract.test_reply_reuse import (
     per_node,
     send,
 )
+from tests.contract.test_request_reading import compact
 from tests.engine.upstream.builders import node, pod
 
 #: Nodes the test's pending pods fit on (and a fifth they do not).
@@ -219,18 +221,12 @@ def test_on_the_direct_path_the_filter_reply_is_written_before_the_preparing(mon
     monkeypatch.setattr(filter_verb, "_after_reply", book)
 
     def request(verb: str, pending: dict, names: list[str]) -> bytes:
-        body = json.dumps({"Pod": pending, "Nodes": None, "NodeNames": names},
-                          separators=(",", ":")).encode()
-        return (f"POST /{verb} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        return post(f"/{verb}", compact({"Pod": pending, "Nodes": None, "NodeNames": names}))
 
     async def exchange(data: bytes) -> bytes:
         before = len(transport.writes)
         protocol.data_received(data)
-        for _ in range(2000):
-            if len(transport.writes) > before:
-                break
-            await asyncio.sleep(0.001)
+        await eventually(lambda: len(transport.writes) > before, transport.writes, timeout=2)
         assert len(transport.writes) == before + 1
         return transport.writes[-1].partition(b"\r\n\r\n")[2]
 
@@ -269,8 +265,7 @@ def test_a_change_before_the_filters_bookkeeping_keeps_nothing_of_it():
     runtime = runtime_for(ROOMY, LEAST_ALLOCATED_ONLY)
 
     def body(pending: dict) -> bytes:
-        return json.dumps({"Pod": pending, "Nodes": None, "NodeNames": ROOMY_NAMES},
-                          separators=(",", ":")).encode()
+        return compact({"Pod": pending, "Nodes": None, "NodeNames": ROOMY_NAMES})
 
     async def scenario() -> tuple[bytes, bytes]:
         await verb.handle(runtime, body(pending_pod(1, 1)), RequestRecord("filter"))
