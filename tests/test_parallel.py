@@ -4,6 +4,7 @@ other test runs. Checked on a small suite of its own, run by the same pytest and
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,20 @@ def test_control_plane_tests_share_a_worker_and_alone_tests_run_alone(tmp_path: 
             spans.append((running.pop(worker), float(at)))
     overlapping = [(s, e) for s, e in spans if s < alone_end and e > alone_start]
     assert not overlapping, (alone_start, alone_end, overlapping)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("override", [None, "1"])
+def test_auto_starts_a_worker_more_than_the_cores(tmp_path: Path, override: str | None) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    env = {"PYTHONPATH": str(ROOT), "PATH": ""}
+    if override:
+        env["PYTEST_XDIST_AUTO_NUM_WORKERS"] = override
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider",
+         "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    workers = int(override) if override else len(os.sched_getaffinity(0)) + 1
+    assert f"created: {workers}/{workers} worker" in proc.stdout, proc.stdout[-3000:]
