@@ -90,8 +90,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     if not passed:
         events_of(runtime).filter_verdict(pod, len(verdicts.rows), 0, _statuses(verdicts, table),
                                           verdicts.rejection)
-    record.details["passed"] = passed
-    record.details["failed"] = len(verdicts.rows) - passed
+    _record(record, passed, len(verdicts.rows) - passed)
     # What the reply does not need waits until it is written (kube-scheduler's cycle waits
     # for the reply alone); the next request finds it done, the loop taking callbacks in order.
     after = (runtime, request, listed, token, reply, verdicts, passing, state.generation)
@@ -153,6 +152,10 @@ def _reserve(runtime: Runtime, request: SchedulingRequest, passed: bool) -> None
 
 
 def _report(record: RequestRecord, passed: int, tally: Tally) -> None:
-    record.details["passed"] = passed
-    record.details["failed"] = sum(tally.values())
+    _record(record, passed, sum(tally.values()))
     metrics.count_filter_rejections(tally)
+
+
+def _record(record: RequestRecord, passed: int, failed: int) -> None:
+    record.details["passed"] = passed
+    record.details["failed"] = failed
