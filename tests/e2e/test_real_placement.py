@@ -58,10 +58,12 @@ def test_extender_decides_placement(scenario: Scenario, node_cache: bool) -> Non
     assert counts == once, counts
     if node_cache:
         # kube-scheduler's prioritize named the nodes the filter passed, byte for byte: from
-        # the second pod on, each filter prepared its pod's prioritize reply (served unless an
-        # informer event came between the two: the bind of the pod before may come late, as
-        # kube-scheduler binds beside its next cycle).
+        # the second pod on, a filter prepares its pod's prioritize reply unless an informer
+        # event came between its reply and the preparing, and the prioritize is served it
+        # unless one came before the prioritize (the bind of the pod before may come late, as
+        # kube-scheduler binds beside its next cycle). Nothing at all is prepared if the
+        # prioritize names another list. (Distinct pods: one prepared reply serves one.)
         anticipated = scenario.extender_counts("extender_prioritize_anticipated_total",
                                                "outcome")
-        assert anticipated.get("prepared") == 2, anticipated
-        assert anticipated.get("used", 0) <= 2, anticipated
+        assert 1 <= anticipated.get("prepared", 0) <= 2, anticipated
+        assert anticipated.get("used", 0) <= anticipated["prepared"], anticipated
