@@ -12,8 +12,8 @@ With one process (`-n 0`) none of this costs anything: the locks are never conte
 
 `-n auto` starts one worker more than the machine has cores: much of the suite waits on real
 processes (control planes, servers, Go oracles), and with one worker per core the cores sat
-idle a third of the time (2 cores: 128 % CPU, 4:45; with 3 workers 157 %, 4:14; 4 were no
-faster). `PYTEST_XDIST_AUTO_NUM_WORKERS` still decides when set.
+idle a third of the time (the README's test times give the figures).
+`PYTEST_XDIST_AUTO_NUM_WORKERS` still decides when set.
 """
 
 from __future__ import annotations

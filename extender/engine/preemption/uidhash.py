@@ -33,8 +33,13 @@ def hashes(array: np.ndarray) -> np.ndarray:
     return mixed  # type: ignore[no-any-return]
 
 
+def _word_width(width: int) -> int:
+    """The bytes a value of `width` is padded to: whole 8-byte words, at least one."""
+    return max(8, -(-width // 8) * 8)
+
+
 def _padded(array: np.ndarray) -> np.ndarray:
-    width = -(-array.itemsize // 8) * 8
+    width = _word_width(array.itemsize)
     return array if width == array.itemsize else array.astype(f"S{width}")
 
 
@@ -60,9 +65,8 @@ def request_bytes(uids: Sequence[str]) -> np.ndarray | None:
         if not rows[:, width].any():
             if np.count_nonzero(rows) != count * width:
                 return None  # some UID holds a NUL
-            # To the reference's width: a multiple of 8 bytes, dropping a separator that
-            # would run past it.
-            return rows.reshape(-1).view(f"S{width + 1}").astype(f"S{max(8, -(-width // 8) * 8)}")
+            # To `_padded`'s width for the UIDs, dropping a separator that would run past it.
+            return rows.reshape(-1).view(f"S{width + 1}").astype(f"S{_word_width(width)}")
     if "\x00" in "".join(uids):
         return None
     array = np.array(uids, dtype="S")
