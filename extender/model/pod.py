@@ -71,6 +71,31 @@ def _shared_value(value: T) -> T:
     return found  # type: ignore[return-value]
 
 
+NodeAffinityParts = tuple[NodeSelectorMatcher | None, frozenset[str] | None,
+                          tuple[tuple[int, NodeTermMatcher], ...], str, bytes]
+_node_affinity_table: dict[bytes, NodeAffinityParts] = {}
+
+
+def _node_affinity_parts(affinity: k8s.NodeAffinity | None) -> NodeAffinityParts:
+    """The view's NodeAffinity parts, parsed once per distinct affinity (a workload's pods
+    share theirs; the parts are immutable): the required terms' matcher and pinned names, the
+    preferred terms, their parse error, and their key (equal keys mean equal preferred terms,
+    so equal NodeAffinity sums on any node view)."""
+    key = _placement_encoder.encode(affinity)
+    found = _node_affinity_table.get(key)
+    if found is None:
+        required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
+        found = (NodeSelectorMatcher(required) if required is not None else None,
+                 _affinity_node_names(required), preferred_terms(affinity),
+                 preferred_terms_error(affinity),
+                 _placement_encoder.encode(
+                     affinity.preferred_during_scheduling_ignored_during_execution if affinity else None))
+        if len(_node_affinity_table) >= _SHARED_LIMIT:
+            _node_affinity_table.clear()
+        _node_affinity_table[key] = found
+    return found
+
+
 def _host_ports(spec: k8s.PodSpec) -> tuple[HostPort, ...]:
     """Host ports of containers and sidecar init containers, normalised as NodePorts does."""
     ports: list[HostPort] = []
@@ -289,13 +314,8 @@ class PodView:
         self.node_selector = spec.node_selector or None
         node_affinity = spec.affinity.node_affinity if spec.affinity else None
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
-        self.required_affinity = NodeSelectorMatcher(required) if required is not None else None
-        self.affinity_node_names = _affinity_node_names(required)
-        self.preferred_affinity = preferred_terms(node_affinity)
-        self.preferred_affinity_error = preferred_terms_error(node_affinity)
-        # Equal keys mean equal preferred terms, so equal NodeAffinity sums on any node view.
-        self.preferred_affinity_key = _placement_encoder.encode(
-            node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else None)
+        (self.required_affinity, self.affinity_node_names, self.preferred_affinity,
+         self.preferred_affinity_error, self.preferred_affinity_key) = _node_affinity_parts(node_affinity)
         # Pods of one workload share these parts of the spec; equal keys mean equal verdicts of
         # the node-only filters on any node.
         self.placement_key = _placement_encoder.encode(

@@ -10,13 +10,17 @@ table of raw amounts: workloads repeat theirs), and derives all five from the sa
 
 It does so only for the pods those arithmetics treat alike: no init containers, no overhead,
 no pod-level requests (where sidecars, maxima and overrides make them differ). Every other
-pod goes through the five reference functions, so the figures are theirs by construction;
-`tests/engine/test_podamounts.py` holds the fast path to them on random and bench specs.
+pod goes through the five reference functions, so the figures are theirs by construction,
+kept by the spec fields they read (`_reference_key`): a workload's replicas, or a Job's
+preemptors, repeat them. `tests/engine/test_podamounts.py` holds both paths to the
+references on random and bench specs.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+import msgspec
 
 from extender.model import k8s
 from extender.model.podload import CONVERTED, PodLoad, convert, pod_load, shared_load
@@ -81,11 +85,33 @@ def _reference(spec: k8s.PodSpec) -> PodAmounts:
                       None if quota == requests else quota, pod_load(spec))
 
 
+#: `_reference`'s answers by `_reference_key` (emptied when full: workloads are few).
+_REFERENCE_MEMO: dict[bytes, PodAmounts] = {}
+REFERENCE_MEMO_LIMIT = 4096
+_key_encoder = msgspec.json.Encoder()
+
+
+def _reference_key(spec: k8s.PodSpec) -> bytes:
+    """Every field the five arithmetics read: each container's resources, an init
+    container's restart policy (a sidecar's requests add up, an init container's are a
+    maximum), the overhead and the pod-level resources."""
+    return _key_encoder.encode((
+        [(c.resources, c.restart_policy) for c in spec.init_containers or ()],
+        [c.resources for c in spec.containers or ()], spec.overhead, spec.resources))
+
+
 def pod_amounts(spec: k8s.PodSpec) -> PodAmounts:
     """The five request figures of a pod (see the module docstring)."""
     if spec.init_containers or spec.overhead or (
             spec.resources is not None and spec.resources.requests):
-        return _reference(spec)
+        key = _reference_key(spec)
+        found = _REFERENCE_MEMO.get(key)
+        if found is None:
+            found = _reference(spec)  # a QuantityError leaves nothing kept
+            if len(_REFERENCE_MEMO) >= REFERENCE_MEMO_LIMIT:
+                _REFERENCE_MEMO.clear()
+            _REFERENCE_MEMO[key] = found
+        return found
     try:
         return _regular_only(spec)
     except QuantityError:

@@ -1,5 +1,6 @@
 """`pod_amounts` (one pass over the containers) against the five reference arithmetics, and
-the pod views and snapshot loads built on it against the same references."""
+the pod views and snapshot loads built on it against the same references; the NodeAffinity
+parts views share against parsing each pod's own."""
 
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ from extender.engine import registry
 from extender.engine.cluster import ClusterState
 from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.engine.plugins.coscheduling.store import PodGroupStore
-from extender.model import k8s
-from extender.model.pod import PodView, _host_ports
+from extender.model import k8s, podamounts
+from extender.model import pod as pod_module
+from extender.model.pod import (
+    PodView,
+    _affinity_node_names,
+    _host_ports,
+    preferred_terms,
+    preferred_terms_error,
+)
 from extender.model.podamounts import PodAmounts, _reference, derived_load, pod_amounts
 from extender.model.podload import PodLoad, pod_load
 from extender.model.quantity import QuantityError
@@ -29,6 +37,7 @@ from extender.model.resources import (
     pod_scoring_non_zero_requests,
 )
 from extender.model.scheduling import pod_group_name, quota_requests
+from extender.model.selectors import NodeSelectorMatcher
 from extender.model.timeparse import parse_time
 from extender.state import snapshot
 from extender.state.snapshot import SnapshotError, load_snapshot
@@ -104,6 +113,70 @@ def test_pod_amounts_are_the_reference_arithmetics(raw: dict[str, Any]) -> None:
             pod_amounts(spec)
         return
     _same(pod_amounts(spec), want)
+
+
+def _unread_changes(raw: dict[str, Any]) -> dict[str, Any]:
+    """`raw` with every field `pod_amounts` does not read changed: names, images, ports."""
+    def changed(container: dict[str, Any]) -> dict[str, Any]:
+        return {**container, "name": container.get("name", "") + "-x", "image": "other:2",
+                "ports": [{"containerPort": 81, "hostPort": 9}]}
+    out = {**raw, "containers": [changed(c) for c in raw["containers"]]}
+    if "initContainers" in raw:
+        out["initContainers"] = [changed(c) for c in raw["initContainers"]]
+    return out
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(specs(), st.data())
+def test_kept_amounts_answer_only_specs_that_read_alike(raw: dict[str, Any], data: st.DataObject) -> None:
+    """The reference path's answers are kept by the fields the five arithmetics read: after
+    one spec's, a spec that differs only elsewhere gets the same answer, and one that differs
+    in a read field (a container's resources, an init container's restart policy, the
+    overhead, the pod-level requests) gets its own, the reference's."""
+    raw = {**raw, "initContainers": raw.get("initContainers") or [{"name": "i"}]}  # the kept path
+    other = _unread_changes(raw)
+    change = data.draw(st.sampled_from(["none", "resources", "restart", "overhead", "pod"]))
+    if change == "resources":
+        where = data.draw(st.sampled_from(["containers", "initContainers"]))
+        if other[where]:
+            other[where] = [{**other[where][0], "resources": {"requests": data.draw(resource_lists) or {}}},
+                            *other[where][1:]]
+    elif change == "restart":
+        first = other["initContainers"][0]
+        other["initContainers"] = [{**first, "restartPolicy": None if first.get("restartPolicy") else "Always"},
+                                   *other["initContainers"][1:]]
+    elif change == "overhead":
+        other["overhead"] = data.draw(resource_lists)
+    elif change == "pod":
+        other["resources"] = {"requests": data.draw(resource_lists)}
+    spec, other_spec = k8s.convert(raw, k8s.PodSpec), k8s.convert(other, k8s.PodSpec)
+    podamounts._REFERENCE_MEMO.clear()
+    try:
+        first = pod_amounts(spec)
+    except QuantityError:
+        assert not podamounts._REFERENCE_MEMO  # nothing kept from a spec that does not read
+        return
+    try:
+        want = _reference(other_spec)
+    except QuantityError as exc:
+        with pytest.raises(QuantityError, match=str(exc)):
+            pod_amounts(other_spec)
+        return
+    got = pod_amounts(other_spec)
+    _same(got, want)
+    if change == "none":
+        assert got is first  # kept, not worked out again
+
+
+def test_the_kept_amounts_are_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(podamounts, "REFERENCE_MEMO_LIMIT", 3)
+    podamounts._REFERENCE_MEMO.clear()
+    for cpu in range(1, 8):
+        spec = k8s.convert({"initContainers": [{}], "containers": [
+            {"resources": {"requests": {"cpu": f"{cpu}"}}}]}, k8s.PodSpec)
+        assert pod_amounts(spec).requests.milli_cpu == 1000 * cpu
+        assert 1 <= len(podamounts._REFERENCE_MEMO) <= 3
 
 
 def test_the_regular_containers_path_itself() -> None:
@@ -204,6 +277,79 @@ def test_pod_views_read_what_the_references_give(raw: dict[str, Any], conditions
     assert _view_fields(view) == expected
     # A copy (an assumed bind, the simulator's patches) reads the same figures.
     assert _view_fields(view.bound_to("n")) == expected
+
+
+def _req(key: str, operator: str, *values: str) -> dict[str, Any]:
+    return {"key": key, "operator": operator, **({"values": list(values)} if values else {})}
+
+
+ZONE = "topology.kubernetes.io/zone"
+NODE_AFFINITIES: list[dict[str, Any] | None] = [
+    None,
+    {},
+    {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [_req(ZONE, "In", "z1")]}]}},
+    {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [_req(ZONE, "In", "z2")]}]}},
+    {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [_req("metadata.name", "In", "n1", "n2")]},
+        {"matchFields": [_req("metadata.name", "In", "n3")]}]}},
+    {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [_req("metadata.name", "In", "n1")]},
+        {"matchExpressions": [_req("disk", "Exists")]}]}},
+    {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 5, "preference": {"matchExpressions": [_req(ZONE, "In", "z1")]}}]},
+    {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 7, "preference": {"matchExpressions": [_req(ZONE, "In", "z1")]}}]},
+    {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 0, "preference": {"matchExpressions": [_req(ZONE, "In", "z1")]}},
+        {"weight": 3, "preference": {"matchExpressions": [_req("cpus", "Gt", "4")]}}]},
+    {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 3, "preference": {"matchExpressions": [_req("cpus", "Gt", "four")]}},
+        {"weight": 2, "preference": {"matchExpressions": [_req("bad key!", "Exists")]}}]},
+    {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [_req(ZONE, "NotIn", "z1")]}]},
+     "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchFields": [_req("metadata.name", "In", "n2")]}}]},
+]
+NODES = [({ZONE: "z1", "cpus": "8"}, "n1"), ({ZONE: "z2", "disk": "ssd"}, "n2"),
+         ({"cpus": "2"}, "n3"), ({}, "n4")]
+
+
+def _affinity_view(affinity: dict[str, Any] | None) -> PodView:
+    spec: dict[str, Any] = {"containers": [{}]}
+    if affinity is not None:
+        spec["affinity"] = {"nodeAffinity": affinity}
+    return PodView.from_k8s(k8s.convert({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec},
+                                        k8s.Pod))
+
+
+@pytest.mark.parametrize("first", range(len(NODE_AFFINITIES)))
+def test_views_share_node_affinity_parts_only_when_the_affinity_is_the_same(first: int) -> None:
+    """After one pod's NodeAffinity was parsed, every other pod's view reads its own terms
+    (required matches and pinned names, preferred weights and matches, their parse error and
+    key) as parsing them afresh gives; pods with the same affinity share one parse."""
+    for second, affinity in enumerate(NODE_AFFINITIES):
+        pod_module._node_affinity_table.clear()
+        seen = _affinity_view(NODE_AFFINITIES[first])
+        view = _affinity_view(affinity)
+        parsed = k8s.convert(affinity, k8s.NodeAffinity) if affinity is not None else None
+        required = parsed.required_during_scheduling_ignored_during_execution if parsed else None
+        fresh = NodeSelectorMatcher(required) if required is not None else None
+        assert view.affinity_node_names == _affinity_node_names(required)
+        assert view.preferred_affinity_error == preferred_terms_error(parsed)
+        for labels, name in NODES:
+            assert (view.required_affinity.matches(labels, name) if view.required_affinity else None) == (
+                fresh.matches(labels, name) if fresh else None)
+            assert [(w, t.matches(labels, name)) for w, t in view.preferred_affinity] == [
+                (w, t.matches(labels, name)) for w, t in preferred_terms(parsed)]
+        same = first == second or {first, second} == {0, 1}  # no affinity and an empty one
+        assert (view.preferred_affinity_key == seen.preferred_affinity_key) == (
+            same or (NODE_AFFINITIES[first] or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+            == (affinity or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
+        if first == second:
+            assert view.required_affinity is seen.required_affinity
+            assert view.preferred_affinity is seen.preferred_affinity
 
 
 @pytest.fixture(scope="module")
