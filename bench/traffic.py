@@ -19,6 +19,11 @@ Per cluster size, each *cycle* is what kube-scheduler does for one pod with this
 * **bind** (ours only: the Go yardstick does not bind) to the best-scored node, so the state
   changes every cycle.
 
+Where the window is smaller than the cluster, `--full-cycles` more cycles of other distinct pods
+then name **every node** (kube-scheduler at `percentageOfNodesToScore: 100`, its own filters
+passing them all): the same list each time, as such a scheduler sends it, so the remembered
+list answers its names, while the pods and the state (a bind each cycle) still change.
+
 Then `--preempts` **preempt** calls (ours only: the yardstick has no preempt verb), each for a
 distinct high-priority pod with a window's worth of nodes and the victims kube-scheduler would
 propose on them (each node's lowest-priority pods, with their PDB violations).
@@ -204,7 +209,8 @@ class Target:
     preempts: bool = False
     conn: http.client.HTTPConnection = field(init=False)
     times: dict[str, list[float]] = field(default_factory=lambda: {
-        "filter": [], "prioritize": [], "bind": [], "cycle": [], "preempt": []})
+        "filter": [], "prioritize": [], "bind": [], "cycle": [], "preempt": [],
+        **{f"{verb}{FULL}": [] for verb in ("filter", "prioritize", "bind", "cycle")}})
 
     def __post_init__(self) -> None:
         self.conn = http.client.HTTPConnection(HOST, self.server.port, timeout=60)
@@ -249,8 +255,13 @@ def _best(priorities: Any) -> str | None:
     return node
 
 
-def cycle(target: Target, pod: JSON, names: list[str]) -> None:
-    """One pod's filter, prioritize (on what passed) and, for ours, bind."""
+#: The suffix of the full-list cycles' verbs.
+FULL = " (full list)"
+
+
+def cycle(target: Target, pod: JSON, names: list[str], suffix: str = "") -> None:
+    """One pod's filter, prioritize (on what passed) and, for ours, bind; timed as the verbs
+    plus `suffix`."""
     filter_time, reply = target.post("/filter", generate.extender_args(pod, None, names))
     if target.name == "floor":
         passed = names
@@ -258,8 +269,8 @@ def cycle(target: Target, pod: JSON, names: list[str]) -> None:
         passed = _decoder.decode(reply).get("NodeNames") or []
     prioritize_time, reply = target.post("/prioritize", generate.extender_args(pod, None, passed))
     total = filter_time + prioritize_time
-    target.times["filter"].append(filter_time)
-    target.times["prioritize"].append(prioritize_time)
+    target.times[f"filter{suffix}"].append(filter_time)
+    target.times[f"prioritize{suffix}"].append(prioritize_time)
     if target.binds and target.name != "floor":
         node = _best(_decoder.decode(reply))
         if node is not None:
@@ -270,9 +281,9 @@ def cycle(target: Target, pod: JSON, names: list[str]) -> None:
             error = _decoder.decode(reply).get("Error")
             if error:
                 raise RuntimeError(f"{target.name} bind: {error}")
-            target.times["bind"].append(bind_time)
+            target.times[f"bind{suffix}"].append(bind_time)
             total += bind_time
-    target.times["cycle"].append(total)
+    target.times[f"cycle{suffix}"].append(total)
 
 
 def _ms(values: list[float], q: float) -> float | None:
@@ -289,7 +300,8 @@ def summary(times: dict[str, list[float]]) -> JSON:
 
 
 def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
-             go_binary: Path | None, progress: Callable[[str], None], preempts: int = 0) -> JSON:
+             go_binary: Path | None, progress: Callable[[str], None], preempts: int = 0,
+             full_cycles: int = 0) -> JSON:
     spec = generate.ClusterSpec(nodes, nodes * PODS_PER_NODE, generate.DEFAULT_SEED)
     snapshot = workdir / f"cluster-{nodes}.json"
     if not snapshot.exists():
@@ -316,17 +328,11 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
         pods = pending_pods(seed + nodes, warmup + cycles)
         plan = windows(names, warmup + cycles, seed + nodes)
         progress(f"{nodes} nodes: window {len(plan[0])}, {cycles} cycles (+{warmup} warm-up)")
-        for i, (pod, window) in enumerate(zip(pods, plan, strict=True)):
-            # Each cycle starts with the next server: the one after another's work (Go's
-            # 5 000-name decode, say) finds the CPU's caches cold, ~0.15 ms on a 5 000-node
-            # filter, and no server should always be that one.
-            shift = i % len(servers)
-            for target in servers[shift:] + servers[:shift]:
-                cycle(target, pod, window)
-            if i + 1 == warmup:
-                for target in servers:
-                    for values in target.times.values():
-                        values.clear()
+        _interleaved(servers, pods, plan, warmup, "")
+        if full_cycles and len(plan[0]) < nodes:
+            progress(f"{nodes} nodes: every node named, {full_cycles} cycles (+{FULL_WARMUP} warm-up)")
+            full_pods = pending_pods(seed + nodes + FULL_SEED, FULL_WARMUP + full_cycles)
+            _interleaved(servers, full_pods, [names] * len(full_pods), FULL_WARMUP, FULL)
         # Preemption, ours only (the Go yardstick has no preempt verb): distinct preemptors,
         # each with a window's worth of proposed nodes.
         if preempts:
@@ -337,11 +343,34 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
                         elapsed, _ = target.post("/preempt", body)
                         target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
+                "full_cycles": full_cycles if len(plan[0]) < nodes else 0,
                 "servers": {t.name: summary(t.times) for t in servers}}
     finally:
         for target in servers:
             target.conn.close()
             target.server.stop()
+
+
+#: The full-list cycles' unmeasured first ones, and their pods' seed offset (other pods).
+FULL_WARMUP = 5
+FULL_SEED = 7919
+
+
+def _interleaved(servers: list[Target], pods: list[JSON], plan: list[list[str]], warmup: int,
+                 suffix: str) -> None:
+    """Each pod's cycle on every server, the first `warmup` cycles not kept."""
+    for i, (pod, window) in enumerate(zip(pods, plan, strict=True)):
+        # Each cycle starts with the next server: the one after another's work (Go's
+        # 5 000-name decode, say) finds the CPU's caches cold, ~0.15 ms on a 5 000-node
+        # filter, and no server should always be that one.
+        shift = i % len(servers)
+        for target in servers[shift:] + servers[:shift]:
+            cycle(target, pod, window, suffix)
+        if i + 1 == warmup:
+            for target in servers:
+                for verb, values in target.times.items():
+                    if verb.endswith(suffix):
+                        values.clear()
 
 
 # --------------------------------------------------------------------------- report
@@ -371,6 +400,11 @@ def targets(row: JSON) -> list[tuple[str, bool | None]]:
     if ours and default:
         r = _ratio(default["cycle"]["mean"], ours["cycle"]["mean"])
         out.append((f"default policy cycle ≤ 2× the 4-filter policy ({r})", r is not None and r <= 2))
+    full = f"filter{FULL}"
+    if row["nodes"] >= 5000 and ours and go and ours.get(full, {}).get("n"):
+        r = _ratio(go[full]["p50"], ours[full]["p50"])
+        out.append((f"every node named: filter ≥ 4× faster than Go (Go p50 / ours p50: {r})",
+                    r is not None and r >= 4))
     return out
 
 
@@ -380,13 +414,15 @@ def table(rows: list[JSON]) -> str:
              "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         s = row["servers"]
-        for verb in ("filter", "prioritize", "bind", "cycle", "preempt"):
-            if verb == "preempt" and not s.get("ours", {}).get(verb, {}).get("n"):
+        for verb in ("filter", "prioritize", "bind", "cycle", "preempt", f"filter{FULL}",
+                     f"cycle{FULL}"):
+            if verb in ("preempt", f"filter{FULL}", f"cycle{FULL}") and not s.get(
+                    "ours", {}).get(verb, {}).get("n"):
                 continue
             ours, default = s.get("ours", {}).get(verb, {}), s.get("ours-default", {}).get(verb, {})
             plain = s.get("ours-plain", {}).get(verb, {})
             go, floor = s.get("go", {}).get(verb, {}), s.get("floor", {}).get(verb, {})
-            stat = "mean" if verb == "cycle" else "p50"
+            stat = "mean" if verb.startswith("cycle") else "p50"
 
             def cell(d: JSON, both: bool = True, stat: str = stat) -> str:
                 if not d or d.get(stat) is None:
@@ -394,9 +430,11 @@ def table(rows: list[JSON]) -> str:
                 return f"{d[stat]:.2f}" + (f" / {d['p90']:.2f}" if both and stat == "p50" else "")
             # Go's cycle is its filter + prioritize (it does not bind).
             ratio = _ratio(ours.get(stat), go.get(stat))
-            go_text = cell(go) + (" (f+p mean)" if verb == "cycle" and go else "")
-            label = "cycle (mean)" if verb == "cycle" else verb
-            lines.append(f"| {row['nodes']} | {row['window']} | {label} | {cell(ours)} | "
+            go_text = cell(go) + (" (f+p mean)" if stat == "mean" and go else "")
+            label = verb.removesuffix(FULL) + (" (mean)" if stat == "mean" else "") + (
+                ", every node named" if verb.endswith(FULL) else "")
+            window = row["nodes"] if verb.endswith(FULL) else row["window"]
+            lines.append(f"| {row['nodes']} | {window} | {label} | {cell(ours)} | "
                          f"{cell(plain, False)} | {cell(default, False)} | {go_text} | "
                          f"{cell(floor, False)} | "
                          f"{ratio if ratio is not None else '—'} |")
@@ -411,6 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="the pods' seed (default: fresh each run)")
     p.add_argument("--preempts", type=int, default=None,
                    help="distinct preemptors per size, ours only (default 100; quick 20)")
+    p.add_argument("--full-cycles", type=int, default=None,
+                   help="cycles naming every node, where the window is smaller (default 100; "
+                        "quick 20; 0: none)")
     p.add_argument("--quick", action="store_true", help="100 and 500 nodes, 60 cycles")
     p.add_argument("--no-go", action="store_true", help="skip the Go yardstick")
     p.add_argument("--out-dir", type=Path, default=RESULTS)
@@ -422,6 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              .split(",")]
     cycles = args.cycles or (60 if args.quick else 300)
     preempts = args.preempts if args.preempts is not None else (20 if args.quick else 100)
+    full_cycles = args.full_cycles if args.full_cycles is not None else (20 if args.quick else 100)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 30)
 
     def progress(line: str) -> None:
@@ -436,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="traffic-") as tmp:
         for nodes in sizes:
             rows.append(run_size(nodes, cycles, args.warmup, seed, Path(tmp), go_binary, progress,
-                                 preempts))
+                                 preempts, full_cycles))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     report = {"seed": seed, "cycles": cycles, "rows": rows,
               "targets": {str(r["nodes"]): [[t, ok] for t, ok in targets(r)] for r in rows}}

@@ -49,3 +49,26 @@ def test_a_short_run_prints_every_verb_and_the_targets(tmp_path: Path) -> None:
     ours = report["rows"][0]["servers"]["ours"]
     assert ours["filter"]["n"] == ours["prioritize"]["n"] == ours["bind"]["n"] == 5
     assert set(report["rows"][0]["servers"]) == {"ours", "ours-plain", "ours-default", "floor"}
+    assert ours["filter (full list)"]["n"] == 0  # 40 nodes: the window names every node already
+    assert "every node named" not in done.stdout
+
+
+@pytest.mark.slow
+def test_every_node_named_where_the_window_is_smaller(tmp_path: Path) -> None:
+    """Past 100 nodes kube-scheduler's window is a share of them; the full-list cycles then
+    name every node, for distinct pods of their own, each server in turn, a bind each."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.traffic", "--nodes", "130", "--cycles", "3", "--warmup", "1",
+         "--full-cycles", "4", "--preempts", "0", "--no-go", "--out-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| 130 | 100 | filter |" in done.stdout
+    assert "| 130 | 130 | filter, every node named |" in done.stdout
+    assert "| 130 | 130 | cycle (mean), every node named |" in done.stdout
+    row = json.loads(next(tmp_path.glob("traffic-*.json")).read_text())["rows"][0]
+    assert row["full_cycles"] == 4
+    for name in ("ours", "ours-plain", "ours-default"):
+        times = row["servers"][name]
+        assert times["filter (full list)"]["n"] == times["bind (full list)"]["n"] == 4
+        assert times["filter"]["n"] == 3  # the windowed cycles' own, apart
+    assert row["servers"]["floor"]["filter (full list)"]["n"] == 4
