@@ -22,9 +22,7 @@ from extender.model.quantity import (
     scaled_from_nanos,
     value,
 )
-
-CPU = "cpu"
-MEMORY = "memory"
+from extender.model.resources import CPU, MEMORY
 
 
 class PodLoad(NamedTuple):
