@@ -14,15 +14,16 @@ Per cluster size, each *cycle* is what kube-scheduler does for one pod with this
 * **filter** with the `NodeNames` window kube-scheduler would send: `numFeasibleNodesToFind`
   nodes (all up to 100, then `percentageOfNodesToScore`'s adaptive share: 50 − n/125 %, at
   least 5 %, at least 100 nodes) that passed its own filters (5 % of the nodes it looks at
-  fail them, drawn per cycle), from where the previous cycle stopped looking;
+  fail them, drawn per cycle), from where the previous cycle stopped looking, listed in the
+  order its filter goroutines found them (`windows`: chunk by chunk, two at once), so even
+  the 100-node lists differ from cycle to cycle;
 * **prioritize** with the names that passed;
 * **bind** (ours only: the Go yardstick does not bind) to the best-scored node, so the state
   changes every cycle.
 
 Where the window is smaller than the cluster, `--full-cycles` more cycles of other distinct pods
 then name **every node** (kube-scheduler at `percentageOfNodesToScore: 100`, its own filters
-passing them all): the same list each time, as such a scheduler sends it, so the remembered
-list answers its names, while the pods and the state (a bind each cycle) still change.
+passing them all): the same nodes each time, in the order found, so no two lists alike.
 
 Then `--preempts` **preempt** calls (ours only: the yardstick has no preempt verb), each for a
 distinct high-priority pod with a window's worth of nodes and the victims kube-scheduler would
@@ -54,6 +55,7 @@ import argparse
 import asyncio
 import http.client
 import json
+import math
 import os
 import random
 import statistics
@@ -61,6 +63,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -96,25 +99,52 @@ def num_feasible_nodes_to_find(num_nodes: int, percentage: int = 0) -> int:
     return max(num_nodes * percentage // 100, 100)
 
 
+#: kube-scheduler's filter goroutines (KubeSchedulerConfiguration `parallelism`, default 16),
+#: and how many of them run at once: the CPUs of its machine (this one's two).
+PARALLELISM = 16
+RUNNING = 2
+
+
+def chunk_size_for(n: int, parallelism: int = PARALLELISM) -> int:
+    """kube-scheduler's `chunkSizeFor` (framework/parallelize): the nodes a goroutine takes at
+    a time, √n, at most n/parallelism + 1, at least 1."""
+    return max(1, min(math.isqrt(n), n // parallelism + 1))
+
+
 def windows(names: Sequence[str], cycles: int, seed: int, rejected: float = 0.05,
-            ) -> list[list[str]]:
-    """The `NodeNames` of each cycle: kube-scheduler walks the nodes from `nextStartNodeIndex`
-    until its own filters have passed `numFeasibleNodesToFind` of them, sends those, and starts
-    the next cycle after the last node it looked at. Its filters reject a share of the nodes
-    (`rejected`, drawn per node and cycle from `seed`), so the windows, like a real
-    scheduler's, are not the same few lists over and over (which the extender's remembered-list
-    cache would answer)."""
+            percentage: int = 0, running: int = RUNNING) -> list[list[str]]:
+    """The `NodeNames` of each cycle, as kube-scheduler's `findNodesThatPassFilters` makes them.
+
+    It hands the nodes from `nextStartNodeIndex` on to its filter goroutines in chunks
+    (`chunk_size_for`), and each goroutine appends a node its filters pass as it finds it (an
+    atomic counter), until `numFeasibleNodesToFind` have passed; the next cycle starts after the
+    nodes it looked at. So a window lists its nodes in the order they were found: each chunk in
+    node order, the chunks that ran at once (`running`) interleaved as their goroutines took
+    turns (at random here), and no two cycles alike, even where every node is sent. Its filters
+    reject a share of the nodes (`rejected`, drawn per node and cycle from `seed`; none when
+    every node is sent)."""
     n = len(names)
-    size = num_feasible_nodes_to_find(n)
+    size = num_feasible_nodes_to_find(n, percentage)
+    chunk = chunk_size_for(n)
     rng = random.Random(f"{seed}:windows")
     out, start = [], 0
     for _ in range(cycles):
         window: list[str] = []
-        looked = 0
-        while len(window) < size and looked < n:
-            if size == n or rng.random() >= rejected:
-                window.append(names[(start + looked) % n])
+        looked = handed = 0
+        taking: list[deque[int]] = []  # the chunks of the goroutines running now
+        while len(window) < size:
+            while len(taking) < running and handed < n:
+                taking.append(deque(range(handed, min(handed + chunk, n))))
+                handed += chunk
+            if not taking:
+                break
+            turn = rng.randrange(len(taking))
+            offset = taking[turn].popleft()
+            if not taking[turn]:
+                del taking[turn]
             looked += 1
+            if size == n or rng.random() >= rejected:
+                window.append(names[(start + offset) % n])
         out.append(window)
         start = (start + looked) % n
     return out
@@ -149,7 +179,8 @@ def pending_pods(seed: int, cycles: int) -> list[JSON]:
 def preempt_bodies(spec: generate.ClusterSpec, seed: int, plan: list[list[str]]) -> list[bytes]:
     """One `/preempt` per window: a distinct high-priority pod (its own name and UID) and the
     victims kube-scheduler proposes on each node of the window (`NodeNameToMetaVictims`: the
-    node's lowest-priority pods, with the PDBs they would violate)."""
+    node's lowest-priority pods, with the PDBs they would violate), the nodes in name order as
+    Go's `encoding/json` writes a map."""
     index = {generate.node_name(i): i for i in range(spec.n_nodes)}
     rng = random.Random(f"{seed}:preempt")
     bodies = []
@@ -165,7 +196,7 @@ def preempt_bodies(spec: generate.ClusterSpec, seed: int, plan: list[list[str]])
                 victims[name] = {"Pods": [{"UID": p["metadata"]["uid"]} for p in pods],
                                  "NumPDBViolations": violations}
         bodies.append(generate.encode({"Pod": pod, "NodeNameToVictims": None,
-                                       "NodeNameToMetaVictims": victims}))
+                                       "NodeNameToMetaVictims": dict(sorted(victims.items()))}))
     return bodies
 
 
@@ -332,7 +363,8 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
         if full_cycles and len(plan[0]) < nodes:
             progress(f"{nodes} nodes: every node named, {full_cycles} cycles (+{FULL_WARMUP} warm-up)")
             full_pods = pending_pods(seed + nodes + FULL_SEED, FULL_WARMUP + full_cycles)
-            _interleaved(servers, full_pods, [names] * len(full_pods), FULL_WARMUP, FULL)
+            every = windows(names, len(full_pods), seed + nodes + FULL_SEED, percentage=100)
+            _interleaved(servers, full_pods, every, FULL_WARMUP, FULL)
         # Preemption, ours only (the Go yardstick has no preempt verb): distinct preemptors,
         # each with a window's worth of proposed nodes.
         if preempts:

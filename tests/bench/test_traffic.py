@@ -9,24 +9,47 @@ from pathlib import Path
 
 import pytest
 
-from bench.traffic import num_feasible_nodes_to_find, pending_pods, windows
+from bench.traffic import chunk_size_for, num_feasible_nodes_to_find, pending_pods, windows
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _in_chunk_order(window: list[str], names: list[str], start: int, chunk: int) -> bool:
+    """Each chunk's nodes (counted from `start`) in node order within `window`."""
+    last: dict[int, int] = {}
+    for name in window:
+        offset = (names.index(name) - start) % len(names)
+        if last.get(offset // chunk, -1) >= offset:
+            return False
+        last[offset // chunk] = offset
+    return True
+
+
 def test_windows_are_kube_schedulers() -> None:
-    # schedule_one.go's numFeasibleNodesToFind with percentageOfNodesToScore unset (adaptive).
+    # schedule_one.go's numFeasibleNodesToFind with percentageOfNodesToScore unset (adaptive),
+    # and framework/parallelize's chunkSizeFor with its default 16 goroutines.
     assert [num_feasible_nodes_to_find(n) for n in (50, 100, 500, 1000, 5000, 6000)] == [
         50, 100, 230, 420, 500, 300]
+    assert [chunk_size_for(n) for n in (1, 10, 100, 500, 5000)] == [1, 1, 7, 22, 70]
     names = [f"n{i}" for i in range(5000)]
     plan = windows(names, 40, seed=3)
     assert all(len(w) == 500 for w in plan)
-    # Each window starts where the last one stopped looking, skipping what kube-scheduler's
-    # own filters rejected: no two windows are the same list (a remembered list cannot flatter).
+    # Each window starts as many nodes on as the last one looked at, skipping what
+    # kube-scheduler's own filters rejected: no two windows are the same list (a remembered
+    # list cannot flatter). Two in a row share at most what the last one's unfinished chunks
+    # had looked at past that count (kube-scheduler's own overlap).
     assert len({tuple(w) for w in plan}) == 40
-    assert (names.index(plan[1][0]) - names.index(plan[0][-1])) % 5000 >= 1
+    assert len(set(plan[0]) & set(plan[1])) < 2 * 70
+    # Listed as the goroutines found them: each chunk in node order, the chunks interleaved.
+    assert _in_chunk_order(plan[0], names, 0, 70)
+    assert plan[0] != sorted(plan[0], key=names.index)
     small = windows(names[:100], 3, seed=3)
-    assert small == [names[:100]] * 3  # below 100 nodes kube-scheduler sends every node
+    # Below 100 nodes kube-scheduler sends every node, in the order found: never the same twice.
+    assert all(sorted(w, key=names.index) == names[:100] for w in small)
+    assert len({tuple(w) for w in small}) == 3
+    assert _in_chunk_order(small[0], names[:100], 0, 7)
+    every = windows(names[:500], 2, seed=3, percentage=100)
+    assert all(sorted(w, key=names.index) == names[:500] for w in every) and every[0] != every[1]
 
 
 def test_pods_are_distinct() -> None:
