@@ -1,8 +1,9 @@
 """Replies over table rows: name lists resolved once, replies built from encoded fragments,
 and whole replies reused while nothing they depend on changed.
 
-kube-scheduler sends the same `NodeNames` list for pod after pod (every candidate, when
-`percentageOfNodesToScore` is 100; a ReplicaSet's pods one after another). So:
+kube-scheduler names in a pod's prioritize exactly the nodes its filter passed, in the bytes
+of the filter's reply, and a client may send one list again and again (a filter list of its
+own comes in the order its goroutines found the nodes, so rarely twice alike). So:
 
 - `RowReplies.split` recognises a remembered list at the end of a body as Go encodes it, by
   comparing bytes: the body's head (the pod) is then decoded alone, and the list is neither
