@@ -360,7 +360,9 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
         plan = windows(names, warmup + cycles, seed + nodes)
         progress(f"{nodes} nodes: window {len(plan[0])}, {cycles} cycles (+{warmup} warm-up)")
         _interleaved(servers, pods, plan, warmup, "")
-        if full_cycles and len(plan[0]) < nodes:
+        if len(plan[0]) == nodes:
+            full_cycles = 0  # the window names every node already
+        if full_cycles:
             progress(f"{nodes} nodes: every node named, {full_cycles} cycles (+{FULL_WARMUP} warm-up)")
             full_pods = pending_pods(seed + nodes + FULL_SEED, FULL_WARMUP + full_cycles)
             every = windows(names, len(full_pods), seed + nodes + FULL_SEED, percentage=100)
@@ -375,7 +377,7 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
                         elapsed, _ = target.post("/preempt", body)
                         target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
-                "full_cycles": full_cycles if len(plan[0]) < nodes else 0,
+                "full_cycles": full_cycles,
                 "servers": {t.name: summary(t.times) for t in servers}}
     finally:
         for target in servers:
