@@ -971,11 +971,14 @@ def make_filter_body(spec: ClusterSpec, size: int, form: str, node_bytes: Sequen
 
 
 def _victims(spec: ClusterSpec, i: int, preemptor_priority: int) -> tuple[list[JSON], int]:
-    """Up to three lowest-priority pods on node i, and how many of them a PDB protects."""
+    """Up to three lowest-priority pods on node i, and how many of them a PDB protects; most
+    important first, as kube-scheduler's `SelectVictimsOnNode` lists them (higher priority,
+    then earlier start)."""
     n_apps = app_count(spec.n_pods)
     lower = [p for p in node_pods(spec, i) if p["spec"]["priority"] < preemptor_priority]
     lower.sort(key=lambda p: (p["spec"]["priority"], p["metadata"]["creationTimestamp"]))
-    chosen = lower[: 1 + i % 3]
+    chosen = sorted(lower[: 1 + i % 3], key=lambda p: (-p["spec"]["priority"],
+                                                       p["status"].get("startTime") or "~"))
     violations = 0
     for p in chosen:
         a = _app_index_of(p, spec.seed, n_apps)

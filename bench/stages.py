@@ -7,7 +7,7 @@ The server (`extender serve`, in its own process, on one CPU) runs with timers w
 the functions each stage ends in; the client sends `bench.traffic`'s cycles (a distinct pod,
 kube-scheduler's rotating NodeNames window, prioritize on what passed, a bind) from another
 CPU, then `--preempts` preempt calls (a distinct preemptor each, with a window's worth of
-proposed nodes and their victims). Per verb it prints each stage's median and mean in µs:
+candidates as kube-scheduler's dry run finds them: `bench.proposals`). Per verb it prints each stage's median and mean in µs:
 
 * **read**: from the request's first bytes to its body complete (the HTTP parser's work);
 * **queue**: from there to its answer starting (scheduling it on the event loop);
@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import generate, traffic
+from bench import generate, proposals, traffic
 from bench.run import HOST, _pythonpath, cpu_plan, free_port, spawn, wait_ready
 
 #: (module, attribute, stage): each wrapped function's calls are timed as that stage.
@@ -255,8 +255,8 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
         for pod, window in zip(pods, plan, strict=True):
             traffic.cycle(target, pod, window)
         if preempts:
-            for body in traffic.preempt_bodies(spec, seed, traffic.windows(
-                    names, warmup + preempts, seed + 1)):
+            for body in proposals.dry_run_bodies(snapshot, target.bound, seed,
+                                                 warmup + preempts, len(plan[0])):
                 elapsed, _ = target.post("/preempt", body)
                 target.times["preempt"].append(elapsed)
         target.conn.close()

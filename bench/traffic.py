@@ -26,8 +26,10 @@ then name **every node** (kube-scheduler at `percentageOfNodesToScore: 100`, its
 passing them all): the same nodes each time, in the order found, so no two lists alike.
 
 Then `--preempts` **preempt** calls (ours only: the yardstick has no preempt verb), each for a
-distinct high-priority pod with a window's worth of nodes and the victims kube-scheduler would
-propose on them (each node's lowest-priority pods, with their PDB violations).
+distinct high-priority pod with a window's worth of candidates as kube-scheduler's dry run
+finds them on the cluster ours' binds left (`proposals.py`: from a random offset among the
+nodes where preemption might help, each node's fewest, least important victims, most
+important first, with their PDB violations).
 
 The same cycles go, interleaved cycle by cycle so that machine noise falls on all alike (each
 cycle starting with the next server, so that none always follows the same one), to:
@@ -72,7 +74,7 @@ from typing import Any
 
 import msgspec
 
-from bench import generate, goyardstick
+from bench import generate, goyardstick, proposals
 from bench.run import HOST, Server, _pythonpath, cpu_plan, free_port, spawn, wait_ready
 
 BENCH = Path(__file__).resolve().parent
@@ -176,30 +178,6 @@ def pending_pods(seed: int, cycles: int) -> list[JSON]:
     return pods
 
 
-def preempt_bodies(spec: generate.ClusterSpec, seed: int, plan: list[list[str]]) -> list[bytes]:
-    """One `/preempt` per window: a distinct high-priority pod (its own name and UID) and the
-    victims kube-scheduler proposes on each node of the window (`NodeNameToMetaVictims`: the
-    node's lowest-priority pods, with the PDBs they would violate), the nodes in name order as
-    Go's `encoding/json` writes a map."""
-    index = {generate.node_name(i): i for i in range(spec.n_nodes)}
-    rng = random.Random(f"{seed}:preempt")
-    bodies = []
-    for k, window in enumerate(plan):
-        pod = generate.make_pod(seed, name=f"critical-job-{rng.randrange(16**9):09x}-{k}",
-                                namespace="ml-training", priority_class="critical",
-                                priority=1_000_000, cpu_m=3000, memory_mi=6144,
-                                zones=generate.ZONES)
-        victims: dict[str, JSON] = {}
-        for name in window:
-            pods, violations = generate._victims(spec, index[name], pod["spec"]["priority"])
-            if pods:
-                victims[name] = {"Pods": [{"UID": p["metadata"]["uid"]} for p in pods],
-                                 "NumPDBViolations": violations}
-        bodies.append(generate.encode({"Pod": pod, "NodeNameToVictims": None,
-                                       "NodeNameToMetaVictims": dict(sorted(victims.items()))}))
-    return bodies
-
-
 # --------------------------------------------------------------------------- the floor
 
 async def _floor(port: int) -> None:
@@ -239,6 +217,8 @@ class Target:
     #: preempt does not read would measure the same again).
     preempts: bool = False
     conn: http.client.HTTPConnection = field(init=False)
+    #: Each pod this server bound, and where (what the next preempt proposals are found on).
+    bound: list[tuple[JSON, str]] = field(default_factory=list)
     times: dict[str, list[float]] = field(default_factory=lambda: {
         "filter": [], "prioritize": [], "bind": [], "cycle": [], "preempt": [],
         **{f"{verb}{FULL}": [] for verb in ("filter", "prioritize", "bind", "cycle")}})
@@ -312,6 +292,7 @@ def cycle(target: Target, pod: JSON, names: list[str], suffix: str = "") -> None
             error = _decoder.decode(reply).get("Error")
             if error:
                 raise RuntimeError(f"{target.name} bind: {error}")
+            target.bound.append((pod, node))
             target.times[f"bind{suffix}"].append(bind_time)
             total += bind_time
     target.times[f"cycle{suffix}"].append(total)
@@ -368,9 +349,12 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
             every = windows(names, len(full_pods), seed + nodes + FULL_SEED, percentage=100)
             _interleaved(servers, full_pods, every, FULL_WARMUP, FULL)
         # Preemption, ours only (the Go yardstick has no preempt verb): distinct preemptors,
-        # each with a window's worth of proposed nodes.
+        # each with a window's worth of candidates found on the cluster ours' binds left.
         if preempts:
-            bodies = preempt_bodies(spec, seed + nodes, windows(names, preempts, seed + 1))
+            progress(f"{nodes} nodes: {preempts} preempts, finding their candidates")
+            ours = next(target for target in servers if target.name == "ours")
+            bodies = proposals.dry_run_bodies(snapshot, ours.bound, seed + nodes, preempts,
+                                              len(plan[0]))
             for body in bodies:
                 for target in servers:
                     if target.preempts:

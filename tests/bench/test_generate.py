@@ -106,10 +106,17 @@ def test_request_bodies_refer_to_the_snapshot(cluster: dict[str, Any]) -> None:
     meta = msgspec.json.decode(g.make_preempt_body(SPEC, 25, "names"))
     assert meta["NodeNameToVictims"] is None and meta["NodeNameToMetaVictims"]
     prio = meta["Pod"]["spec"]["priority"]
+    several = 0
     for node, victims in meta["NodeNameToMetaVictims"].items():
         for v in victims["Pods"]:
             assert pods[v["UID"]]["spec"]["nodeName"] == node
             assert pods[v["UID"]]["spec"]["priority"] < prio
+        # Most important first, as kube-scheduler's SelectVictimsOnNode lists them.
+        keys = [(-pods[v["UID"]]["spec"]["priority"], pods[v["UID"]]["status"]["startTime"])
+                for v in victims["Pods"]]
+        assert keys == sorted(keys)
+        several += len(set(keys)) > 1
+    assert several  # some node's order is not decided by equal keys alone
     binds = [msgspec.json.decode(b) for b in g.make_bind_bodies(SPEC, 5)]
     assert len({b["PodName"] for b in binds}) == 5 and all(b["Node"] in nodes for b in binds)
 

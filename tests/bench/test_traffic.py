@@ -71,6 +71,7 @@ def test_a_short_run_prints_every_verb_and_the_targets(tmp_path: Path) -> None:
     report = json.loads(next(tmp_path.glob("traffic-*.json")).read_text())
     ours = report["rows"][0]["servers"]["ours"]
     assert ours["filter"]["n"] == ours["prioritize"]["n"] == ours["bind"]["n"] == 5
+    assert ours["preempt"]["n"] == 100  # the default count, each found by the dry run
     assert set(report["rows"][0]["servers"]) == {"ours", "ours-plain", "ours-default", "floor"}
     assert ours["filter (full list)"]["n"] == 0  # 40 nodes: the window names every node already
     assert "every node named" not in done.stdout

@@ -134,6 +134,11 @@ def test_the_columns_give_the_straightforward_answer(lookup, scenario, profile_n
         assert_same(profile_name, state, me, proposals, memo, NOW)
 
 
+def _started(pod_object: dict[str, Any]) -> str:
+    """The pod's start as the ISO text sorts (an unstarted pod last, as if started now)."""
+    return str(pod_object["status"].get("startTime", "~"))
+
+
 @st.composite
 def crowded(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, list[str]]]:
     """Several full nodes of different sizes under budgets with room: many completions at
@@ -163,6 +168,8 @@ def crowded(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict
     me = pod("me", priority=draw(st.integers(1, 5)), cpu=draw(st.sampled_from(["1", "2", "3"])),
              memory=draw(st.sampled_from(["0", "512Mi", "2Gi"])))
     everyone = [o["metadata"]["uid"] for o in objects if o["kind"] == "Pod"] + ["uid-nope"]
+    importance = {o["metadata"]["uid"]: (-o["spec"]["priority"], _started(o))
+                  for o in objects if o["kind"] == "Pod"}
     proposals: dict[str, list[str]] = {}
     for i in draw(st.permutations(range(count))):
         name = f"n{i}"
@@ -170,6 +177,8 @@ def crowded(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict
                 if o["kind"] == "Pod" and o["spec"]["nodeName"] == name]
         proposals[name] = draw(st.lists(st.sampled_from(mine), max_size=4, unique=True)) \
             if mine else []
+        if draw(st.booleans()):  # as kube-scheduler proposes them: most important first
+            proposals[name].sort(key=importance.get)
         if noisy and draw(st.integers(0, 3)) == 0:
             proposals[name].append(draw(st.sampled_from(everyone + proposals[name])))
     if noisy and draw(st.booleans()):
@@ -414,6 +423,18 @@ def test_the_pieced_reply_escapes_names_and_uids_as_the_encoder_does(monkeypatch
     slow = process_preemption(PROFILES["fixture"], me, proposals, state, NOW, fast_path=False)
     assert isinstance(found, BatchOutcome) and len(found.kept) == len(names)
     assert found.result == preemptreply.encode_outcome(slow)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from([1.0, 2.0])),
+                max_size=12), st.booleans())
+def test_victims_in_order_are_left_as_proposed_and_only_they(rows, ordered):
+    if ordered:
+        rows = sorted(rows)
+    who = np.array(sorted(r[0] for r in rows), dtype=np.int64)
+    rank = np.array([r[1] for r in rows], dtype=np.int64)
+    start = np.array([r[2] for r in rows], dtype=np.float64)
+    identity = batch_module._sorted_by(who, rank, start).tolist() == list(range(len(rows)))
+    assert batch_module._out_of_order(who, rank, start) is not identity
 
 
 @pytest.mark.parametrize("count", [0, 1, 7, 900, batch_module._PACKED_SORT + 500])

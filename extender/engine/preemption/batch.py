@@ -341,9 +341,22 @@ def _keep(fast: FastPath, columns: PodColumns, nodes: np.ndarray, rows: np.ndarr
     if not len(nodes):
         return None
     start = np.where(columns.started[chosen], columns.start[chosen], fast.now)
+    rank = -columns.priority[chosen]
+    if not _out_of_order(who, rank, start):
+        # kube-scheduler proposes each node's victims most important first already.
+        return nodes, length[nodes], chosen, counts[nodes].astype(np.int64)
     # Stable: equally important victims keep their proposal order.
-    order = _sorted_by(who, -columns.priority[chosen], start)
+    order = _sorted_by(who, rank, start)
     return nodes, length[nodes], chosen[order], counts[nodes].astype(np.int64)
+
+
+def _out_of_order(who: np.ndarray, rank: np.ndarray, start: np.ndarray) -> bool:
+    """Whether some victim comes before a more important one of its node (`who` not
+    decreasing): if not, `_sorted_by(who, rank, start)` is the identity."""
+    same = who[1:] == who[:-1]
+    earlier, later = rank[:-1], rank[1:]
+    behind = (later < earlier) | ((later == earlier) & (start[1:] < start[:-1]))
+    return bool((same & behind).any())
 
 
 def _complete(fast: FastPath, columns: PodColumns, nodes: np.ndarray, rows: np.ndarray,
