@@ -29,7 +29,8 @@ Then `--preempts` **preempt** calls (ours only: the yardstick has no preempt ver
 distinct high-priority pod with a window's worth of candidates as kube-scheduler's dry run
 finds them on the cluster ours' binds left (`proposals.py`: from a random offset among the
 nodes where preemption might help, each node's fewest, least important victims, most
-important first, with their PDB violations).
+important first, with their PDB violations; the preempt row's window is how many nodes they
+proposed on average).
 
 The same cycles go, interleaved cycle by cycle so that machine noise falls on all alike (each
 cycle starting with the next server, so that none always follows the same one), to:
@@ -350,18 +351,21 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
             _interleaved(servers, full_pods, every, FULL_WARMUP, FULL)
         # Preemption, ours only (the Go yardstick has no preempt verb): distinct preemptors,
         # each with a window's worth of candidates found on the cluster ours' binds left.
+        candidates = None  # the preempt bodies' mean number of candidate nodes
         if preempts:
             progress(f"{nodes} nodes: {preempts} preempts, finding their candidates")
             ours = next(target for target in servers if target.name == "ours")
             bodies = proposals.dry_run_bodies(snapshot, ours.bound, seed + nodes, preempts,
                                               len(plan[0]))
+            candidates = round(statistics.fmean(
+                len(_decoder.decode(body)["NodeNameToMetaVictims"]) for body in bodies))
             for body in bodies:
                 for target in servers:
                     if target.preempts:
                         elapsed, _ = target.post("/preempt", body)
                         target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
-                "full_cycles": full_cycles,
+                "full_cycles": full_cycles, "preempt_candidates": candidates,
                 "servers": {t.name: summary(t.times) for t in servers}}
     finally:
         for target in servers:
@@ -452,6 +456,8 @@ def table(rows: list[JSON]) -> str:
             label = verb.removesuffix(FULL) + (" (mean)" if stat == "mean" else "") + (
                 ", every node named" if verb.endswith(FULL) else "")
             window = row["nodes"] if verb.endswith(FULL) else row["window"]
+            if verb == "preempt" and row.get("preempt_candidates") is not None:
+                window = row["preempt_candidates"]  # the nodes proposed, on average
             lines.append(f"| {row['nodes']} | {window} | {label} | {cell(ours)} | "
                          f"{cell(plain, False)} | {cell(default, False)} | {go_text} | "
                          f"{cell(floor, False)} | "

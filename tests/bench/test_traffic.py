@@ -72,6 +72,8 @@ def test_a_short_run_prints_every_verb_and_the_targets(tmp_path: Path) -> None:
     ours = report["rows"][0]["servers"]["ours"]
     assert ours["filter"]["n"] == ours["prioritize"]["n"] == ours["bind"]["n"] == 5
     assert ours["preempt"]["n"] == 100  # the default count, each found by the dry run
+    proposed = report["rows"][0]["preempt_candidates"]
+    assert 0 < proposed <= 40 and f"| 40 | {proposed} | preempt |" in done.stdout
     assert set(report["rows"][0]["servers"]) == {"ours", "ours-plain", "ours-default", "floor"}
     assert ours["filter (full list)"]["n"] == 0  # 40 nodes: the window names every node already
     assert "every node named" not in done.stdout
