@@ -229,8 +229,9 @@ def server_main(out: Path, argv: list[str]) -> int:
 # --------------------------------------------------------------------------- the client
 
 def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workdir: Path,
-            preempts: int = 0) -> dict[str, dict[str, list[float]]]:
-    """Run the cycles, then `preempts` preempt calls, against an instrumented server:
+            preempts: int = 0, percentage: int = 0) -> dict[str, dict[str, list[float]]]:
+    """Run the cycles (their windows as kube-scheduler's `percentageOfNodesToScore`, 0:
+    adaptive, gives them), then `preempts` preempt calls, against an instrumented server:
     durations in seconds by verb and stage (each verb's first `warmup` left out), the client's
     own as `client`."""
     spec = generate.ClusterSpec(nodes, nodes * traffic.PODS_PER_NODE, generate.DEFAULT_SEED)
@@ -251,7 +252,7 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
         target = traffic.Target("ours", server, binds=True)
         names = [generate.node_name(i) for i in range(nodes)]
         pods = traffic.pending_pods(seed, warmup + cycles)
-        plan = traffic.windows(names, warmup + cycles, seed)
+        plan = traffic.windows(names, warmup + cycles, seed, percentage=percentage)
         for pod, window in zip(pods, plan, strict=True):
             traffic.cycle(target, pod, window)
         if preempts:
@@ -325,13 +326,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="yardstick: the Go yardstick's work (4 filters + LeastAllocated); "
                         "default: every default plugin")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--percentage-of-nodes-to-score", type=int, default=0, metavar="P",
+                   help="the windows kube-scheduler sends at this setting (default 0, "
+                        "adaptive; 100: every node named)")
     opts = p.parse_args(args)
     policy = traffic.POLICIES["ours" if opts.policy == "yardstick" else "ours-default"]
     seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "big")
     with tempfile.TemporaryDirectory(prefix="bench-stages-") as tmp:
         found = measure(opts.nodes, opts.cycles, opts.warmup, policy, seed, Path(tmp),
-                        opts.preempts)
-    print(f"{opts.nodes} nodes, window {traffic.num_feasible_nodes_to_find(opts.nodes)}, "
+                        opts.preempts, opts.percentage_of_nodes_to_score)
+    window = traffic.num_feasible_nodes_to_find(opts.nodes, opts.percentage_of_nodes_to_score)
+    print(f"{opts.nodes} nodes, window {window}, "
           f"{opts.cycles} cycles, policy {opts.policy}\n")
     print(table(found))
     return 0

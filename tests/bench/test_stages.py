@@ -52,3 +52,16 @@ def test_every_stage_of_every_verb_is_timed() -> None:
     for stage in ("decode", "pod view", "proposals", "victims", "reply"):
         assert preempted[stage] is not None and 0 < preempted[stage] <= preempted["answer"], stage
     assert rows["outside the server"][0] == pytest.approx(timed["client"] - timed["server"], abs=1)
+
+
+@pytest.mark.slow
+def test_every_node_named_at_percentage_100() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.stages", "--nodes", "300", "--cycles", "8",
+         "--warmup", "2", "--preempts", "3", "--seed", "4", "--percentage-of-nodes-to-score",
+         "100"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("300 nodes, window 300, 8 cycles, policy yardstick")
+    rows = _cells(done.stdout)
+    assert rows["names → rows"][0] is not None and rows["names → rows"][0] > 0
