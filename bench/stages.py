@@ -7,7 +7,8 @@ The server (`extender serve`, in its own process, on one CPU) runs with timers w
 the functions each stage ends in; the client sends `bench.traffic`'s cycles (a distinct pod,
 kube-scheduler's rotating NodeNames window, prioritize on what passed, a bind) from another
 CPU, then `--preempts` preempt calls (a distinct preemptor each, with a window's worth of
-candidates as kube-scheduler's dry run finds them: `bench.proposals`). Per verb it prints each stage's median and mean in µs:
+candidates as kube-scheduler's dry run finds them: `bench.proposals`). Per verb it prints
+each stage's median and mean in µs:
 
 * **read**: from the request's first bytes to its body complete (the HTTP parser's work);
 * **queue**: from there to its answer starting (scheduling it on the event loop);
