@@ -12,8 +12,8 @@ same decisions are taken for every proposed node together, on the state's column
   requests and one more pod fits the pod count;
 * the leading node-only filters' verdict is a gather from the table's row memo (the same memo,
   under the same key, as the filter verb's);
-* a node where the pod fits keeps the proposal, ordered by `by_importance` (as proposed when
-  kube-scheduler's order is that already, as it is; else in one sort of all such nodes);
+* a node where the pod fits keeps the proposal, ordered by `by_importance` (left as proposed
+  when it comes most important first, as kube-scheduler sends it; else one sort for all);
   its `NumPDBViolations` comes from the pods' PDB exposures (per ordinal and epoch), and from
   the node's plan flags when a budget had room;
 * a node where it does not is completed along its plan (`plans.py`), all such nodes at once:
