@@ -71,7 +71,8 @@ def dry_run_bodies(snapshot: Path, bound: Sequence[tuple[JSON, str]], seed: int,
         state.apply_pod(k8s.convert(placed(pod, node), k8s.Pod))
     profile = build_profile(load_policy(FILTERS_POLICY))
     nodes = list(state.nodes.values())
-    rng = random.Random(f"{seed}:preempt")
+    rng = random.Random(f"{seed}:preempt")  # the preemptors: the same for every cluster
+    offsets = random.Random(f"{seed}:offsets")
     clock = time.time() if now is None else now
     bodies = []
     for k in range(count):
@@ -81,7 +82,7 @@ def dry_run_bodies(snapshot: Path, bound: Sequence[tuple[JSON, str]], seed: int,
         statuses = run_filters(profile, view, nodes, state, filters).statuses
         potential = [state.nodes[name]
                      for name in nodes_where_preemption_might_help(state.nodes, statuses)]
-        offset = rng.randrange(len(potential)) if potential else 0
+        offset = offsets.randrange(len(potential)) if potential else 0
         dry = dry_run_preemption(filters, view, potential, state, offset, wanted, clock,
                                  lower_priority(view))
         bodies.append(body(pod, dry.candidates))

@@ -27,10 +27,10 @@ passing them all): the same nodes each time, in the order found, so no two lists
 
 Then `--preempts` **preempt** calls (ours only: the yardstick has no preempt verb), each for a
 distinct high-priority pod with a window's worth of candidates as kube-scheduler's dry run
-finds them on the cluster ours' binds left (`proposals.py`: from a random offset among the
-nodes where preemption might help, each node's fewest, least important victims, most
-important first, with their PDB violations; the preempt row's window is how many nodes they
-proposed on average).
+finds them on the cluster each server's own binds left (`proposals.py`: from a random offset
+among the nodes where preemption might help, each node's fewest, least important victims,
+most important first, with their PDB violations; the preempt row's window is how many nodes
+`ours` was sent on average).
 
 The same cycles go, interleaved cycle by cycle so that machine noise falls on all alike (each
 cycle starting with the next server, so that none always follows the same one), to:
@@ -349,20 +349,21 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
             full_pods = pending_pods(seed + nodes + FULL_SEED, FULL_WARMUP + full_cycles)
             every = windows(names, len(full_pods), seed + nodes + FULL_SEED, percentage=100)
             _interleaved(servers, full_pods, every, FULL_WARMUP, FULL)
-        # Preemption, ours only (the Go yardstick has no preempt verb): distinct preemptors,
-        # each with a window's worth of candidates found on the cluster ours' binds left.
-        candidates = None  # the preempt bodies' mean number of candidate nodes
+        # Preemption, ours only (the Go yardstick has no preempt verb): the same distinct
+        # preemptors, each with a window's worth of candidates found on the cluster the
+        # server's own binds left.
+        candidates = None  # the mean number of candidate nodes `ours` was sent
         if preempts:
             progress(f"{nodes} nodes: {preempts} preempts, finding their candidates")
-            ours = next(target for target in servers if target.name == "ours")
-            bodies = proposals.dry_run_bodies(snapshot, ours.bound, seed + nodes, preempts,
-                                              len(plan[0]))
+            bodies = {target.name: proposals.dry_run_bodies(
+                snapshot, target.bound, seed + nodes, preempts, len(plan[0]))
+                for target in servers if target.preempts}
             candidates = round(statistics.fmean(
-                len(_decoder.decode(body)["NodeNameToMetaVictims"]) for body in bodies))
-            for body in bodies:
+                len(_decoder.decode(body)["NodeNameToMetaVictims"]) for body in bodies["ours"]))
+            for k in range(preempts):
                 for target in servers:
                     if target.preempts:
-                        elapsed, _ = target.post("/preempt", body)
+                        elapsed, _ = target.post("/preempt", bodies[target.name][k])
                         target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
                 "full_cycles": full_cycles, "preempt_candidates": candidates,

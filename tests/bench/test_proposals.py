@@ -100,3 +100,12 @@ def test_fewer_candidates_where_fewer_nodes_can_help(snapshot: Path) -> None:
     found = msgspec.json.decode(body)["NodeNameToMetaVictims"]
     # The preemptor fits some nodes as they are, and others not even emptied.
     assert 0 < len(found) < NODES
+
+
+def test_the_same_preemptors_on_every_cluster(snapshot: Path) -> None:
+    """Each server's preempts are found on its own binds, for the same preemptors."""
+    on_bound = proposals.dry_run_bodies(snapshot, _bound(), 14, 3, WANTED)
+    on_fresh = proposals.dry_run_bodies(snapshot, [], 14, 3, WANTED)
+    pods = [[msgspec.json.decode(b)["Pod"] for b in bodies] for bodies in (on_bound, on_fresh)]
+    assert pods[0] == pods[1] and len({p["metadata"]["uid"] for p in pods[0]}) == 3
+    assert on_bound != on_fresh  # the binds filled the first nodes: other candidates
