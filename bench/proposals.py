@@ -5,8 +5,9 @@ random offset among the nodes where preemption might help (filter status Unsched
 node's `SelectVictimsOnNode` victims (the fewest, least important pods whose eviction lets the
 pod fit, listed most important first, with how many of them overdraw a PDB), until
 `numCandidates` are found (10 % of those nodes, at least 100). `dry_run_bodies` finds them with
-the engine's DefaultPreemption (held to kube-scheduler's own code by `python -m conformance`),
-run as kube-scheduler runs it (every default plugin) on the cluster the bench's binds left.
+the engine's DefaultPreemption dry run (held to kube-scheduler's own code by `python -m
+conformance`) over the filters that decide for the bench's preemptor (`FILTERS_POLICY`), on the
+cluster the bench's binds left.
 """
 
 from __future__ import annotations

@@ -257,8 +257,11 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
         for pod, window in zip(pods, plan, strict=True):
             traffic.cycle(target, pod, window)
         if preempts:
+            # Candidates as the adaptive window's worth, whatever `percentage` the filters
+            # used: kube-scheduler's `numCandidates` does not follow it.
+            wanted = traffic.num_feasible_nodes_to_find(nodes)
             for body in proposals.dry_run_bodies(snapshot, target.bound, seed,
-                                                 warmup + preempts, len(plan[0])):
+                                                 warmup + preempts, wanted):
                 elapsed, _ = target.post("/preempt", body)
                 target.times["preempt"].append(elapsed)
         target.conn.close()
