@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import sys
 import uuid
@@ -1061,7 +1062,7 @@ def write_bench_files(
     tag = f"n{spec.n_nodes}-p{spec.n_pods}-s{spec.seed}"
     cluster = out / f"cluster-{tag}.json"
     if write_snapshot and not cluster.exists():
-        tmp = cluster.with_suffix(".tmp")
+        tmp = cluster.with_name(f".{cluster.name}.{os.getpid()}.tmp")
         write_cluster(tmp, spec)
         tmp.replace(cluster)
     bodies: dict[str, Path] = {}
@@ -1096,7 +1097,7 @@ def write_bench_files(
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # parallel runs write the same files
     tmp.write_bytes(data)
     tmp.replace(path)
 

@@ -128,9 +128,11 @@ def prepare(src: Path = DEFAULT_SRC, cache: Path = DEFAULT_CACHE, toolchain: Pat
             tail = (proc.stderr or proc.stdout).strip()[-600:]
             return Prepared(None, f"go build exited {proc.returncode}: {tail}", str(go), version, key)
         out_dir.mkdir(parents=True, exist_ok=True)
-        tmp_bin = out_dir / (BINARY + ".tmp")
-        shutil.copy2(build / BINARY, tmp_bin)
-        tmp_bin.replace(binary)
+        # a name of its own: test workers and parallel bench runs may build at once
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{BINARY}.", suffix=".tmp", dir=out_dir)
+        os.close(fd)
+        shutil.copy2(build / BINARY, tmp_name)
+        Path(tmp_name).replace(binary)
     return Prepared(binary, go=str(go), go_version=version, source_hash=key, build_seconds=seconds)
 
 

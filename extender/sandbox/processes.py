@@ -54,7 +54,7 @@ class Registry:
 
     def _save(self, processes: Sequence[Process]) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.file.with_suffix(".tmp")
+        tmp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps([asdict(p) for p in processes], indent=1))
         os.replace(tmp, self.file)
 

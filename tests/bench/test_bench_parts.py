@@ -3,6 +3,8 @@ absence, the simulator's options, and the targets computed from a result."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,24 @@ def test_targets_from_a_result() -> None:
     table = "\n".join(report.target_rows(result))
     assert "| filter NodeNames 5000 ≥ 4× faster than the Go yardstick (Go p50 / ours p50) | 5.00× | met |" in table
     assert "1,250 cycles/s" in table and "skipped: no saturated option" in table
+
+
+def test_go_builds_running_at_once_all_get_the_binary(tmp_path: Path) -> None:
+    """Test workers build the yardstick at once on a fresh checkout (CI): each one's copy into
+    the cache must not be moved away under another's feet."""
+    go = tmp_path / "go"
+    go.write_text('#!/bin/sh\n'
+                  'if [ "$1" = version ]; then echo "go version go1.26.0 fake/amd64"; exit 0; fi\n'
+                  'head -c 2000000 /dev/zero > "$4"; chmod +x "$4"\n')  # build -trimpath -o NAME .
+    go.chmod(0o755)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in goyardstick.SOURCES:
+        (src / name).write_text(f"{name}\n")
+    cache = tmp_path / "cache"
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: goyardstick.prepare(src, cache, toolchain=go), range(16)))
+    binary = cache / goyardstick.source_hash(src) / goyardstick.BINARY
+    assert [r.binary for r in results] == [binary] * 16, [r.reason for r in results]
+    assert binary.stat().st_size == 2_000_000 and os.access(binary, os.X_OK)
+    assert [p.name for p in binary.parent.iterdir()] == [goyardstick.BINARY]  # no temporaries left
