@@ -9,6 +9,7 @@ hash of the source, so an edited oracle is rebuilt.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 from pathlib import Path
@@ -74,6 +75,16 @@ def build_oracle(version: str | None = None, progress: Progress = print,
     if binary.is_file():
         return binary
     directory.mkdir(parents=True, exist_ok=True)
+    # Test workers and users may ask at once: one builds, the others wait and reuse its binary.
+    with open(directory / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file():
+            return binary
+        return _build(go, version, flavour, files, directory, binary, progress)
+
+
+def _build(go: str, version: str, flavour: str, files: dict[str, bytes], directory: Path,
+           binary: Path, progress: Progress) -> Path:
     progress(f"conformance {version} ({flavour}): building the oracle against "
              f"{KUBERNETES_MODULE} v{version}")
     kube = _download(go, KUBERNETES_MODULE, f"v{version}", directory)
