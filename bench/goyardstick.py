@@ -11,6 +11,7 @@ toolchain: `prepare` says why it could not build, and the rows say skipped.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -109,6 +110,18 @@ def prepare(src: Path = DEFAULT_SRC, cache: Path = DEFAULT_CACHE, toolchain: Pat
     if go is None:
         return Prepared(None, reason, source_hash=key)
     cache.mkdir(parents=True, exist_ok=True)
+    # Test workers and parallel bench runs may ask at once: one builds, the others reuse it.
+    with open(cache / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file() and os.access(binary, os.X_OK):
+            return Prepared(binary, go=str(go), go_version=version, source_hash=key, cached=True)
+        return _build(src, cache, key, go, version, timeout)
+
+
+def _build(src: Path, cache: Path, key: str, go: Path, version: str | None,
+           timeout: float) -> Prepared:
+    out_dir = cache / key
+    binary = out_dir / BINARY
     for old in cache.iterdir():  # binaries of older sources
         if old.is_dir() and old.name not in (key, "gocache", "gopath") and len(old.name) == len(key):
             shutil.rmtree(old, ignore_errors=True)
@@ -128,7 +141,6 @@ def prepare(src: Path = DEFAULT_SRC, cache: Path = DEFAULT_CACHE, toolchain: Pat
             tail = (proc.stderr or proc.stdout).strip()[-600:]
             return Prepared(None, f"go build exited {proc.returncode}: {tail}", str(go), version, key)
         out_dir.mkdir(parents=True, exist_ok=True)
-        # a name of its own: test workers and parallel bench runs may build at once
         fd, tmp_name = tempfile.mkstemp(prefix=f".{BINARY}.", suffix=".tmp", dir=out_dir)
         os.close(fd)
         shutil.copy2(build / BINARY, tmp_name)

@@ -133,12 +133,14 @@ def test_targets_from_a_result() -> None:
     assert "1,250 cycles/s" in table and "skipped: no saturated option" in table
 
 
-def test_go_builds_running_at_once_all_get_the_binary(tmp_path: Path) -> None:
-    """Test workers build the yardstick at once on a fresh checkout (CI): each one's copy into
-    the cache must not be moved away under another's feet."""
+def test_go_yardstick_asked_for_at_once_is_built_once(tmp_path: Path) -> None:
+    """Test workers ask for the yardstick at once on a fresh checkout (CI): one builds it, the
+    others wait and reuse it (a copy moved from under another's feet once failed CI)."""
     go = tmp_path / "go"
+    builds = tmp_path / "builds"
     go.write_text('#!/bin/sh\n'
                   'if [ "$1" = version ]; then echo "go version go1.26.0 fake/amd64"; exit 0; fi\n'
+                  f'echo built >> {builds}\n'
                   'head -c 2000000 /dev/zero > "$4"; chmod +x "$4"\n')  # build -trimpath -o NAME .
     go.chmod(0o755)
     src = tmp_path / "src"
@@ -150,5 +152,6 @@ def test_go_builds_running_at_once_all_get_the_binary(tmp_path: Path) -> None:
         results = list(pool.map(lambda _: goyardstick.prepare(src, cache, toolchain=go), range(16)))
     binary = cache / goyardstick.source_hash(src) / goyardstick.BINARY
     assert [r.binary for r in results] == [binary] * 16, [r.reason for r in results]
+    assert builds.read_text() == "built\n" and sum(not r.cached for r in results) == 1
     assert binary.stat().st_size == 2_000_000 and os.access(binary, os.X_OK)
     assert [p.name for p in binary.parent.iterdir()] == [goyardstick.BINARY]  # no temporaries left
