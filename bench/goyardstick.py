@@ -11,7 +11,6 @@ toolchain: `prepare` says why it could not build, and the rows say skipped.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import os
@@ -23,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from extender.sandbox.build import build_lock
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -109,10 +110,7 @@ def prepare(src: Path = DEFAULT_SRC, cache: Path = DEFAULT_CACHE, toolchain: Pat
     go, version, reason = find_go(toolchain, cache)
     if go is None:
         return Prepared(None, reason, source_hash=key)
-    cache.mkdir(parents=True, exist_ok=True)
-    # Test workers and parallel bench runs may ask at once: one builds, the others reuse it.
-    with open(cache / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with build_lock(cache):
         if binary.is_file() and os.access(binary, os.X_OK):
             return Prepared(binary, go=str(go), go_version=version, source_hash=key, cached=True)
         return _build(src, cache, key, go, version, timeout)

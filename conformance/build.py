@@ -9,7 +9,6 @@ hash of the source, so an edited oracle is rebuilt.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 from pathlib import Path
@@ -24,6 +23,7 @@ from extender.sandbox.build import (
     _download,
     _go,
     _run,
+    build_lock,
     cache_root,
     resolve_version,
     staging_replaces,
@@ -74,10 +74,7 @@ def build_oracle(version: str | None = None, progress: Progress = print,
     binary = directory / f"oracle-{digest.hexdigest()[:12]}"
     if binary.is_file():
         return binary
-    directory.mkdir(parents=True, exist_ok=True)
-    # Test workers and users may ask at once: one builds, the others wait and reuse its binary.
-    with open(directory / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with build_lock(directory):
         if binary.is_file():
             return binary
         return _build(go, version, flavour, files, directory, binary, progress)

@@ -18,13 +18,15 @@ the user's, shared with any other Go build.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,16 +179,32 @@ def _module_dir(directory: Path, name: str, requires: str, replaces: list[str],
         "import (\n" + "".join(f'\t_ "{i}"\n' for i in imports) + ")\n")
 
 
+@contextlib.contextmanager
+def build_lock(directory: Path) -> Iterator[None]:
+    """Held while building into `directory`. The e2e tests' workers, the bench and a user may
+    ask for the same programs at once: one builds, the others wait and then find them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def build(version: str | None = None, *, root: Path | None = None,
           progress: Progress = print, force: bool = False) -> Binaries:
     """Build (or find already built) the control plane's programs of `version`."""
     go = _go()
     version = resolve_version(version)
     out = binaries(version, root)
-    if out.present() and not force:
-        progress(f"sandbox {version}: reusing {out.directory}/bin "
-                 f"({', '.join(PROGRAMS)})")
-        return out
+    if not (out.present() and not force):
+        with build_lock(out.directory):
+            if force or not out.present():
+                _build(go, version, out, progress)
+                return out
+    progress(f"sandbox {version}: reusing {out.directory}/bin ({', '.join(PROGRAMS)})")
+    return out
+
+
+def _build(go: str, version: str, out: Binaries, progress: Progress) -> None:
     started = time.monotonic()
     bin_dir = out.directory / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
@@ -249,7 +267,6 @@ def build(version: str | None = None, *, root: Path | None = None,
     out.stamp.write_text(json.dumps(info, indent=2) + "\n")
     progress(f"sandbox {version}: ready in {out.directory}/bin "
              f"({info['seconds']:.0f}s; kubernetes v{version}, etcd {etcd_version})")
-    return out
 
 
 #: The scheduler-plugins release whose kube-scheduler `--scheduler-plugins` runs (also the
@@ -294,10 +311,18 @@ def build_scheduler_plugins(*, root: Path | None = None, progress: Progress = pr
     directory = scheduler_plugins_dir(root)
     stamp = directory / "build.json"
     program = directory / "bin" / "kube-scheduler"
-    if program.is_file() and stamp.is_file() and not force:
-        progress(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}: reusing {program}")
-        return program
-    go = _go()
+    if force or not (program.is_file() and stamp.is_file()):
+        with build_lock(directory):
+            if force or not (program.is_file() and stamp.is_file()):
+                _build_scheduler_plugins(_go(), directory, progress)
+                return program
+    progress(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}: reusing {program}")
+    return program
+
+
+def _build_scheduler_plugins(go: str, directory: Path, progress: Progress) -> None:
+    stamp = directory / "build.json"
+    program = directory / "bin" / "kube-scheduler"
     started = time.monotonic()
     stamp.unlink(missing_ok=True)
     version = scheduler_plugins_kubernetes(directory)
@@ -327,7 +352,6 @@ def build_scheduler_plugins(*, root: Path | None = None, progress: Progress = pr
     stamp.write_text(json.dumps(info, indent=2) + "\n")
     progress(f"scheduler-plugins {SCHEDULER_PLUGINS_VERSION}: ready ({program}, "
              f"{info['seconds']:.0f}s)")
-    return program
 
 
 def scheduler_plugins_kubernetes_version(root: Path | None = None) -> str:
