@@ -37,6 +37,7 @@ tolerations, a controller owner), these properties must hold:
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,7 +92,10 @@ def _settings(max_examples: int) -> settings:
 # (one draw each) and rare features are gated by one draw: a scenario costs a few hundred
 # draws. Each pool starts with its simplest entry, which is where shrinking goes.
 
+@functools.cache
 def one_in(n: int) -> st.SearchStrategy[bool]:
+    # One strategy per n: each new one is validated on its first draw, which costs more
+    # than the draw (and so do the strategies over lists and dicts below, made once).
     return st.integers(1, n).map(lambda roll: roll == 1)
 
 
@@ -144,6 +148,7 @@ NS_SELECTORS = [{}, {"matchLabels": {"team": "t1"}}, {"matchLabels": {"team": "t
                 {"matchExpressions": [b.not_in("env", "prod")]}]
 ns_selector_st = st.sampled_from(NS_SELECTORS)
 NAMESPACE_LISTS = [[], ["ns1"], ["ns2"], ["ns3"], ["ns9"], ["ns1", "ns2"], ["ns2", "ns3"], ["ns1", "ns9"]]
+namespace_lists_st = st.sampled_from(NAMESPACE_LISTS)
 
 
 @st.composite
@@ -155,12 +160,13 @@ def term_st(draw: st.DrawFn) -> Obj:
         term["labelSelector"] = sel
     mode = draw(st.integers(0, 5))
     if mode in (1, 3):
-        term["namespaces"] = draw(st.sampled_from(NAMESPACE_LISTS))
+        term["namespaces"] = draw(namespace_lists_st)
     if mode in (2, 3):
         term["namespaceSelector"] = draw(ns_selector_st)
     return term
 
 
+TERM = term_st()
 WEIGHTS = (1, 2, 3, 7, 29, 50, 100)
 
 
@@ -169,8 +175,8 @@ def pod_affinity_st(draw: st.DrawFn, max_terms: int) -> Obj:
     out: Obj = {}
     for part in ("podAffinity", "podAntiAffinity"):
         body: Obj = {}
-        required = [draw(term_st()) for _ in range(draw(st.integers(0, max_terms)))]
-        preferred = [{"weight": draw(st.sampled_from(WEIGHTS)), "podAffinityTerm": draw(term_st())}
+        required = [draw(TERM) for _ in range(draw(st.integers(0, max_terms)))]
+        preferred = [{"weight": draw(st.sampled_from(WEIGHTS)), "podAffinityTerm": draw(TERM)}
                      for _ in range(draw(st.integers(0, max_terms)))]
         if required:
             body["requiredDuringSchedulingIgnoredDuringExecution"] = required
@@ -180,6 +186,8 @@ def pod_affinity_st(draw: st.DrawFn, max_terms: int) -> Obj:
             out[part] = body
     return out
 
+
+AFFINITY = {n: pod_affinity_st(n) for n in (1, 2)}  # by the most terms of each kind
 
 TAINT_SETS = [[b.taint("dedicated", v, e)] for v in ("x", "y")
               for e in ("NoSchedule", "NoExecute", "PreferNoSchedule")]
@@ -192,6 +200,8 @@ TOLERATION_SETS = [
     [b.toleration("dedicated", "x", "NoExecute"), b.toleration("other", operator="Exists")],
     [b.toleration("dedicated", "x", ""), b.toleration("dedicated", "y", "NoExecute")],
 ]
+taint_sets_st = st.sampled_from(TAINT_SETS)
+toleration_sets_st = st.sampled_from(TOLERATION_SETS)
 
 
 @st.composite
@@ -214,7 +224,7 @@ def node_st(draw: st.DrawFn, name: str, names: Sequence[str]) -> Obj:
     disk = draw(st.sampled_from(("ssd", "hdd", None)))
     if disk is not None:
         labels["disk"] = disk
-    taints = draw(st.sampled_from(TAINT_SETS)) if draw(one_in(4)) else []
+    taints = draw(taint_sets_st) if draw(one_in(4)) else []
     return b.node(name, labels, taints=taints)
 
 
@@ -230,7 +240,7 @@ def existing_pod_st(draw: st.DrawFn, name: str, node_names: Sequence[str],
         node = "ghost"  # bound to a node the cluster does not know
     else:
         node = ""
-    affinity = draw(pod_affinity_st(1)) if draw(one_in(3)) else None
+    affinity = draw(AFFINITY[1]) if draw(one_in(3)) else None
     pod = b.pod(name, ns, labels=labels, node=node, terminating=draw(one_in(6)),
                 affinity=affinity or None)
     if node and bound is None and draw(one_in(15)):
@@ -301,13 +311,14 @@ NODE_EXPRESSIONS += [{"key": "disk", "operator": "NotIn", "values": ["hdd"]},
                      {"key": ZONE, "operator": "NotIn", "values": ["z1", "z2"]},
                      {"key": ZONE, "operator": "In", "values": ["z2", "z3"]},
                      b.exists("disk"), b.does_not_exist(REGION), b.exists(ZONE)]
+node_expressions_st = st.sampled_from(NODE_EXPRESSIONS)
 
 
 @st.composite
 def node_affinity_st(draw: st.DrawFn, node_names: Sequence[str]) -> Obj:
     terms = []
     for _ in range(draw(st.integers(1, 2))):
-        term: Obj = {"matchExpressions": [draw(st.sampled_from(NODE_EXPRESSIONS))
+        term: Obj = {"matchExpressions": [draw(node_expressions_st)
                                           for _ in range(draw(st.integers(1, 2)))]}
         if draw(one_in(5)):
             term["matchFields"] = [{"key": "metadata.name", "operator": draw(st.sampled_from(("In", "NotIn"))),
@@ -328,11 +339,11 @@ def incoming_pod_st(draw: st.DrawFn, node_names: Sequence[str]) -> Obj:
     labels = draw(labels_st)
     spread = [] if draw(one_in(3)) else draw(st.lists(spread_st(labels), min_size=1, max_size=2,
                                                           unique_by=_spread_key))
-    affinity: Obj = draw(pod_affinity_st(2)) if draw(st.integers(0, 3)) > 0 else {}
+    affinity: Obj = draw(AFFINITY[2]) if draw(st.integers(0, 3)) > 0 else {}
     if draw(one_in(4)):
         affinity["nodeAffinity"] = draw(node_affinity_st(node_names))
     node_selector = draw(st.sampled_from((None, None, None, {"disk": "ssd"}, {REGION: "r1"})))
-    tolerations = draw(st.sampled_from(TOLERATION_SETS)) if draw(one_in(3)) else None
+    tolerations = draw(toleration_sets_st) if draw(one_in(3)) else None
     owner = draw(st.sampled_from(OWNERS)) if draw(st.booleans()) else None
     return b.pod("incoming", ns, labels=labels, spread=spread or None,
                  affinity=affinity or None, node_selector=node_selector, tolerations=tolerations,
@@ -364,13 +375,13 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     the Services and controllers select (a subset of) its labels, so that counts, skews and
     default selectors are not mostly empty. Existing pods often share the (anti-)affinity of a
     workload template, as a Deployment's pods do (equal terms, sometimes with other weights)."""
-    names = [f"n{i}" for i in range(draw(st.integers(3, 8)))]
+    names = tuple(f"n{i}" for i in range(draw(st.integers(3, 8))))
     nodes = [draw(node_st(name, names)) for name in names]
     pod = draw(incoming_pod_st(names))
     home = pod["metadata"]["namespace"]
     own = _subsets(pod["metadata"].get("labels") or {})
     namespaces = [b.namespace(ns, draw(ns_labels_st)) for ns in NAMESPACES if not draw(one_in(4))]
-    templates = [draw(pod_affinity_st(1)) for _ in range(draw(st.integers(0, 2)))]
+    templates = [draw(AFFINITY[1]) for _ in range(draw(st.integers(0, 2)))]
     pods = []
     for i in range(draw(st.one_of(st.integers(0, 25), st.integers(10, 25)))):
         existing = draw(existing_pod_st(f"p{i}", names))
