@@ -37,7 +37,7 @@ def test_a_live_session_replays_without_the_api_server(tmp_path: Path) -> None:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         server.inject(Fault("hang", path="/api/v1/pods", watch=False, hang_seconds=0.5))
         args = serve_args("--kubeconfig", str(kubeconfig), "--policy", str(POLICY),
-                          "--record", str(tmp_path / "rec"), "--bind-deadline", "2")
+                          "--record", str(tmp_path / "rec"), "--bind-deadline", "10")
         fresh = dict(json.loads(FILTER), NodeNames=["fresh-1", "worker-a1"])
 
         async def session() -> list[bytes]:
