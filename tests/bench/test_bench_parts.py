@@ -68,7 +68,7 @@ def test_go_build_when_a_toolchain_is_there(tmp_path: Path) -> None:
     go, _, reason = goyardstick.find_go(None, tmp_path)
     if go is None or not (GO_SRC / "main.go").is_file():
         pytest.skip(reason or f"no Go yardstick source at {GO_SRC}")
-    cache = goyardstick.DEFAULT_CACHE  # share the build cache: a fresh one takes ~30 s
+    cache = goyardstick.DEFAULT_CACHE  # the binary the bench runs use, built at most once
     prepared = goyardstick.prepare(GO_SRC, cache)
     assert prepared.binary is not None and prepared.binary.is_file(), prepared.reason
     assert prepared.binary.parent.name == goyardstick.source_hash(GO_SRC)
