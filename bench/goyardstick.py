@@ -67,14 +67,14 @@ def _candidates() -> list[Path]:
     return found
 
 
-def go_env(cache: Path) -> dict[str, str]:
+def go_env() -> dict[str, str]:
     """No network, no toolchain switch. Go's build cache is the user's, as for the sandbox's
     builds (`extender.sandbox.build`): a fresh checkout (CI's) then builds the yardstick in a
     second, not in 17 s and 30 CPU-seconds of compiling the standard library again."""
     return {**os.environ, "GOTOOLCHAIN": "local", "GOPROXY": "off", "CGO_ENABLED": "0"}
 
 
-def find_go(explicit: Path | None, cache: Path) -> tuple[Path | None, str | None, str]:
+def find_go(explicit: Path | None) -> tuple[Path | None, str | None, str]:
     """(go command, `go version` output, reason when none works)."""
     tried = [explicit] if explicit is not None else _candidates()
     for go in tried:
@@ -82,7 +82,7 @@ def find_go(explicit: Path | None, cache: Path) -> tuple[Path | None, str | None
             continue
         try:
             proc = subprocess.run([str(go), "version"], capture_output=True, text=True, timeout=60,
-                                  env=go_env(cache), check=False)
+                                  env=go_env(), check=False)
         except (OSError, subprocess.TimeoutExpired):
             continue
         if proc.returncode == 0 and proc.stdout.startswith("go version"):
@@ -108,7 +108,7 @@ def prepare(src: Path = DEFAULT_SRC, cache: Path = DEFAULT_CACHE, toolchain: Pat
     binary = out_dir / BINARY
     if binary.is_file() and os.access(binary, os.X_OK):
         return Prepared(binary, source_hash=key, cached=True)
-    go, version, reason = find_go(toolchain, cache)
+    go, version, reason = find_go(toolchain)
     if go is None:
         return Prepared(None, reason, source_hash=key)
     with build_lock(cache):
@@ -131,7 +131,7 @@ def _build(src: Path, cache: Path, key: str, go: Path, version: str | None,
         t0 = time.perf_counter()
         try:
             proc = subprocess.run([str(go), "build", "-trimpath", "-o", BINARY, "."], cwd=build,
-                                  env=go_env(cache), capture_output=True, text=True, timeout=timeout,
+                                  env=go_env(), capture_output=True, text=True, timeout=timeout,
                                   check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Prepared(None, f"go build failed: {exc}", str(go), version, key)

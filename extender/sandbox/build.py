@@ -195,7 +195,7 @@ def build(version: str | None = None, *, root: Path | None = None,
     go = _go()
     version = resolve_version(version)
     out = binaries(version, root)
-    if not (out.present() and not force):
+    if force or not out.present():
         with build_lock(out.directory):
             if force or not out.present():
                 _build(go, version, out, progress)

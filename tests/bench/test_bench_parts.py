@@ -63,9 +63,9 @@ def test_go_binary_is_keyed_by_its_source(tmp_path: Path) -> None:
     assert goyardstick.source_hash(src) != key and re.fullmatch(r"[0-9a-f]{12}", key)
 
 
-def test_go_build_when_a_toolchain_is_there(tmp_path: Path) -> None:
+def test_go_build_when_a_toolchain_is_there() -> None:
     """Builds (or finds) the real yardstick when `go` is on hand; else says why (skip)."""
-    go, _, reason = goyardstick.find_go(None, tmp_path)
+    go, _, reason = goyardstick.find_go(None)
     if go is None or not (GO_SRC / "main.go").is_file():
         pytest.skip(reason or f"no Go yardstick source at {GO_SRC}")
     cache = goyardstick.DEFAULT_CACHE  # the binary the bench runs use, built at most once
