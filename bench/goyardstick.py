@@ -122,7 +122,7 @@ def _build(src: Path, cache: Path, key: str, go: Path, version: str | None,
     out_dir = cache / key
     binary = out_dir / BINARY
     for old in cache.iterdir():  # binaries of older sources
-        if old.is_dir() and old.name not in (key, "gocache", "gopath") and len(old.name) == len(key):
+        if old.is_dir() and old.name != key and len(old.name) == len(key):
             shutil.rmtree(old, ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix="go-extender-", dir=cache) as tmp:
         build = Path(tmp)

@@ -3,7 +3,6 @@ absence, the simulator's options, and the targets computed from a result."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from bench import client, goyardstick, report, run
 from bench import generate as g
+from tests.atonce import at_once
 
 SPEC = g.ClusterSpec(12, 60, seed=3)
 GO_SRC = goyardstick.DEFAULT_SRC
@@ -148,8 +148,7 @@ def test_go_yardstick_asked_for_at_once_is_built_once(tmp_path: Path) -> None:
     for name in goyardstick.SOURCES:
         (src / name).write_text(f"{name}\n")
     cache = tmp_path / "cache"
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda _: goyardstick.prepare(src, cache, toolchain=go), range(16)))
+    results = at_once(lambda: goyardstick.prepare(src, cache, toolchain=go), 16)
     binary = cache / goyardstick.source_hash(src) / goyardstick.BINARY
     assert [r.binary for r in results] == [binary] * 16, [r.reason for r in results]
     assert builds.read_text() == "built\n" and sum(not r.cached for r in results) == 1

@@ -3,12 +3,12 @@ builds, the others reuse its binary. No Go needed: the build itself is stood in 
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from conformance import build
+from tests.atonce import at_once
 
 
 def test_oracle_asked_for_at_once_is_built_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,18 +25,7 @@ def test_oracle_asked_for_at_once_is_built_once(tmp_path: Path, monkeypatch: pyt
         return binary
 
     monkeypatch.setattr(build, "_build", stand_in)
-    start = threading.Barrier(4)
-    got: list[Path] = []
-
-    def ask() -> None:
-        start.wait()
-        got.append(build.build_oracle("1.37", progress=lambda line: None))
-
-    threads = [threading.Thread(target=ask) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    got = at_once(lambda: build.build_oracle("1.37", progress=lambda line: None))
     assert len(builds) == 1
     assert got == builds * 4 and builds[0].parent == tmp_path / "1.37.2"
     assert builds[0].name.startswith("oracle-")

@@ -4,29 +4,12 @@ Go needed: the build itself is stood in for."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from extender.sandbox import build
-
-
-def _at_once(ask: Callable[[], object], times: int = 4) -> list[object]:
-    start = threading.Barrier(times)
-    got: list[object] = []
-
-    def run() -> None:
-        start.wait()
-        got.append(ask())
-
-    threads = [threading.Thread(target=run) for _ in range(times)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return got
+from tests.atonce import at_once
 
 
 def test_programs_asked_for_at_once_are_built_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,7 +25,7 @@ def test_programs_asked_for_at_once_are_built_once(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(build, "_build", stand_in)
     lines: list[str] = []
-    got = _at_once(lambda: build.build("1.37.2", root=tmp_path, progress=lines.append))
+    got = at_once(lambda: build.build("1.37.2", root=tmp_path, progress=lines.append))
     assert builds == ["1.37.2"]
     built = build.binaries("1.37.2", tmp_path)
     assert got == [built] * 4 and built.present()
@@ -61,6 +44,6 @@ def test_scheduler_plugins_asked_for_at_once_is_built_once(tmp_path: Path,
         (directory / "build.json").write_text("{}")
 
     monkeypatch.setattr(build, "_build_scheduler_plugins", stand_in)
-    got = _at_once(lambda: build.build_scheduler_plugins(root=tmp_path, progress=lambda _: None))
+    got = at_once(lambda: build.build_scheduler_plugins(root=tmp_path, progress=lambda _: None))
     assert builds == [build.scheduler_plugins_dir(tmp_path)]
     assert got == [build.scheduler_plugins_binary(tmp_path)] * 4
