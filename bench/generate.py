@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import random
 import sys
 import uuid
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from extender.files import replacing
 
 JSON = dict[str, Any]
 
@@ -1062,9 +1063,8 @@ def write_bench_files(
     tag = f"n{spec.n_nodes}-p{spec.n_pods}-s{spec.seed}"
     cluster = out / f"cluster-{tag}.json"
     if write_snapshot and not cluster.exists():
-        tmp = cluster.with_name(f".{cluster.name}.{os.getpid()}.tmp")
-        write_cluster(tmp, spec)
-        tmp.replace(cluster)
+        with replacing(cluster) as tmp:  # parallel runs write the same files
+            write_cluster(tmp, spec)
     bodies: dict[str, Path] = {}
     node_bytes: list[bytes] | None = None
     for form in forms:
@@ -1097,9 +1097,8 @@ def write_bench_files(
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # parallel runs write the same files
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def _parse_ints(text: str) -> list[int]:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from extender.files import replacing
+
 
 @dataclass(frozen=True)
 class Process:
@@ -54,9 +56,8 @@ class Registry:
 
     def _save(self, processes: Sequence[Process]) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([asdict(p) for p in processes], indent=1))
-        os.replace(tmp, self.file)
+        with replacing(self.file) as tmp:
+            tmp.write_text(json.dumps([asdict(p) for p in processes], indent=1))
 
     def running(self) -> list[Process]:
         return [p for p in self.load() if p.alive()]

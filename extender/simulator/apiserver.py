@@ -57,6 +57,7 @@ from typing import Any
 import yaml
 
 from extender.engine import registry
+from extender.files import replacing
 from extender.simulator.apiwire import (
     CONTINUE_EXPIRED,
     HttpError,
@@ -200,11 +201,10 @@ class ApiServer(LoopbackServer):
     def write_kubeconfig(self, path: str | Path) -> Path:
         """Write the kubeconfig atomically (a watcher never reads half a file), mode 0600."""
         path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
-        os.replace(tmp, path)
+        with replacing(path) as tmp:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
         return path
 
     # ---- the store (thread-safe) ---------------------------------------------------------
