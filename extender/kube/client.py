@@ -254,8 +254,14 @@ class KubeClient:
             # Four long-lived watches plus lists and concurrent binds.
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
         )
+        #: Pool connections taken back from failed calls (`reclaim_orphans`).
+        self.reclaimed = 0
+        #: Calls whose caller stopped waiting, left to end on their own timeouts (`_request`).
+        self._abandoned: set[asyncio.Task[httpx.Response]] = set()
 
     async def aclose(self) -> None:
+        for call in list(self._abandoned):
+            call.cancel()
         await self._http.aclose()
 
     # ---- exec credentials ----------------------------------------------------------------
@@ -310,15 +316,46 @@ class KubeClient:
         body: bytes | None = None, timeout: float | None = None,
         content_type: str = "application/json",
     ) -> httpx.Response:
-        headers = {"Content-Type": content_type} if body is not None else None
+        # The call runs in a task of its own, which its caller's cancellation (a bind given up
+        # at its deadline) never reaches: cancelled from outside, httpx and httpcore can leave
+        # a response read but never closed (their closes are shielded from anyio's cancel
+        # scopes, not from a task asyncio cancels again), and its connection stays busy for
+        # good. Left alone, the call ends on its own timeouts (`timeout` each for the pool,
+        # connect, write and read).
+        call = asyncio.ensure_future(self._send(
+            method, path, params=params, content=body,
+            headers={"Content-Type": content_type} if body is not None else None,
+            timeout=timeout if timeout is not None else self._timeout,
+        ))
         try:
-            return await self._http.request(
-                method, path, params=params, content=body, headers=headers,
-                timeout=timeout if timeout is not None else self._timeout,
-                extensions=self._extensions,
-            )
+            return await asyncio.shield(call)
+        except asyncio.CancelledError:
+            if not call.done():
+                self._abandoned.add(call)
+                call.add_done_callback(self._forget)
+            raise
+
+    async def _send(self, method: str, path: str, **options: Any) -> httpx.Response:
+        try:
+            return await self._http.request(method, path, extensions=self._extensions, **options)
         except httpx.TransportError as exc:
+            self._reclaim()
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+    def _forget(self, call: asyncio.Task[httpx.Response]) -> None:
+        self._abandoned.discard(call)
+        if not call.cancelled():
+            call.exception()  # retrieved: nobody awaits it any more
+
+    @property
+    def abandoned(self) -> int:
+        """Calls still running whose callers stopped waiting for them."""
+        return len(self._abandoned)
+
+    def _reclaim(self) -> None:
+        if found := reclaim_orphans(self._http):
+            self.reclaimed += found
+            log.debug("took back %d pool connection(s) a failed call left behind", found)
 
     # ---- list / get ----------------------------------------------------------------------
     async def list(
@@ -418,6 +455,7 @@ class KubeClient:
                 if bytes(buf).strip():
                     yield _watch_event(bytes(buf), decode_object)
         except httpx.TransportError as exc:
+            self._reclaim()
             raise TransportError(f"watch {path}: {type(exc).__name__}: {exc}") from exc
 
     # ---- binding -------------------------------------------------------------------------
@@ -456,6 +494,52 @@ class KubeClient:
             content_type="application/merge-patch+json")
         if resp.status_code != 200:
             raise _status_error(resp.status_code, resp.content)
+
+
+def reclaim_orphans(http: httpx.AsyncClient) -> int:
+    """Take out of `http`'s connection pools the connections no request will ever use (closing
+    them), and say how many.
+
+    httpcore 1.0.9 makes a connection for a request that waits for one; if that request fails
+    before using it (its pool timeout, as the connection is made for it under a burst; or a
+    cancellation, which `KubeClient` keeps from its calls), the request leaves the pool and
+    the connection stays, new for good: neither idle, closed nor expired, so neither reused
+    nor cleaned up, holding one of the pool's slots (encode/httpcore#1093, open). Once every
+    slot is held so, each later call waits out its pool timeout: under a burst the extender
+    stopped binding until restarted (`bench.e2e`'s stall). Every connection in use is held by
+    a request of the pool (until its response is closed, when it turns idle or closed), so
+    one that no request holds and that is neither idle, closed nor expired is such a
+    leftover. The pool's internals are read defensively: where they differ, nothing is taken
+    (and the client's tests fail)."""
+    found = 0
+    for transport in (http._transport, *http._mounts.values()):
+        pool = getattr(transport, "_pool", None)
+        connections = getattr(pool, "_connections", None)
+        requests = getattr(pool, "_requests", None)
+        if not isinstance(connections, list) or not isinstance(requests, list):
+            continue
+        held = {id(request.connection) for request in requests
+                if getattr(request, "connection", None) is not None}
+        for connection in list(connections):
+            if id(connection) in held or connection.is_idle() or connection.is_closed() \
+                    or connection.has_expired():
+                continue
+            connections.remove(connection)
+            found += 1
+            closing = asyncio.ensure_future(connection.aclose())
+            _CLOSING.add(closing)
+            closing.add_done_callback(_closed)
+    return found
+
+
+#: The closes `reclaim_orphans` started, held until done (the loop keeps only weak references).
+_CLOSING: set[asyncio.Future[None]] = set()
+
+
+def _closed(close: asyncio.Future[None]) -> None:
+    _CLOSING.discard(close)
+    if not close.cancelled():
+        close.exception()  # a socket that fails to close is closed enough
 
 
 def events_path(namespace: str) -> str:

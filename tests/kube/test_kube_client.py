@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path
 
+import httpcore
+import httpx
 import pytest
 
-from extender.kube.client import ApiError, GoneError, KubeClient, TransportError, WatchEvent
+from extender.kube.client import (
+    ApiError,
+    GoneError,
+    KubeClient,
+    TransportError,
+    WatchEvent,
+    reclaim_orphans,
+)
 from extender.kube.config import ClusterConfig, load_kubeconfig
 from extender.model import k8s
 from tests.kube import kube_objects as ko
@@ -171,3 +181,103 @@ async def test_tls_rejects_an_unknown_ca(tmp_path: Path) -> None:
         async with KubeClient(load_kubeconfig(tmp_path / "kc")) as client:
             with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):
                 await client.list("/api/v1/nodes", k8s.Node)
+
+
+async def test_calls_given_up_while_the_pool_is_full_leave_it_usable(
+        apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+    """Callers that stop waiting (a bind's deadline) while the server is slow and the client's
+    64 connections are busy must not take connections with them: httpcore leaves one behind,
+    neither open nor closed, when a request it was made for is cancelled before using it
+    (encode/httpcore#1093), and a response whose close a second cancellation interrupts keeps
+    its connection busy. Cancelled so, these 300 calls left all 64 connections held (the pool
+    then showed 0 requests and 64 active connections) and the last call waited for one that
+    never came; the extender's binds stopped for good (bench.e2e, the binding row's stall).
+    Now the calls go on, each to its own timeout, and the pool is whole again after them."""
+    apiserver.put(ko.pod("p"))
+    apiserver.inject(Fault("hang", method="GET", path="/pods/p", times=10_000, hang_seconds=0.6))
+    async with KubeClient(kube_config) as client:
+        async def give_up(arrival: float) -> None:
+            await asyncio.sleep(arrival)  # arriving one after another, as binds of a burst do
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.3):
+                    await client.get_pod("default", "p")
+
+        await asyncio.gather(*(give_up(i * 0.002) for i in range(300)))
+        assert client.abandoned > 0  # still running, to end on their own timeouts
+        apiserver.clear_faults()
+        async with asyncio.timeout(10):
+            pod = await client.get_pod("default", "p", timeout=5)
+        assert _leftovers(client) == []
+    assert pod.metadata.name == "p"
+
+
+async def test_a_pool_timeout_leaves_no_connection_behind(
+        apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+    """The same leak from httpx's own pool timeout, with no caller giving up: requests that
+    waited their whole pool timeout while a slow server held every connection; the client
+    takes such connections back (`reclaim_orphans`)."""
+    apiserver.put(ko.pod("p"))
+    apiserver.inject(Fault("hang", method="GET", path="/pods/p", times=10_000, hang_seconds=0.4))
+    async with KubeClient(kube_config) as client:
+        async def wait_out(arrival: float) -> None:
+            await asyncio.sleep(arrival)
+            with contextlib.suppress(TransportError):
+                await client.get_pod("default", "p", timeout=0.3)
+
+        await asyncio.gather(*(wait_out(i * 0.002) for i in range(300)))
+        assert client.reclaimed > 0  # the leak happened, and was undone
+        apiserver.clear_faults()
+        async with asyncio.timeout(10):
+            pod = await client.get_pod("default", "p", timeout=5)
+        assert _leftovers(client) == []
+    assert pod.metadata.name == "p"
+
+
+def _leftovers(client: KubeClient) -> list[object]:
+    """The pool's connections that no request holds and that are neither idle nor closed."""
+    pool = client._http._transport._pool  # type: ignore[attr-defined]
+    held = {id(request.connection) for request in pool._requests}
+    return [connection for connection in pool._connections
+            if id(connection) not in held and not connection.is_idle()
+            and not connection.is_closed() and not connection.has_expired()]
+
+
+class _Socket(httpcore.AsyncMockStream):
+    closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_only_connections_no_request_can_use_are_taken_back() -> None:
+    """`reclaim_orphans` on a pool as httpcore leaves it: a connection made for a request that
+    then failed, never connected or connected but still new (its socket closed), goes; one a
+    queued request holds, and an idle one, stay."""
+    http = httpx.AsyncClient()
+    pool = http._transport._pool  # type: ignore[attr-defined]
+    origin = httpcore.Origin(b"https", b"api.invalid", 443)
+
+    def connected(state: str, socket: _Socket) -> httpcore.AsyncHTTPConnection:
+        connection = httpcore.AsyncHTTPConnection(origin)
+        inner = httpcore.AsyncHTTP11Connection(origin, socket)
+        if state == "idle":
+            inner._state = type(inner._state).IDLE
+        connection._connection = inner
+        return connection
+
+    never, new_socket, idle_socket = httpcore.AsyncHTTPConnection(origin), _Socket([]), _Socket([])
+    new, idle = connected("new", new_socket), connected("idle", idle_socket)
+    waiting = httpcore.AsyncHTTPConnection(origin)  # made for a request still queued
+    queued = httpcore._async.connection_pool.AsyncPoolRequest(
+        httpcore.Request("GET", "https://api.invalid/"))
+    queued.assign_to_connection(waiting)
+    pool._connections[:] = [never, new, idle, waiting]
+    pool._requests[:] = [queued]
+
+    assert reclaim_orphans(http) == 2
+    assert pool._connections == [idle, waiting]
+    await asyncio.sleep(0.01)  # the closes run on the loop
+    assert new_socket.closed and not idle_socket.closed
+    pool._connections.clear()
+    pool._requests.clear()
+    await http.aclose()
