@@ -183,6 +183,7 @@ async def test_tls_rejects_an_unknown_ca(tmp_path: Path) -> None:
                 await client.list("/api/v1/nodes", k8s.Node)
 
 
+@pytest.mark.slow  # a second or two of a slow server
 async def test_calls_given_up_while_the_pool_is_full_leave_it_usable(
         apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
     """Callers that stop waiting (a bind's deadline) while the server is slow and the client's
@@ -211,6 +212,7 @@ async def test_calls_given_up_while_the_pool_is_full_leave_it_usable(
     assert pod.metadata.name == "p"
 
 
+@pytest.mark.slow  # a second or two of a slow server
 async def test_a_pool_timeout_leaves_no_connection_behind(
         apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
     """The same leak from httpx's own pool timeout, with no caller giving up: requests that
