@@ -330,7 +330,9 @@ class KubeClient:
         try:
             return await asyncio.shield(call)
         except asyncio.CancelledError:
-            if not call.done():
+            if call.done():
+                self._forget(call)
+            else:
                 self._abandoned.add(call)
                 call.add_done_callback(self._forget)
             raise
