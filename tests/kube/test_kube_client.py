@@ -11,15 +11,9 @@ import httpcore
 import httpx
 import pytest
 
-from extender.kube.client import (
-    ApiError,
-    GoneError,
-    KubeClient,
-    TransportError,
-    WatchEvent,
-    reclaim_orphans,
-)
+from extender.kube.client import ApiError, GoneError, KubeClient, TransportError, WatchEvent
 from extender.kube.config import ClusterConfig, load_kubeconfig
+from extender.kube.pool import reclaim_orphans
 from extender.model import k8s
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
