@@ -496,6 +496,7 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
             config = load_kubeconfig(None if auto else args.kubeconfig, args.context)
             source = f"kubeconfig {config.source if auto else args.kubeconfig}"
         client = KubeClient(config)
+        client.on_reclaim = metrics.API_CONNECTIONS_RECLAIMED.inc
         client.prepare_credentials()  # a broken exec plugin stops the start, with its message
     except ConfigError as exc:
         raise StartupError(f"cannot use the cluster credentials: {exc}") from None

@@ -47,6 +47,10 @@ EVENTS = Counter("extender_events_total",
                  "FailedScheduling Events, by outcome (posted, patched, deduplicated, "
                  "rate_limited, dropped, failed, queued).", ["outcome"])
 BIND_RETRIES = Counter("extender_bind_retries_total", "Retried Kubernetes API calls while binding.")
+API_CONNECTIONS_RECLAIMED = Counter(
+    "extender_api_connections_reclaimed_total",
+    "Connections to the API server taken back from the HTTP client's pool after a failed call "
+    "(httpcore left them unusable: encode/httpcore#1093).")
 INFORMER_SYNCED = Gauge("extender_informer_synced",
                         "1 once the informer for a resource has listed, else 0.", ["resource"])
 INFORMER_EVENTS = Counter("extender_informer_events_total", "Watch events applied.",

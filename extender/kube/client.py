@@ -255,8 +255,9 @@ class KubeClient:
             # Four long-lived watches plus lists and concurrent binds.
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
         )
-        #: Pool connections taken back from failed calls (`reclaim_orphans`).
+        #: Pool connections taken back from failed calls (`reclaim_orphans`), and who is told.
         self.reclaimed = 0
+        self.on_reclaim: Callable[[int], None] | None = None
         #: Calls whose caller stopped waiting, left to end on their own timeouts (`_request`).
         self._abandoned: set[asyncio.Task[httpx.Response]] = set()
 
@@ -359,6 +360,8 @@ class KubeClient:
         if found := reclaim_orphans(self._http):
             self.reclaimed += found
             log.debug("took back %d pool connection(s) a failed call left behind", found)
+            if self.on_reclaim is not None:
+                self.on_reclaim(found)
 
     # ---- list / get ----------------------------------------------------------------------
     async def list(

@@ -215,6 +215,9 @@ async def test_a_pool_timeout_leaves_no_connection_behind(
     apiserver.put(ko.pod("p"))
     apiserver.inject(Fault("hang", method="GET", path="/pods/p", times=10_000, hang_seconds=0.4))
     async with KubeClient(kube_config) as client:
+        told: list[int] = []
+        client.on_reclaim = told.append  # serve: extender_api_connections_reclaimed_total
+
         async def wait_out(arrival: float) -> None:
             await asyncio.sleep(arrival)
             with contextlib.suppress(TransportError):
@@ -222,6 +225,7 @@ async def test_a_pool_timeout_leaves_no_connection_behind(
 
         await asyncio.gather(*(wait_out(i * 0.002) for i in range(300)))
         assert client.reclaimed > 0  # the leak happened, and was undone
+        assert sum(told) == client.reclaimed
         apiserver.clear_faults()
         async with asyncio.timeout(10):
             pod = await client.get_pod("default", "p", timeout=5)

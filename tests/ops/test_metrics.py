@@ -126,6 +126,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeApiServ
         runtime = serve.build_runtime(args)
         with TestClient(create_app(runtime)) as client:
             until(lambda: client.get("/readyz").status_code == 200, "/readyz 200")
+            client.runtime = runtime  # type: ignore[attr-defined]  # for the wiring's tests
             yield server, client
 
 
@@ -156,6 +157,20 @@ def test_informer_metrics_after_a_live_run(live):
     text = client.get("/metrics").text
     assert value(text, "extender_informer_relists_total", resource="nodes") == 0
     assert value(text, "extender_informer_lists_total", resource="pods") >= 2
+
+
+def test_connections_the_api_client_takes_back_are_counted(live):
+    """`serve` tells `extender_api_connections_reclaimed_total` what its `KubeClient` takes
+    back from the pool (`kube.pool.reclaim_orphans`; tests/kube/test_kube_client.py makes it
+    happen)."""
+    _, client = live
+    kube = client.runtime.live.client
+    name = "extender_api_connections_reclaimed_total"
+    before = value(client.get("/metrics").text, name)
+    assert before is not None
+    assert kube.on_reclaim is not None
+    kube.on_reclaim(2)  # what `_reclaim` reports for two connections taken back
+    assert value(client.get("/metrics").text, name) == before + 2
 
 
 def test_sync_age_is_infinite_before_the_first_list_and_grows_without_events():
