@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from extender.files import replacing
 from extender.sandbox.build import build_lock
 
 BENCH = Path(__file__).resolve().parent
@@ -140,10 +141,8 @@ def _build(src: Path, cache: Path, key: str, go: Path, version: str | None,
             tail = (proc.stderr or proc.stdout).strip()[-600:]
             return Prepared(None, f"go build exited {proc.returncode}: {tail}", str(go), version, key)
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{BINARY}.", suffix=".tmp", dir=out_dir)
-        os.close(fd)
-        shutil.copy2(build / BINARY, tmp_name)
-        Path(tmp_name).replace(binary)
+        with replacing(binary) as tmp_binary:
+            shutil.copy2(build / BINARY, tmp_binary)
     return Prepared(binary, go=str(go), go_version=version, source_hash=key, build_seconds=seconds)
 
 
