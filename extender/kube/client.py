@@ -1,4 +1,5 @@
-"""`KubeClient`: the few Kubernetes API calls the extender makes, on `httpx.AsyncClient`.
+"""`KubeClient`: the few Kubernetes API calls the extender makes: its short calls on
+`lean.LeanPool`, watches (and every call where a proxy applies) on `httpx.AsyncClient`.
 
 List pages and watch events are decoded straight into the typed structs of
 `extender.model.k8s` (fields the engine does not read are skipped without building objects).
@@ -13,15 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator
 from typing import Any, Generic, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
 import msgspec
 
 from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
 from extender.kube.exec import Credential, ExecError, ExecPlugin
+from extender.kube.lean import LeanPool, Reply
 from extender.kube.pool import reclaim_orphans
 from extender.model import k8s
 
@@ -219,7 +222,10 @@ class _ExecAuth(httpx.Auth):
 
 # ---- client ------------------------------------------------------------------------------
 class KubeClient:
-    """List, watch, get and bind against one API server."""
+    """List, watch, get and bind against one API server.
+
+    `lean=False` (or a `transport`, a kubeconfig `proxy-url`, or a proxy variable in the
+    environment with `trust_env`) sends every call through httpx, not only the watches."""
 
     def __init__(
         self,
@@ -228,6 +234,7 @@ class KubeClient:
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
         trust_env: bool = True,
+        lean: bool = True,
     ) -> None:
         self.config = config
         self._timeout = timeout
@@ -236,13 +243,21 @@ class KubeClient:
         self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
         #: The exec credential plugin, when the kubeconfig user has one.
         self.exec_plugin: ExecPlugin | None = None
+        self._exec_auth: _ExecAuth | None = None
+        self._tokens: TokenSource | None = None
         auth: httpx.Auth
         if config.exec is not None:
             self.exec_plugin = ExecPlugin(config.exec)
             self._exec_auth = _ExecAuth(self.exec_plugin, self._install_certificate)
             auth = self._exec_auth
         else:
-            auth = _BearerAuth(config.token_source())
+            self._tokens = config.token_source()
+            auth = _BearerAuth(self._tokens)
+        #: The short calls' own connections, where no proxy applies (made at the first call).
+        self._lean_target = _lean_target(config) if lean and transport is None \
+            and config.proxy_url is None \
+            and not (trust_env and _proxy_in_environment(config.server)) else None
+        self._lean: LeanPool | None = None
         self._http = httpx.AsyncClient(
             base_url=config.server,
             verify=ctx if ctx is not None else True,
@@ -259,11 +274,13 @@ class KubeClient:
         self.reclaimed = 0
         self.on_reclaim: Callable[[int], None] | None = None
         #: Calls whose caller stopped waiting, left to end on their own timeouts (`_request`).
-        self._abandoned: set[asyncio.Task[httpx.Response]] = set()
+        self._abandoned: set[asyncio.Future[Reply]] = set()
 
     async def aclose(self) -> None:
         for call in list(self._abandoned):
             call.cancel()
+        if self._lean is not None:
+            self._lean.close()
         await self._http.aclose()
 
     # ---- exec credentials ----------------------------------------------------------------
@@ -278,6 +295,7 @@ class KubeClient:
             raise ConfigError(f"{self.config.source}: {exc}") from None
         if cred.has_certificate:
             self._load_certificate(cred)
+            assert self._exec_auth is not None
             self._exec_auth._installed = cred
 
     def _load_certificate(self, cred: Credential) -> None:
@@ -298,6 +316,8 @@ class KubeClient:
         """A new client certificate from the plugin: new connections present it, and idle
         pooled ones (which presented the old one) are closed, as client-go closes them."""
         self._load_certificate(cred)
+        if self._lean is not None:
+            self._lean.close_idle()
         pool = getattr(getattr(self._http, "_transport", None), "_pool", None)
         for connection in list(getattr(pool, "connections", ())):
             try:
@@ -317,18 +337,15 @@ class KubeClient:
         self, method: str, path: str, *, params: dict[str, str] | None = None,
         body: bytes | None = None, timeout: float | None = None,
         content_type: str = "application/json",
-    ) -> httpx.Response:
+    ) -> Reply:
         # The call runs in a task of its own, which its caller's cancellation (a bind given up
         # at its deadline) never reaches: cancelled from outside, httpx and httpcore can leave
         # a response read but never closed (their closes are shielded from anyio's cancel
         # scopes, not from a task asyncio cancels again), and its connection stays busy for
-        # good. Left alone, the call ends on its own timeouts (`timeout` each for the pool,
-        # connect, write and read).
-        call = asyncio.ensure_future(self._send(
-            method, path, params=params, content=body,
-            headers={"Content-Type": content_type} if body is not None else None,
-            timeout=timeout if timeout is not None else self._timeout,
-        ))
+        # good. Left alone, the call ends on its own timeout.
+        call = asyncio.ensure_future(self._call(
+            method, path, params, body, content_type,
+            timeout if timeout is not None else self._timeout))
         try:
             return await asyncio.shield(call)
         except asyncio.CancelledError:
@@ -339,6 +356,15 @@ class KubeClient:
                 call.add_done_callback(self._forget)
             raise
 
+    async def _call(self, method: str, path: str, params: dict[str, str] | None,
+                    body: bytes | None, content_type: str, timeout: float) -> Reply:
+        if self._lean_target is not None:
+            return await self._lean_call(method, path, params, body, content_type, timeout)
+        resp = await self._send(
+            method, path, params=params, content=body, timeout=timeout,
+            headers={"Content-Type": content_type} if body is not None else None)
+        return Reply(resp.status_code, resp.content)
+
     async def _send(self, method: str, path: str, **options: Any) -> httpx.Response:
         try:
             return await self._http.request(method, path, extensions=self._extensions, **options)
@@ -346,7 +372,48 @@ class KubeClient:
             self._reclaim()
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
 
-    def _forget(self, call: asyncio.Task[httpx.Response]) -> None:
+    async def _lean_call(self, method: str, path: str, params: dict[str, str] | None,
+                         body: bytes | None, content_type: str, timeout: float) -> Reply:
+        """The call on the lean pool, authorised as httpx's auth flows do (a rotated token
+        file, or the exec plugin's credential, tried once more after a 401)."""
+        assert self._lean_target is not None
+        host, port, prefix, host_header = self._lean_target
+        if self._lean is None:
+            self._lean = LeanPool(host, port, self._ssl_context, self.config.tls_server_name)
+        target = prefix + path + ("?" + urlencode(params) if params else "")
+        head = (f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n"
+                f"User-Agent: {USER_AGENT}\r\nAccept: application/json\r\n")
+        if body is not None:
+            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        lean = self._lean
+
+        async def send(token: str | None) -> Reply:
+            request = (head + (f"Authorization: Bearer {token}\r\n\r\n" if token else "\r\n")
+                       ).encode("latin-1")
+            try:
+                return await lean.request(request + body if body else request, timeout)
+            except TimeoutError:
+                raise TransportError(f"{method} {path}: timed out after {timeout:g}s") from None
+            except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
+                raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+        if self._exec_auth is not None:
+            assert self.exec_plugin is not None
+            cred = await self._exec_auth._acredential()
+            reply = await send(cred.token)
+            if reply.status_code != 401:
+                return reply
+            self.exec_plugin.invalidate(cred)
+            fresh = await self._exec_auth._acredential()
+            return reply if fresh is cred else await send(fresh.token)
+        tokens = self._tokens
+        assert tokens is not None
+        reply = await send(tokens.get())
+        if reply.status_code != 401 or not (tokens.rotates and tokens.refresh()):
+            return reply
+        return await send(tokens.get())
+
+    def _forget(self, call: asyncio.Future[Reply]) -> None:
         self._abandoned.discard(call)
         if not call.cancelled():
             call.exception()  # retrieved: nobody awaits it any more
@@ -518,6 +585,24 @@ def _watch_event(line: bytes, decode_object: Any) -> WatchEvent:
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ApiError(200, "BadResponse", f"undecodable watch event: {exc}") from None
     return WatchEvent(raw.type, obj, obj.metadata.resource_version)
+
+
+def _lean_target(config: ClusterConfig) -> tuple[str, int, str, str]:
+    """Where the lean pool connects: host, port, the server URL's path prefix, Host header."""
+    url = urlsplit(config.server)
+    https = url.scheme == "https"
+    port = url.port or (443 if https else 80)
+    host = url.hostname or ""
+    shown = f"[{host}]" if ":" in host else host
+    return host, port, url.path.rstrip("/"), shown if port == (443 if https else 80) else f"{shown}:{port}"
+
+
+def _proxy_in_environment(server: str) -> bool:
+    """Whether a proxy variable httpx would read (`trust_env`) is set for the server's scheme;
+    then every call goes through httpx, which applies it and NO_PROXY."""
+    scheme = "https" if server.startswith("https://") else "http"
+    return any(os.environ.get(name) for name in (
+        f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"))
 
 
 def pod_path(namespace: str, name: str) -> str:

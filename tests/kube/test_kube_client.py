@@ -21,6 +21,12 @@ from tests.kube.fake_apiserver import FakeApiServer, Fault
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(params=[True, False], ids=["lean", "httpx"])
+def lean(request: pytest.FixtureRequest) -> bool:
+    """Both paths of the client's short calls: the lean pool, and httpx (proxies)."""
+    return request.param
+
+
 async def _collect(client: KubeClient, rv: str, limit: int = 100, **kwargs) -> list[WatchEvent]:
     events = []
     async with contextlib.aclosing(
@@ -106,10 +112,11 @@ async def test_dropped_watch_is_a_transport_error(apiserver: FakeApiServer,
             await _collect(client, str(apiserver.rv))
 
 
-async def test_get_and_binding(apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+async def test_get_and_binding(apiserver: FakeApiServer, kube_config: ClusterConfig,
+                               lean: bool) -> None:
     stored = apiserver.put(ko.pod("p", cpu="250m"))
     uid = stored["metadata"]["uid"]
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         pod = await client.get_pod("default", "p")
         assert pod.metadata.uid == uid and pod.spec.node_name == ""
         await client.create_binding("default", "p", uid, "n1")
@@ -124,19 +131,20 @@ async def test_get_and_binding(apiserver: FakeApiServer, kube_config: ClusterCon
     assert apiserver.bindings == [("default", "p", uid, "n1")]
 
 
-async def test_bad_token_is_401(apiserver: FakeApiServer, tmp_path: Path) -> None:
+async def test_bad_token_is_401(apiserver: FakeApiServer, tmp_path: Path, lean: bool) -> None:
     cfg = load_kubeconfig(apiserver.write_kubeconfig(tmp_path / "kc", token="wrong"))
-    async with KubeClient(cfg) as client:
+    async with KubeClient(cfg, lean=lean) as client:
         with pytest.raises(ApiError) as info:
             await client.list("/api/v1/nodes", k8s.Node)
     assert info.value.code == 401
 
 
-async def test_rotated_token_file_is_used(apiserver: FakeApiServer, tmp_path: Path) -> None:
+async def test_rotated_token_file_is_used(apiserver: FakeApiServer, tmp_path: Path,
+                                          lean: bool) -> None:
     token = tmp_path / "token"
     token.write_text("test-token")
     cfg = load_kubeconfig(apiserver.write_kubeconfig(tmp_path / "kc", token_file=str(token)))
-    async with KubeClient(cfg) as client:
+    async with KubeClient(cfg, lean=lean) as client:
         await client.list("/api/v1/nodes", k8s.Node)
         apiserver.tokens = {"rotated"}  # the old token is no longer accepted
         fresh = tmp_path / "token.new"
@@ -147,39 +155,41 @@ async def test_rotated_token_file_is_used(apiserver: FakeApiServer, tmp_path: Pa
     assert auth_ok == [200, 200]
 
 
-async def test_server_down_is_a_transport_error(kube_config: ClusterConfig, apiserver: FakeApiServer) -> None:
+async def test_server_down_is_a_transport_error(kube_config: ClusterConfig,
+                                               apiserver: FakeApiServer, lean: bool) -> None:
     apiserver.stop()
-    async with KubeClient(kube_config, timeout=2) as client:
+    async with KubeClient(kube_config, timeout=2, lean=lean) as client:
         with pytest.raises(TransportError):
             await client.list("/api/v1/nodes", k8s.Node)
 
 
 @pytest.mark.parametrize("client_cert", [False, True], ids=["token", "client-cert"])
-async def test_tls_with_ca_data(tmp_path: Path, client_cert: bool) -> None:
+async def test_tls_with_ca_data(tmp_path: Path, client_cert: bool, lean: bool) -> None:
     with FakeApiServer(tls=True, client_certs=True, token="tls-token") as server:
         server.put(ko.node("n1"))
         cfg = load_kubeconfig(server.write_kubeconfig(tmp_path / "kc", client_cert=client_cert))
         assert cfg.server.startswith("https://")
-        async with KubeClient(cfg) as client:
+        async with KubeClient(cfg, lean=lean) as client:
             page = await client.list("/api/v1/nodes", k8s.Node)
         assert [n.metadata.name for n in page.items] == ["n1"]
 
 
-async def test_tls_rejects_an_unknown_ca(tmp_path: Path) -> None:
+async def test_tls_rejects_an_unknown_ca(tmp_path: Path, lean: bool) -> None:
     with FakeApiServer(tls=True) as server:
         doc = server.kubeconfig()
         del doc["clusters"][0]["cluster"]["certificate-authority-data"]
         import yaml
 
         (tmp_path / "kc").write_text(yaml.safe_dump(doc))
-        async with KubeClient(load_kubeconfig(tmp_path / "kc")) as client:
+        async with KubeClient(load_kubeconfig(tmp_path / "kc"), lean=lean) as client:
             with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):
                 await client.list("/api/v1/nodes", k8s.Node)
 
 
 @pytest.mark.slow  # a second or two of a slow server
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "httpx"])
 async def test_calls_given_up_while_the_pool_is_full_leave_it_usable(
-        apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+        apiserver: FakeApiServer, kube_config: ClusterConfig, lean: bool) -> None:
     """Callers that stop waiting (a bind's deadline) while the server is slow and the client's
     64 connections are busy must not take connections with them: httpcore leaves one behind,
     neither open nor closed, when a request it was made for is cancelled before using it
@@ -187,10 +197,11 @@ async def test_calls_given_up_while_the_pool_is_full_leave_it_usable(
     its connection busy. Cancelled so, these 300 calls left all 64 connections held (the pool
     then showed 0 requests and 64 active connections) and the last call waited for one that
     never came; the extender's binds stopped for good (bench.e2e, the binding row's stall).
-    Now the calls go on, each to its own timeout, and the pool is whole again after them."""
+    Now the calls go on, each to its own timeout, and the pool is whole again after them:
+    httpx's (watches, proxies) and the lean one the short calls take."""
     apiserver.put(ko.pod("p"))
     apiserver.inject(Fault("hang", method="GET", path="/pods/p", times=10_000, hang_seconds=0.6))
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         async def give_up(arrival: float) -> None:
             await asyncio.sleep(arrival)  # arriving one after another, as binds of a burst do
             with contextlib.suppress(TimeoutError):
@@ -202,30 +213,42 @@ async def test_calls_given_up_while_the_pool_is_full_leave_it_usable(
         apiserver.clear_faults()
         async with asyncio.timeout(10):
             pod = await client.get_pod("default", "p", timeout=5)
+            while client.abandoned:  # the calls still hanging end (0.6 s), and free theirs
+                await asyncio.sleep(0.02)
         assert _leftovers(client) == []
     assert pod.metadata.name == "p"
 
 
 @pytest.mark.slow  # a second or two of a slow server
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "httpx"])
 async def test_a_pool_timeout_leaves_no_connection_behind(
-        apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+        apiserver: FakeApiServer, kube_config: ClusterConfig, lean: bool) -> None:
     """The same leak from httpx's own pool timeout, with no caller giving up: requests that
     waited their whole pool timeout while a slow server held every connection; the client
-    takes such connections back (`reclaim_orphans`)."""
+    takes such connections back (`reclaim_orphans`). The lean pool never leaves one: a call
+    that times out closes the connection it holds, and one waiting for a slot holds none."""
     apiserver.put(ko.pod("p"))
     apiserver.inject(Fault("hang", method="GET", path="/pods/p", times=10_000, hang_seconds=0.4))
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         told: list[int] = []
         client.on_reclaim = told.append  # serve: extender_api_connections_reclaimed_total
+        failed: list[TransportError] = []
 
         async def wait_out(arrival: float) -> None:
             await asyncio.sleep(arrival)
-            with contextlib.suppress(TransportError):
+            try:
                 await client.get_pod("default", "p", timeout=0.3)
+            except TransportError as exc:
+                failed.append(exc)
 
         await asyncio.gather(*(wait_out(i * 0.002) for i in range(300)))
-        assert client.reclaimed > 0  # the leak happened, and was undone
-        assert sum(told) == client.reclaimed
+        assert len(failed) == 300  # every call waited on the hanging server past its timeout
+        if lean:
+            assert all("timed out after 0.3s" in str(exc) for exc in failed)
+            assert client.reclaimed == 0 and told == []
+        else:
+            assert client.reclaimed > 0  # the leak happened, and was undone
+            assert sum(told) == client.reclaimed
         apiserver.clear_faults()
         async with asyncio.timeout(10):
             pod = await client.get_pod("default", "p", timeout=5)
@@ -234,7 +257,10 @@ async def test_a_pool_timeout_leaves_no_connection_behind(
 
 
 def _leftovers(client: KubeClient) -> list[object]:
-    """The pool's connections that no request holds and that are neither idle nor closed."""
+    """The connections that no call holds and that are neither idle nor closed: in httpx's
+    pool, or in the lean one (where, no call running, every open connection must be idle)."""
+    if client._lean is not None:
+        return ["busy"] * (client._lean.open_connections - client._lean.idle_connections)
     pool = client._http._transport._pool  # type: ignore[attr-defined]
     held = {id(request.connection) for request in pool._requests}
     return [connection for connection in pool._connections
