@@ -1,5 +1,5 @@
-"""`KubeClient`: the few Kubernetes API calls the extender makes: its short calls on
-`lean.LeanPool`, watches (and every call where a proxy applies) on `httpx.AsyncClient`.
+"""`KubeClient`: the few Kubernetes API calls the extender makes, on `lean.LeanPool`'s
+connections, or on `httpx.AsyncClient` where a proxy applies.
 
 List pages and watch events are decoded straight into the typed structs of
 `extender.model.k8s` (fields the engine does not read are skipped without building objects).
@@ -13,9 +13,10 @@ timeout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -24,11 +25,12 @@ import msgspec
 
 from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
 from extender.kube.exec import Credential, ExecError, ExecPlugin
-from extender.kube.lean import LeanPool, Reply
+from extender.kube.lean import LeanPool, Reply, Stream
 from extender.kube.pool import reclaim_orphans
 from extender.model import k8s
 
 T = TypeVar("T")
+R = TypeVar("R")
 log = logging.getLogger(__name__)
 
 USER_AGENT = "extender/0.1"
@@ -225,7 +227,7 @@ class KubeClient:
     """List, watch, get and bind against one API server.
 
     `lean=False` (or a `transport`, a kubeconfig `proxy-url`, or a proxy variable in the
-    environment with `trust_env`) sends every call through httpx, not only the watches."""
+    environment with `trust_env`) sends every call, watches included, through httpx."""
 
     def __init__(
         self,
@@ -253,7 +255,7 @@ class KubeClient:
         else:
             self._tokens = config.token_source()
             auth = _BearerAuth(self._tokens)
-        #: The short calls' own connections, where no proxy applies (made at the first call).
+        #: The calls' own connections, where no proxy applies (made at the first call).
         self._lean_target = _lean_target(config) if lean and transport is None \
             and config.proxy_url is None \
             and not (trust_env and _proxy_in_environment(config.server)) else None
@@ -376,41 +378,57 @@ class KubeClient:
                          body: bytes | None, content_type: str, timeout: float) -> Reply:
         """The call on the lean pool, authorised as httpx's auth flows do (a rotated token
         file, or the exec plugin's credential, tried once more after a 401)."""
-        assert self._lean_target is not None
-        host, port, prefix, host_header = self._lean_target
+        lean = self._lean_pool()
+        head = self._lean_head(method, path, params, body, content_type)
+
+        async def send(token: str | None) -> Reply:
+            request = _authorised(head, token)
+            return await lean.request(request + body if body else request, timeout)
+
+        try:
+            return await self._lean_authorised(send, lambda reply: reply.status_code)
+        except TimeoutError:
+            raise TransportError(f"{method} {path}: timed out after {timeout:g}s") from None
+        except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+    def _lean_pool(self) -> LeanPool:
         if self._lean is None:
+            assert self._lean_target is not None
+            host, port, _, _ = self._lean_target
             self._lean = LeanPool(host, port, self._ssl_context, self.config.tls_server_name)
+        return self._lean
+
+    def _lean_head(self, method: str, path: str, params: dict[str, str] | None,
+                   body: bytes | None, content_type: str) -> str:
+        """A request's head without its Authorization and the blank line that ends it."""
+        assert self._lean_target is not None
+        _, _, prefix, host_header = self._lean_target
         target = prefix + path + ("?" + urlencode(params) if params else "")
         head = (f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n"
                 f"User-Agent: {USER_AGENT}\r\nAccept: application/json\r\n")
         if body is not None:
             head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        lean = self._lean
+        return head
 
-        async def send(token: str | None) -> Reply:
-            request = (head + (f"Authorization: Bearer {token}\r\n\r\n" if token else "\r\n")
-                       ).encode("latin-1")
-            try:
-                return await lean.request(request + body if body else request, timeout)
-            except TimeoutError:
-                raise TransportError(f"{method} {path}: timed out after {timeout:g}s") from None
-            except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
-                raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-
+    async def _lean_authorised(self, send: Callable[[str | None], Awaitable[R]],
+                               status: Callable[[R], int]) -> R:
+        """`send(token)` with the current credential, and once more with a new one after a
+        401 when there is one (a rotated token file; the exec plugin run again)."""
         if self._exec_auth is not None:
             assert self.exec_plugin is not None
             cred = await self._exec_auth._acredential()
-            reply = await send(cred.token)
-            if reply.status_code != 401:
-                return reply
+            answer = await send(cred.token)
+            if status(answer) != 401:
+                return answer
             self.exec_plugin.invalidate(cred)
             fresh = await self._exec_auth._acredential()
-            return reply if fresh is cred else await send(fresh.token)
+            return answer if fresh is cred else await send(fresh.token)
         tokens = self._tokens
         assert tokens is not None
-        reply = await send(tokens.get())
-        if reply.status_code != 401 or not (tokens.rotates and tokens.refresh()):
-            return reply
+        answer = await send(tokens.get())
+        if status(answer) != 401 or not (tokens.rotates and tokens.refresh()):
+            return answer
         return await send(tokens.get())
 
     def _forget(self, call: asyncio.Future[Reply]) -> None:
@@ -505,8 +523,28 @@ class KubeClient:
             params["allowWatchBookmarks"] = "true"
         if field_selector:
             params["fieldSelector"] = field_selector
-        timeout = httpx.Timeout(self._timeout, read=timeout_seconds + 30.0)
         decode_object = k8s.decoder(kind).decode
+        if self._lean_target is not None:
+            chunks = self._lean_watch(path, params, timeout_seconds + 30.0, on_open)
+        else:
+            chunks = self._httpx_watch(path, params, timeout_seconds + 30.0, on_open)
+        async with contextlib.aclosing(chunks):
+            buf = bytearray()
+            async for chunk in chunks:
+                buf += chunk
+                start = 0
+                while (end := buf.find(b"\n", start)) >= 0:
+                    line = bytes(buf[start:end])
+                    start = end + 1
+                    if line.strip():
+                        yield _watch_event(line, decode_object)
+                del buf[:start]
+            if bytes(buf).strip():
+                yield _watch_event(bytes(buf), decode_object)
+
+    async def _httpx_watch(self, path: str, params: dict[str, str], read_timeout: float,
+                           on_open: Callable[[], None] | None) -> AsyncGenerator[bytes, None]:
+        timeout = httpx.Timeout(self._timeout, read=read_timeout)
         try:
             async with self._http.stream(
                 "GET", path, params=params, timeout=timeout, extensions=self._extensions,
@@ -515,20 +553,45 @@ class KubeClient:
                     raise _status_error(resp.status_code, await resp.aread())
                 if on_open is not None:
                     on_open()
-                buf = bytearray()
                 async for chunk in resp.aiter_bytes():
-                    buf += chunk
-                    start = 0
-                    while (end := buf.find(b"\n", start)) >= 0:
-                        line = bytes(buf[start:end])
-                        start = end + 1
-                        if line.strip():
-                            yield _watch_event(line, decode_object)
-                    del buf[:start]
-                if bytes(buf).strip():
-                    yield _watch_event(bytes(buf), decode_object)
+                    yield chunk
         except httpx.TransportError as exc:
             self._reclaim()
+            raise TransportError(f"watch {path}: {type(exc).__name__}: {exc}") from exc
+
+    async def _lean_watch(self, path: str, params: dict[str, str], read_timeout: float,
+                          on_open: Callable[[], None] | None) -> AsyncGenerator[bytes, None]:
+        lean = self._lean_pool()
+        head = self._lean_head("GET", path, params, None, "")
+
+        opened: list[Stream] = []
+
+        async def open_stream(token: str | None) -> Stream:
+            opened.append(await lean.stream(_authorised(head, token), self._timeout))
+            return opened[-1]
+
+        try:
+            try:
+                stream = await self._lean_authorised(open_stream, lambda s: s.status)
+            except BaseException:
+                for failed in opened:
+                    failed.close()
+                raise
+            for refused in opened:  # a 401 tried again with a new credential
+                if refused is not stream:
+                    refused.close()
+            try:
+                if stream.status != 200:
+                    raise _status_error(stream.status, await stream.read(self._timeout))
+                if on_open is not None:
+                    on_open()
+                async for chunk in stream.chunks(read_timeout):
+                    yield chunk
+            finally:
+                stream.close()
+        except TimeoutError:
+            raise TransportError(f"watch {path}: no answer within {read_timeout:g}s") from None
+        except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
             raise TransportError(f"watch {path}: {type(exc).__name__}: {exc}") from exc
 
     # ---- binding -------------------------------------------------------------------------
@@ -585,6 +648,11 @@ def _watch_event(line: bytes, decode_object: Any) -> WatchEvent:
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ApiError(200, "BadResponse", f"undecodable watch event: {exc}") from None
     return WatchEvent(raw.type, obj, obj.metadata.resource_version)
+
+
+def _authorised(head: str, token: str | None) -> bytes:
+    return (head + (f"Authorization: Bearer {token}\r\n\r\n" if token else "\r\n")
+            ).encode("latin-1")
 
 
 def _lean_target(config: ClusterConfig) -> tuple[str, int, str, str]:

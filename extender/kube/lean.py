@@ -1,11 +1,12 @@
 """`LeanPool`: keep-alive HTTP/1.1 connections to one API server for its short calls (a bind, a
-pod read back, a list page, a Lease), on the event loop's own transports, responses parsed by
-httptools.
+pod read back, a list page, a Lease) and its watches (`Stream`), on the event loop's own
+transports, responses parsed by httptools.
 
 httpx costs about 0.7 ms of CPU a call on this project's machine (its client and auth flow,
 httpcore's pool, anyio's streams and a TLS object driven from Python); the same call here
-costs about 0.05 ms, and binding through the extender makes one such call a pod. `KubeClient`
-uses this pool for its calls and keeps httpx for watches and wherever a proxy applies.
+costs about 0.05 ms, and binding through the extender makes one such call a pod. A watch
+event read through httpx costs about 85 µs (each event is a chunk of its own), and the
+extender reads two or more for every pod. `KubeClient` keeps httpx only where a proxy applies.
 
 A connection is either idle in the pool or owned by exactly one call; a call that ends in any
 other way than a complete response the server lets us keep (a timeout, a cancellation, a
@@ -18,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httptools
@@ -25,6 +28,8 @@ import httptools
 #: Idle connections kept, and how long one stays (httpx's defaults, which the client had).
 MAX_IDLE = 16
 KEEPALIVE_EXPIRY = 5.0
+#: A stream's chunks held unread before the connection stops reading (TCP then holds the rest).
+STREAM_BUFFER = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,104 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
+class _StreamConnection(_Connection):
+    """A connection whose response body is read as it comes (a watch): its status once the
+    head is in, then its chunks; the connection is closed when the stream is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunks: deque[bytes] = deque()
+        self.ended = False
+        self.error: BaseException | None = None
+        self.wakeup: asyncio.Future[None] | None = None
+        self.paused = False
+
+    def on_headers_complete(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(Reply(self.parser.get_status_code(), b""))
+
+    def on_body(self, body: bytes) -> None:
+        self.chunks.append(body)
+        if len(self.chunks) >= STREAM_BUFFER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def on_message_complete(self) -> None:
+        self.ended = True
+        self._wake()
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(Dropped(f"unreadable response: {exc}"))
+            self.close()
+
+    def eof_received(self) -> bool:
+        self._fail(Dropped("server closed the connection"))
+        self.closed = True
+        return False
+
+    def _fail(self, exc: BaseException) -> None:
+        super()._fail(exc)
+        if not self.ended and self.error is None:
+            self.error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        wakeup, self.wakeup = self.wakeup, None
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+
+    async def next_chunk(self) -> bytes | None:
+        """The next piece of the body; None at its end; raises if the connection failed
+        first."""
+        while not self.chunks:
+            if self.ended:
+                return None
+            if self.error is not None:
+                raise self.error
+            self.wakeup = asyncio.get_running_loop().create_future()
+            await self.wakeup
+        chunk = self.chunks.popleft()
+        if self.paused and len(self.chunks) <= STREAM_BUFFER // 4 and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return chunk
+
+
+class Stream:
+    """A response read as it comes: `status`, then `chunks(read_timeout)`; `close()` (always)
+    ends it and closes its connection."""
+
+    def __init__(self, connection: _StreamConnection, status: int, pool: LeanPool) -> None:
+        self._connection = connection
+        self._pool = pool
+        self.status = status
+
+    async def chunks(self, read_timeout: float) -> AsyncIterator[bytes]:
+        """The body's pieces; `TimeoutError` when none comes for `read_timeout` seconds."""
+        while True:
+            async with asyncio.timeout(read_timeout):
+                chunk = await self._connection.next_chunk()
+            if chunk is None:
+                return
+            yield chunk
+
+    async def read(self, timeout: float) -> bytes:
+        """The whole (short) body: an error's Status."""
+        parts = []
+        async with asyncio.timeout(timeout):
+            while (chunk := await self._connection.next_chunk()) is not None:
+                parts.append(chunk)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._pool._discard(self._connection)
+
+
 class LeanPool:
     """Up to `max_connections` calls at once to `host:port` (TLS with `ssl_context`, unless
     None); a call waits for a free slot within its own timeout."""
@@ -138,6 +241,30 @@ class LeanPool:
                     raise
                 self._release(connection)
                 return reply
+
+    async def stream(self, data: bytes, timeout: float) -> Stream:
+        """Send `data` on a connection of its own and return once the response's head is in
+        (within `timeout`); the caller reads the body and closes the `Stream`. Streams (the
+        few watches) do not take the short calls' slots."""
+        if self._closed:
+            raise Dropped("the client is closed")
+        loop = asyncio.get_running_loop()
+        connection: _StreamConnection | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                _, connection = await loop.create_connection(
+                    _StreamConnection, self.host, self.port, ssl=self.ssl_context,
+                    server_hostname=self.server_hostname,
+                    ssl_handshake_timeout=timeout if self.ssl_context is not None else None)
+                self._open.add(connection)
+                if self._closed:
+                    raise Dropped("the client is closed")
+                head = await connection.exchange(data)
+        except BaseException:
+            if connection is not None:
+                self._discard(connection)
+            raise
+        return Stream(connection, head.status_code, self)
 
     async def _connection(self, timeout: float) -> _Connection:
         now = time.monotonic()

@@ -40,10 +40,11 @@ async def _collect(client: KubeClient, rv: str, limit: int = 100, **kwargs) -> l
 
 
 async def test_paginated_list_is_one_consistent_snapshot(apiserver: FakeApiServer,
-                                                         kube_config: ClusterConfig) -> None:
+                                                         kube_config: ClusterConfig,
+        lean: bool) -> None:
     for i in range(5):
         apiserver.put(ko.node(f"n{i}"))
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         first = await client.list("/api/v1/nodes", k8s.Node, limit=2)
         assert [n.metadata.name for n in first.items] == ["n0", "n1"]
         assert first.continue_token
@@ -56,10 +57,11 @@ async def test_paginated_list_is_one_consistent_snapshot(apiserver: FakeApiServe
     assert first.resource_version == second.resource_version == third.resource_version
 
 
-async def test_expired_continue_token_is_gone(apiserver: FakeApiServer, kube_config: ClusterConfig) -> None:
+async def test_expired_continue_token_is_gone(apiserver: FakeApiServer, kube_config: ClusterConfig,
+        lean: bool) -> None:
     for i in range(3):
         apiserver.put(ko.node(f"n{i}"))
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         page = await client.list("/api/v1/nodes", k8s.Node, limit=1)
         apiserver.put(ko.node("n3"))
         apiserver.compact()
@@ -69,13 +71,14 @@ async def test_expired_continue_token_is_gone(apiserver: FakeApiServer, kube_con
 
 
 async def test_watch_delivers_later_events_in_order_with_bookmarks(apiserver: FakeApiServer,
-                                                                   kube_config: ClusterConfig) -> None:
+                                                                   kube_config: ClusterConfig,
+        lean: bool) -> None:
     apiserver.put(ko.node("old"))
     start = str(apiserver.rv)
     apiserver.put(ko.node("a"))
     apiserver.update("Node", "", "a", lambda n: n["metadata"]["labels"].update(zone="z1"))
     apiserver.delete("Node", "", "old")
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         events = await _collect(client, start, limit=4)
     changes = [(e.type, e.object.metadata.name) for e in events if e.type != "BOOKMARK"]
     assert changes == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "old")]
@@ -86,28 +89,31 @@ async def test_watch_delivers_later_events_in_order_with_bookmarks(apiserver: Fa
 
 
 async def test_watch_from_a_compacted_version_is_gone(apiserver: FakeApiServer,
-                                                      kube_config: ClusterConfig) -> None:
+                                                      kube_config: ClusterConfig,
+        lean: bool) -> None:
     apiserver.put(ko.node("a"))
     old = str(apiserver.rv - 1)
     apiserver.compact()
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         with pytest.raises(GoneError, match="too old resource version"):
             await _collect(client, old)
 
 
 async def test_watch_ends_cleanly_at_timeout_seconds(apiserver: FakeApiServer,
-                                                     kube_config: ClusterConfig) -> None:
+                                                     kube_config: ClusterConfig,
+        lean: bool) -> None:
     opened = []
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         events = await _collect(client, str(apiserver.rv), timeout_seconds=1, bookmarks=False,
                                 on_open=lambda: opened.append(True))
     assert events == [] and opened == [True]
 
 
 async def test_dropped_watch_is_a_transport_error(apiserver: FakeApiServer,
-                                                  kube_config: ClusterConfig) -> None:
+                                                  kube_config: ClusterConfig,
+        lean: bool) -> None:
     apiserver.inject(Fault("drop", watch=True))
-    async with KubeClient(kube_config) as client:
+    async with KubeClient(kube_config, lean=lean) as client:
         with pytest.raises(TransportError):
             await _collect(client, str(apiserver.rv))
 
@@ -136,7 +142,9 @@ async def test_bad_token_is_401(apiserver: FakeApiServer, tmp_path: Path, lean: 
     async with KubeClient(cfg, lean=lean) as client:
         with pytest.raises(ApiError) as info:
             await client.list("/api/v1/nodes", k8s.Node)
-    assert info.value.code == 401
+        with pytest.raises(ApiError) as watched:
+            await _collect(client, str(apiserver.rv))
+    assert info.value.code == 401 and watched.value.code == 401
 
 
 async def test_rotated_token_file_is_used(apiserver: FakeApiServer, tmp_path: Path,
@@ -151,8 +159,12 @@ async def test_rotated_token_file_is_used(apiserver: FakeApiServer, tmp_path: Pa
         fresh.write_text("rotated")
         os.replace(fresh, token)
         await client.list("/api/v1/nodes", k8s.Node)
+        apiserver.tokens = {"again"}  # and a watch finds the token rotated again
+        fresh.write_text("again")
+        os.replace(fresh, token)
+        events = await _collect(client, str(apiserver.rv), timeout_seconds=1, bookmarks=False)
     auth_ok = [r.status for r in apiserver.requests]
-    assert auth_ok == [200, 200]
+    assert auth_ok == [200, 200, 200] and events == []
 
 
 async def test_server_down_is_a_transport_error(kube_config: ClusterConfig,

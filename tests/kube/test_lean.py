@@ -217,3 +217,54 @@ async def test_a_proxy_sends_every_call_through_httpx(tmp_path: Path,
         assert client._lean_target is None
     async with KubeClient(plain, trust_env=False) as client:
         assert client._lean_target is not None
+
+
+def _chunked(pieces: list[bytes]) -> bytes:
+    body = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces)
+    return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body + b"0\r\n\r\n"
+
+
+async def test_a_stream_gives_every_chunk_in_order_and_stops_reading_while_unread() -> None:
+    pieces = [b'{"n":%d}\n' % i for i in range(500)]
+    async with serving(lambda head: _chunked(pieces)) as server:
+        pool = LeanPool("127.0.0.1", server.port, None)
+        stream = await pool.stream(b"GET /watch HTTP/1.1\r\nHost: x\r\n\r\n", 5)
+        assert stream.status == 200
+        connection = stream._connection
+        async with asyncio.timeout(5):  # nothing read yet: the connection stops reading
+            while not connection.paused:
+                await asyncio.sleep(0.01)
+        assert len(connection.chunks) >= lean_module.STREAM_BUFFER
+        got = [chunk async for chunk in stream.chunks(5)]
+        assert b"".join(got) == b"".join(pieces) and not connection.paused
+        stream.close()
+        assert pool.open_connections == 0
+
+
+async def test_a_silent_stream_times_out_and_closes() -> None:
+    head_only = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    async with serving(lambda head: head_only) as server:
+        pool = LeanPool("127.0.0.1", server.port, None)
+        stream = await pool.stream(b"GET /watch HTTP/1.1\r\nHost: x\r\n\r\n", 5)
+        with pytest.raises(TimeoutError):
+            async for _ in stream.chunks(0.2):
+                pass
+        stream.close()
+        assert pool.open_connections == 0
+
+
+async def test_a_stream_cut_short_is_dropped() -> None:
+    def cut(head: bytes) -> bytes | None:
+        server.writers[-1].write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 b"3\r\nabc\r\n")
+        return None  # and close before the last chunk
+
+    async with serving(cut) as server:
+        pool = LeanPool("127.0.0.1", server.port, None)
+        stream = await pool.stream(b"GET /watch HTTP/1.1\r\nHost: x\r\n\r\n", 5)
+        got = []
+        with pytest.raises(Dropped, match="closed"):
+            async for chunk in stream.chunks(5):
+                got.append(chunk)
+        assert got == [b"abc"]
+        stream.close()
