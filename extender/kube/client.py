@@ -585,8 +585,9 @@ class KubeClient:
                     raise _status_error(stream.status, await stream.read(self._timeout))
                 if on_open is not None:
                     on_open()
-                async for chunk in stream.chunks(read_timeout):
-                    yield chunk
+                async with contextlib.aclosing(stream.chunks(read_timeout)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
             finally:
                 stream.close()
         except TimeoutError:

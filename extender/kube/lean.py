@@ -20,7 +20,7 @@ import asyncio
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 import httptools
@@ -189,7 +189,7 @@ class Stream:
         self._pool = pool
         self.status = status
 
-    async def chunks(self, read_timeout: float) -> AsyncIterator[bytes]:
+    async def chunks(self, read_timeout: float) -> AsyncGenerator[bytes, None]:
         """The body's pieces; `TimeoutError` when none comes for `read_timeout` seconds."""
         while True:
             async with asyncio.timeout(read_timeout):
