@@ -590,8 +590,8 @@ class KubeClient:
                         yield chunk
             finally:
                 stream.close()
-        except TimeoutError:
-            raise TransportError(f"watch {path}: no answer within {read_timeout:g}s") from None
+        except TimeoutError:  # no head within the client's timeout, or silence past the read's
+            raise TransportError(f"watch {path}: timed out") from None
         except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
             raise TransportError(f"watch {path}: {type(exc).__name__}: {exc}") from exc
 
