@@ -18,14 +18,14 @@ import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
 from typing import Any, Generic, TypeVar
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 import httpx
 import msgspec
 
 from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
 from extender.kube.exec import Credential, ExecError, ExecPlugin
-from extender.kube.lean import LeanPool, Reply, Stream
+from extender.kube.lean import LeanPool, Reply, Stream, authorised, lean_target
 from extender.kube.pool import reclaim_orphans
 from extender.model import k8s
 
@@ -382,7 +382,7 @@ class KubeClient:
         head = self._lean_head(method, path, params, body, content_type)
 
         async def send(token: str | None) -> Reply:
-            request = _authorised(head, token)
+            request = authorised(head, token)
             return await lean.request(request + body if body else request, timeout)
 
         try:
@@ -567,7 +567,7 @@ class KubeClient:
         opened: list[Stream] = []
 
         async def open_stream(token: str | None) -> Stream:
-            opened.append(await lean.stream(_authorised(head, token), self._timeout))
+            opened.append(await lean.stream(authorised(head, token), self._timeout))
             return opened[-1]
 
         try:
@@ -651,19 +651,9 @@ def _watch_event(line: bytes, decode_object: Any) -> WatchEvent:
     return WatchEvent(raw.type, obj, obj.metadata.resource_version)
 
 
-def _authorised(head: str, token: str | None) -> bytes:
-    return (head + (f"Authorization: Bearer {token}\r\n\r\n" if token else "\r\n")
-            ).encode("latin-1")
-
-
 def _lean_target(config: ClusterConfig) -> tuple[str, int, str, str]:
     """Where the lean pool connects: host, port, the server URL's path prefix, Host header."""
-    url = urlsplit(config.server)
-    https = url.scheme == "https"
-    port = url.port or (443 if https else 80)
-    host = url.hostname or ""
-    shown = f"[{host}]" if ":" in host else host
-    return host, port, url.path.rstrip("/"), shown if port == (443 if https else 80) else f"{shown}:{port}"
+    return lean_target(config.server)
 
 
 def _proxy_in_environment(server: str) -> bool:

@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httptools
 
@@ -38,6 +39,23 @@ class Reply:
 
     status_code: int
     content: bytes
+
+
+def lean_target(server: str) -> tuple[str, int, str, str]:
+    """Where a pool for the API server at URL `server` connects: host, port, the URL's path
+    prefix (every request's path goes after it), and the Host header."""
+    url = urlsplit(server)
+    default = 443 if url.scheme == "https" else 80
+    port = url.port or default
+    host = url.hostname or ""
+    shown = f"[{host}]" if ":" in host else host
+    return host, port, url.path.rstrip("/"), shown if port == default else f"{shown}:{port}"
+
+
+def authorised(head: str, token: str | None) -> bytes:
+    """A request head (without its blank line) with the bearer token, ready to send."""
+    return (head + (f"Authorization: Bearer {token}\r\n\r\n" if token else "\r\n")
+            ).encode("latin-1")
 
 
 class Dropped(ConnectionError):

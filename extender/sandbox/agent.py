@@ -24,9 +24,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from extender.sandbox.api import Api, ApiError, path
+from extender.sandbox.api import Api, ApiError, TransportError, path
 from extender.simulator.arrivals import RUN_FOR_ANNOTATION, parse_duration
 
 log = logging.getLogger("extender.sandbox.agent")
@@ -77,7 +75,7 @@ class NodeAgent:
     async def _send(self, what: str, call: Callable[[], Awaitable[Any]]) -> bool:
         """One write, under the agent's concurrency limit: True once done, False when every
         attempt failed in transport (logged). An `ApiError` (the server's answer) propagates."""
-        error: httpx.TransportError | None = None
+        error: TransportError | None = None
         for attempt in range(ATTEMPTS):
             if attempt:
                 await asyncio.sleep(PAUSE)
@@ -85,9 +83,9 @@ class NodeAgent:
                 try:
                     await call()
                     return True
-                except httpx.TransportError as exc:
+                except TransportError as exc:
                     error = exc
-        log.warning("%s: %s after %d attempts", what, type(error).__name__, ATTEMPTS)
+        log.warning("%s: %s (%d attempts)", what, error, ATTEMPTS)
         return False
 
     # ---- nodes ---------------------------------------------------------------------------
@@ -122,8 +120,8 @@ class NodeAgent:
         except ApiError as exc:
             if exc.code != 404:
                 log.warning("heartbeat of node %s: %s", name, exc)
-        except httpx.TransportError as exc:
-            log.warning("heartbeat of node %s: %s", name, type(exc).__name__)
+        except TransportError as exc:
+            log.warning("heartbeat of node %s: %s", name, exc)
 
     async def heartbeats(self) -> None:
         for beat in itertools.count():
@@ -342,7 +340,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     asyncio.run(_main(args.kubeconfig, args.nodes_json, args.heartbeat))
     return 0
 

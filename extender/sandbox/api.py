@@ -3,21 +3,26 @@
 The extender's own `KubeClient` decodes into the engine's typed structs and makes only the
 calls the extender needs; the sandbox creates nodes, patches pod status, renews leases and
 applies manifests, so it works on plain JSON. Credentials come from a kubeconfig through
-`extender.kube.config` (the same resolution the extender uses).
+`extender.kube.config` (the same resolution the extender uses), and the calls go over
+`extender.kube.lean`'s connections (a node agent with thousands of nodes renews their Leases
+every heartbeat). A call that gets no complete answer raises `TransportError`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
-from urllib.parse import quote
-
-import httpx
+from urllib.parse import quote, urlencode
 
 from extender.engine import registry
+from extender.kube.client import TransportError
 from extender.kube.config import load_kubeconfig
+from extender.kube.lean import LeanPool, Reply, authorised, lean_target
+
+__all__ = ["Api", "ApiError", "TransportError", "object_path", "path", "wait_for", "where"]
 
 
 class ApiError(Exception):
@@ -30,12 +35,12 @@ class ApiError(Exception):
         self.message = message
 
 
-def _error(resp: httpx.Response) -> ApiError:
+def _error(status: int, content: bytes) -> ApiError:
     try:
-        body = resp.json()
-        return ApiError(resp.status_code, str(body.get("reason", "")), str(body.get("message", "")))
-    except ValueError:
-        return ApiError(resp.status_code, "", resp.text[:200])
+        body = json.loads(content)
+        return ApiError(status, str(body.get("reason", "")), str(body.get("message", "")))
+    except (ValueError, AttributeError):
+        return ApiError(status, "", content[:200].decode("utf-8", "replace"))
 
 
 #: Where each kind lives: (API prefix, plural, namespaced).
@@ -103,19 +108,17 @@ class Api:
     def __init__(self, kubeconfig: str, *, timeout: float = 30.0,
                  max_connections: int = 32) -> None:
         config = load_kubeconfig(kubeconfig)
-        ctx = config.ssl_context()
-        headers = {"Accept": "application/json", "User-Agent": "extender-sandbox"}
-        if config.token:
-            headers["Authorization"] = f"Bearer {config.token}"
         self.server = config.server
-        self._http = httpx.AsyncClient(
-            base_url=config.server, verify=ctx if ctx is not None else True, headers=headers,
-            timeout=timeout, trust_env=False,
-            limits=httpx.Limits(max_connections=max_connections,
-                                max_keepalive_connections=max_connections))
+        host, port, self._prefix, host_header = lean_target(config.server)
+        self._head = f"Host: {host_header}\r\nAccept: application/json\r\n" \
+                     f"User-Agent: extender-sandbox\r\n"
+        self._token = config.token
+        self._timeout = timeout
+        self._pool = LeanPool(host, port, config.ssl_context(), config.tls_server_name,
+                              max_connections=max_connections)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        self._pool.close()
 
     async def __aenter__(self) -> Api:
         return self
@@ -123,24 +126,40 @@ class Api:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def _request_head(self, method: str, url: str, params: Mapping[str, str] | None,
+                      extra: str = "") -> bytes:
+        target = self._prefix + url + ("?" + urlencode(params) if params else "")
+        return authorised(f"{method} {target} HTTP/1.1\r\n{self._head}{extra}", self._token)
+
+    async def _send(self, method: str, url: str, *, data: bytes | None = None,
+                    params: Mapping[str, str] | None = None,
+                    content_type: str = "application/json") -> Reply:
+        extra = f"Content-Type: {content_type}\r\nContent-Length: {len(data)}\r\n" \
+            if data is not None else ""
+        request = self._request_head(method, url, params, extra)
+        try:
+            return await self._pool.request(request + data if data else request, self._timeout)
+        except TimeoutError:
+            raise TransportError(f"{method} {url}: timed out after {self._timeout:g}s") from None
+        except OSError as exc:  # refused, reset, dropped, TLS
+            raise TransportError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+
     async def request(self, method: str, url: str, *, body: Any = None,
                       params: Mapping[str, str] | None = None,
                       content_type: str = "application/json", ok: tuple[int, ...] = (200, 201),
                       ) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": content_type} if data is not None else None
-        resp = await self._http.request(method, url, content=data, params=params,
-                                        headers=headers)
-        if resp.status_code not in ok:
-            raise _error(resp)
-        return resp.json() if resp.content else None
+        reply = await self._send(method, url, data=data, params=params, content_type=content_type)
+        if reply.status_code not in ok:
+            raise _error(reply.status_code, reply.content)
+        return json.loads(reply.content) if reply.content else None
 
     async def get(self, url: str, params: Mapping[str, str] | None = None) -> Any:
         return await self.request("GET", url, params=params)
 
     async def ok(self, url: str) -> bool:
         """True when GET `url` answers 200 (health endpoints answer text, not JSON)."""
-        return (await self._http.get(url)).status_code == 200
+        return (await self._send("GET", url)).status_code == 200
 
     async def exists(self, url: str) -> bool:
         try:
@@ -205,20 +224,40 @@ class Api:
         """(type, object) events until the server ends the stream; ERROR events raise."""
         query = {"watch": "1", "resourceVersion": resource_version,
                  "allowWatchBookmarks": "true", "timeoutSeconds": "300", **params}
-        timeout = httpx.Timeout(30.0, read=360.0)
-        async with self._http.stream("GET", url, params=query, timeout=timeout) as resp:
-            if resp.status_code != 200:
-                await resp.aread()
-                raise _error(resp)
-            async for line in resp.aiter_lines():
-                if not line.strip():
-                    continue
-                event = json.loads(line)
-                if event.get("type") == "ERROR":
-                    status = event.get("object") or {}
-                    raise ApiError(int(status.get("code") or 500), str(status.get("reason", "")),
-                                   str(status.get("message", "")))
-                yield event["type"], event["object"]
+        try:
+            stream = await self._pool.stream(self._request_head("GET", url, query), self._timeout)
+        except TimeoutError:
+            raise TransportError(f"watch {url}: timed out") from None
+        except OSError as exc:
+            raise TransportError(f"watch {url}: {type(exc).__name__}: {exc}") from exc
+        try:
+            if stream.status != 200:
+                raise _error(stream.status, await stream.read(self._timeout))
+            buf = b""
+            async with contextlib.aclosing(stream.chunks(360.0)) as chunks:
+                async for chunk in chunks:
+                    buf += chunk
+                    *lines, buf = buf.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            yield _watch_event(line)
+            if buf.strip():
+                yield _watch_event(buf)
+        except TimeoutError:
+            raise TransportError(f"watch {url}: timed out") from None
+        except OSError as exc:
+            raise TransportError(f"watch {url}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            stream.close()
+
+
+def _watch_event(line: bytes) -> tuple[str, dict[str, Any]]:
+    event = json.loads(line)
+    if event.get("type") == "ERROR":
+        status = event.get("object") or {}
+        raise ApiError(int(status.get("code") or 500), str(status.get("reason", "")),
+                       str(status.get("message", "")))
+    return event["type"], event["object"]
 
 
 async def wait_for(condition: Any, *, timeout: float, interval: float = 0.2,
@@ -233,7 +272,7 @@ async def wait_for(condition: Any, *, timeout: float, interval: float = 0.2,
             result = await condition()
             if result:
                 return result
-        except (ApiError, httpx.HTTPError, OSError) as exc:
+        except (ApiError, TransportError, OSError) as exc:
             last = exc
         if loop.time() >= deadline:
             detail = f" (last error: {last})" if last else ""

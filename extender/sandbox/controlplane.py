@@ -28,7 +28,7 @@ import yaml
 
 from extender.engine.registry import WATCHED
 from extender.ops import pki
-from extender.sandbox.api import Api, ApiError, path, wait_for
+from extender.sandbox.api import Api, ApiError, TransportError, path, wait_for
 from extender.sandbox.build import Binaries
 from extender.sandbox.processes import Registry, free_port
 
@@ -153,7 +153,7 @@ class Sandbox:
             try:
                 if check():
                     return
-            except (httpx.HTTPError, OSError, ApiError, ValueError):
+            except (httpx.HTTPError, OSError, ApiError, TransportError, ValueError):
                 pass
             proc = self.registry.get(name)
             if proc is not None and not proc.alive():

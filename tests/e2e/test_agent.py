@@ -9,11 +9,11 @@ import datetime
 from collections.abc import AsyncGenerator
 from typing import Any
 
-import httpx
 import pytest
 
 from extender.sandbox import agent as agent_module
 from extender.sandbox.agent import NodeAgent
+from extender.sandbox.api import TransportError
 
 
 class _FlakyApi:
@@ -41,7 +41,7 @@ class _FlakyApi:
     async def patch(self, url: str, body: Any, *, kind: str = "merge") -> Any:
         self.patches += 1
         if self.patches <= self.failures:
-            raise httpx.ReadTimeout("the API server is loaded")
+            raise TransportError("PATCH: timed out after 30s")
         return {}
 
 
@@ -75,7 +75,7 @@ def test_a_failing_handler_gives_the_stream_back(caplog: pytest.LogCaptureFixtur
     agent = NodeAgent(api, [])  # type: ignore[arg-type]
 
     async def handler_raises(kind: str, obj: dict[str, Any]) -> None:
-        raise httpx.PoolTimeout("no connection")
+        raise TransportError("GET: timed out after 30s")
 
     async def follow() -> None:
         await agent._follow("/api/v1/nodes", handler_raises, {})
@@ -84,7 +84,7 @@ def test_a_failing_handler_gives_the_stream_back(caplog: pytest.LogCaptureFixtur
     # was closed.
     asyncio.run(_run_until(lambda: api.streams_opened >= 2, follow()))
     assert api.streams_open <= 1
-    assert "PoolTimeout" in caplog.text
+    assert "watch /api/v1/nodes: TransportError: GET: timed out after 30s; relisting" in caplog.text
 
 
 def test_every_attempt_failing_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
@@ -92,7 +92,8 @@ def test_every_attempt_failing_is_logged_not_raised(caplog: pytest.LogCaptureFix
     agent = NodeAgent(api, [])  # type: ignore[arg-type]
     done = asyncio.run(agent._send("node n1 Ready", lambda: api.patch("/x", {})))
     assert done is False and api.patches == agent_module.ATTEMPTS
-    assert f"node n1 Ready: ReadTimeout after {agent_module.ATTEMPTS} attempts" in caplog.text
+    assert (f"node n1 Ready: PATCH: timed out after 30s ({agent_module.ATTEMPTS} attempts)"
+            in caplog.text)
 
 
 def test_a_request_in_flight_is_not_cancelled_by_the_pods_deletion() -> None:
