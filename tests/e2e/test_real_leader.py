@@ -75,8 +75,10 @@ def test_leader_killed_while_a_gang_is_held(scenario: Scenario) -> None:
             # The standby takes over once the leader's record has stood still for the lease
             # duration on its own clock (checked every retry period, with up to 20 % jitter;
             # the last renewal up to a retry period before the kill), and the proxy sees it
-            # ready within its 0.2 s poll.
-            assert resumed < LEASE_DURATION + 2 * 1.2 + 1.0, f"took over after {resumed:.1f}s"
+            # ready within its 0.2 s poll; 2 s for the API calls on the way (the Lease read
+            # that saw the last renewal, then the read and the update that take it over),
+            # which the whole suite's load on two cores has made take 10.4 s in all once.
+            assert resumed < LEASE_DURATION + 2 * 1.2 + 2.0, f"took over after {resumed:.1f}s"
             # The pod that met the dead leader is tried again after kube-scheduler's error
             # backoff (1, 2, 4, 8 s: up to ~15 s after the kill), and binds through the new one.
             wait_until(lambda: "probe" in bound(kube.pods(ns)), timeout=60, interval=0.1,
