@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote, urlencode
 
@@ -25,7 +25,7 @@ import msgspec
 
 from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
 from extender.kube.exec import Credential, ExecError, ExecPlugin
-from extender.kube.lean import LeanPool, Reply, Stream, authorised, lean_target
+from extender.kube.lean import LeanPool, Reply, Stream, authorised, lean_target, lines, request_head
 from extender.kube.pool import reclaim_orphans
 from extender.model import k8s
 
@@ -43,6 +43,19 @@ class KubeError(Exception):
 
 class TransportError(KubeError):
     """No (complete) answer: connection refused or dropped, or a timeout."""
+
+
+@contextlib.contextmanager
+def no_answer_is_transport_error(what: str, timeout: float | None = None) -> Iterator[None]:
+    """A timeout, or a connection refused, reset, dropped or failing TLS (`ssl.SSLError` is an
+    OSError), inside the block becomes `TransportError` naming `what`."""
+    try:
+        yield
+    except TimeoutError:
+        late = f" after {timeout:g}s" if timeout is not None else ""
+        raise TransportError(f"{what}: timed out{late}") from None
+    except OSError as exc:
+        raise TransportError(f"{what}: {type(exc).__name__}: {exc}") from exc
 
 
 class ApiError(KubeError):
@@ -256,7 +269,7 @@ class KubeClient:
             self._tokens = config.token_source()
             auth = _BearerAuth(self._tokens)
         #: The calls' own connections, where no proxy applies (made at the first call).
-        self._lean_target = _lean_target(config) if lean and transport is None \
+        self._lean_target = lean_target(config.server) if lean and transport is None \
             and config.proxy_url is None \
             and not (trust_env and _proxy_in_environment(config.server)) else None
         self._lean: LeanPool | None = None
@@ -385,12 +398,8 @@ class KubeClient:
             request = authorised(head, token)
             return await lean.request(request + body if body else request, timeout)
 
-        try:
+        with no_answer_is_transport_error(f"{method} {path}", timeout):
             return await self._lean_authorised(send, lambda reply: reply.status_code)
-        except TimeoutError:
-            raise TransportError(f"{method} {path}: timed out after {timeout:g}s") from None
-        except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
-            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
 
     def _lean_pool(self) -> LeanPool:
         if self._lean is None:
@@ -401,15 +410,10 @@ class KubeClient:
 
     def _lean_head(self, method: str, path: str, params: dict[str, str] | None,
                    body: bytes | None, content_type: str) -> str:
-        """A request's head without its Authorization and the blank line that ends it."""
         assert self._lean_target is not None
         _, _, prefix, host_header = self._lean_target
         target = prefix + path + ("?" + urlencode(params) if params else "")
-        head = (f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n"
-                f"User-Agent: {USER_AGENT}\r\nAccept: application/json\r\n")
-        if body is not None:
-            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        return head
+        return request_head(method, target, host_header, USER_AGENT, body, content_type)
 
     async def _lean_authorised(self, send: Callable[[str | None], Awaitable[R]],
                                status: Callable[[R], int]) -> R:
@@ -528,19 +532,9 @@ class KubeClient:
             chunks = self._lean_watch(path, params, timeout_seconds + 30.0, on_open)
         else:
             chunks = self._httpx_watch(path, params, timeout_seconds + 30.0, on_open)
-        async with contextlib.aclosing(chunks):
-            buf = bytearray()
-            async for chunk in chunks:
-                buf += chunk
-                start = 0
-                while (end := buf.find(b"\n", start)) >= 0:
-                    line = bytes(buf[start:end])
-                    start = end + 1
-                    if line.strip():
-                        yield _watch_event(line, decode_object)
-                del buf[:start]
-            if bytes(buf).strip():
-                yield _watch_event(bytes(buf), decode_object)
+        async with contextlib.aclosing(chunks), contextlib.aclosing(lines(chunks)) as events:
+            async for line in events:
+                yield _watch_event(line, decode_object)
 
     async def _httpx_watch(self, path: str, params: dict[str, str], read_timeout: float,
                            on_open: Callable[[], None] | None) -> AsyncGenerator[bytes, None]:
@@ -570,7 +564,8 @@ class KubeClient:
             opened.append(await lean.stream(authorised(head, token), self._timeout))
             return opened[-1]
 
-        try:
+        # A head late past the client's timeout, or silence past the read's.
+        with no_answer_is_transport_error(f"watch {path}"):
             try:
                 stream = await self._lean_authorised(open_stream, lambda s: s.status)
             except BaseException:
@@ -590,10 +585,6 @@ class KubeClient:
                         yield chunk
             finally:
                 stream.close()
-        except TimeoutError:  # no head within the client's timeout, or silence past the read's
-            raise TransportError(f"watch {path}: timed out") from None
-        except OSError as exc:  # refused, reset, dropped, TLS (ssl.SSLError is an OSError)
-            raise TransportError(f"watch {path}: {type(exc).__name__}: {exc}") from exc
 
     # ---- binding -------------------------------------------------------------------------
     async def create_binding(
@@ -649,11 +640,6 @@ def _watch_event(line: bytes, decode_object: Any) -> WatchEvent:
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ApiError(200, "BadResponse", f"undecodable watch event: {exc}") from None
     return WatchEvent(raw.type, obj, obj.metadata.resource_version)
-
-
-def _lean_target(config: ClusterConfig) -> tuple[str, int, str, str]:
-    """Where the lean pool connects: host, port, the server URL's path prefix, Host header."""
-    return lean_target(config.server)
 
 
 def _proxy_in_environment(server: str) -> bool:

@@ -20,7 +20,7 @@ import asyncio
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -52,6 +52,33 @@ def lean_target(server: str) -> tuple[str, int, str, str]:
     return host, port, url.path.rstrip("/"), shown if port == default else f"{shown}:{port}"
 
 
+def request_head(method: str, target: str, host_header: str, user_agent: str,
+                 body: bytes | None = None, content_type: str = "application/json") -> str:
+    """A request's head, without its Authorization and the blank line that ends it."""
+    head = (f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n"
+            f"User-Agent: {user_agent}\r\nAccept: application/json\r\n")
+    if body is not None:
+        head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+    return head
+
+
+async def lines(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """The non-blank lines of a streamed body (a watch: one JSON event a line), whatever
+    its chunks' boundaries."""
+    buf = bytearray()
+    async for chunk in chunks:
+        buf += chunk
+        start = 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            line = bytes(buf[start:end])
+            start = end + 1
+            if line.strip():
+                yield line
+        del buf[:start]
+    if bytes(buf).strip():
+        yield bytes(buf)
+
+
 def authorised(head: str, token: str | None) -> bytes:
     """A request head (without its blank line) with the bearer token, ready to send."""
     return (head + (f"Authorization: Bearer {token}\r\n\r\n" if token else "\r\n")
@@ -79,7 +106,7 @@ class _Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        if self.waiter is None:  # bytes nobody asked for: this connection is not to be trusted
+        if self._unasked():  # bytes nobody asked for: this connection is not to be trusted
             self.close()
             return
         try:
@@ -96,6 +123,9 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._fail(exc if isinstance(exc, OSError) else Dropped("connection closed"))
+
+    def _unasked(self) -> bool:
+        return self.waiter is None
 
     # ---- httptools callbacks -------------------------------------------------------------
     def on_body(self, body: bytes) -> None:
@@ -158,17 +188,8 @@ class _StreamConnection(_Connection):
         self.ended = True
         self._wake()
 
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            self._fail(Dropped(f"unreadable response: {exc}"))
-            self.close()
-
-    def eof_received(self) -> bool:
-        self._fail(Dropped("server closed the connection"))
-        self.closed = True
-        return False
+    def _unasked(self) -> bool:
+        return False  # the body keeps coming after the head has answered the waiter
 
     def _fail(self, exc: BaseException) -> None:
         super()._fail(exc)

@@ -18,9 +18,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from extender.engine import registry
-from extender.kube.client import TransportError
+from extender.kube.client import TransportError, no_answer_is_transport_error
 from extender.kube.config import load_kubeconfig
-from extender.kube.lean import LeanPool, Reply, authorised, lean_target
+from extender.kube.lean import LeanPool, Reply, authorised, lean_target, lines, request_head
+
+USER_AGENT = "extender-sandbox"
 
 __all__ = ["Api", "ApiError", "TransportError", "object_path", "path", "wait_for", "where"]
 
@@ -109,9 +111,7 @@ class Api:
                  max_connections: int = 32) -> None:
         config = load_kubeconfig(kubeconfig)
         self.server = config.server
-        host, port, self._prefix, host_header = lean_target(config.server)
-        self._head = f"Host: {host_header}\r\nAccept: application/json\r\n" \
-                     f"User-Agent: extender-sandbox\r\n"
+        host, port, self._prefix, self._host_header = lean_target(config.server)
         self._token = config.token
         self._timeout = timeout
         self._pool = LeanPool(host, port, config.ssl_context(), config.tls_server_name,
@@ -127,22 +127,18 @@ class Api:
         await self.aclose()
 
     def _request_head(self, method: str, url: str, params: Mapping[str, str] | None,
-                      extra: str = "") -> bytes:
+                      data: bytes | None = None, content_type: str = "application/json",
+                      ) -> bytes:
         target = self._prefix + url + ("?" + urlencode(params) if params else "")
-        return authorised(f"{method} {target} HTTP/1.1\r\n{self._head}{extra}", self._token)
+        return authorised(request_head(method, target, self._host_header, USER_AGENT, data,
+                                       content_type), self._token)
 
     async def _send(self, method: str, url: str, *, data: bytes | None = None,
                     params: Mapping[str, str] | None = None,
                     content_type: str = "application/json") -> Reply:
-        extra = f"Content-Type: {content_type}\r\nContent-Length: {len(data)}\r\n" \
-            if data is not None else ""
-        request = self._request_head(method, url, params, extra)
-        try:
+        request = self._request_head(method, url, params, data, content_type)
+        with no_answer_is_transport_error(f"{method} {url}", self._timeout):
             return await self._pool.request(request + data if data else request, self._timeout)
-        except TimeoutError:
-            raise TransportError(f"{method} {url}: timed out after {self._timeout:g}s") from None
-        except OSError as exc:  # refused, reset, dropped, TLS
-            raise TransportError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
 
     async def request(self, method: str, url: str, *, body: Any = None,
                       params: Mapping[str, str] | None = None,
@@ -224,31 +220,17 @@ class Api:
         """(type, object) events until the server ends the stream; ERROR events raise."""
         query = {"watch": "1", "resourceVersion": resource_version,
                  "allowWatchBookmarks": "true", "timeoutSeconds": "300", **params}
-        try:
+        with no_answer_is_transport_error(f"watch {url}"):
             stream = await self._pool.stream(self._request_head("GET", url, query), self._timeout)
-        except TimeoutError:
-            raise TransportError(f"watch {url}: timed out") from None
-        except OSError as exc:
-            raise TransportError(f"watch {url}: {type(exc).__name__}: {exc}") from exc
-        try:
-            if stream.status != 200:
-                raise _error(stream.status, await stream.read(self._timeout))
-            buf = b""
-            async with contextlib.aclosing(stream.chunks(360.0)) as chunks:
-                async for chunk in chunks:
-                    buf += chunk
-                    *lines, buf = buf.split(b"\n")
-                    for line in lines:
-                        if line.strip():
-                            yield _watch_event(line)
-            if buf.strip():
-                yield _watch_event(buf)
-        except TimeoutError:
-            raise TransportError(f"watch {url}: timed out") from None
-        except OSError as exc:
-            raise TransportError(f"watch {url}: {type(exc).__name__}: {exc}") from exc
-        finally:
-            stream.close()
+            try:
+                if stream.status != 200:
+                    raise _error(stream.status, await stream.read(self._timeout))
+                async with contextlib.aclosing(stream.chunks(360.0)) as chunks, \
+                        contextlib.aclosing(lines(chunks)) as events:
+                    async for line in events:
+                        yield _watch_event(line)
+            finally:
+                stream.close()
 
 
 def _watch_event(line: bytes) -> tuple[str, dict[str, Any]]:

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from extender.kube import lean as lean_module
-from extender.kube.client import KubeClient, TransportError, _lean_target
+from extender.kube.client import KubeClient, TransportError
 from extender.kube.config import load_kubeconfig
-from extender.kube.lean import Dropped, LeanPool
+from extender.kube.lean import Dropped, LeanPool, lean_target
 from extender.model import k8s
 
 pytestmark = pytest.mark.anyio
@@ -196,7 +196,7 @@ async def test_a_dropped_answer_is_a_transport_error(tmp_path: Path) -> None:
 ])
 def test_where_the_lean_pool_connects(tmp_path: Path, server: str,
                                       expected: tuple[str, int, str, str]) -> None:
-    assert _lean_target(load_kubeconfig(kubeconfig(tmp_path, server))) == expected
+    assert lean_target(load_kubeconfig(kubeconfig(tmp_path, server)).server) == expected
 
 
 async def test_a_proxy_sends_every_call_through_httpx(tmp_path: Path,
