@@ -16,18 +16,19 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
-from typing import Any, Generic, TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote, urlencode
 
-import httpx
 import msgspec
 
 from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
 from extender.kube.exec import Credential, ExecError, ExecPlugin
 from extender.kube.lean import LeanPool, Reply, Stream, authorised, lean_target, lines, request_head
-from extender.kube.pool import reclaim_orphans
 from extender.model import k8s
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -152,87 +153,35 @@ def _status_error(code: int, body: bytes) -> ApiError:
 
 
 # ---- auth --------------------------------------------------------------------------------
-class _BearerAuth(httpx.Auth):
-    """Bearer token read at every request, so a rotated token file is picked up.
-
-    On a 401 the file is re-read at once and the request sent once more: the token may
-    have been rotated between our read and the server's check.
-    """
-
-    def __init__(self, tokens: TokenSource) -> None:
-        self.tokens = tokens
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        token = self.tokens.get()
-        if token:
-            request.headers["Authorization"] = f"Bearer {token}"
-        response = yield request
-        if response.status_code == 401 and self.tokens.rotates and self.tokens.refresh():
-            request.headers["Authorization"] = f"Bearer {self.tokens.get()}"
-            yield request
-
-
-class _ExecAuth(httpx.Auth):
+class ExecCredentials:
     """The exec plugin's credential: a bearer token and/or a client certificate.
 
     The plugin runs in a worker thread (never on the event loop) when no valid credential is
-    cached. On a 401 the credential that was sent is discarded, the plugin runs again, and the
-    request is sent once more with the new credential (client-go refreshes on a 401 too, for
-    the next request). A new client certificate is handed to `on_certificate`.
+    cached. A new client certificate is handed to `on_certificate`.
     """
 
     def __init__(self, plugin: ExecPlugin,
                  on_certificate: Callable[[Credential], Any] | None = None) -> None:
         self.plugin = plugin
         self.on_certificate = on_certificate
-        self._installed: Credential | None = None
+        self.installed: Credential | None = None
 
-    def _credential(self) -> Credential:
+    def get(self) -> Credential:
         try:
             return self.plugin.get()
         except ExecError as exc:
             raise CredentialError(str(exc)) from None
 
-    async def _acredential(self) -> Credential:
+    async def aget(self) -> Credential:
         cred = self.plugin.cached()
         if cred is None:
-            cred = await asyncio.to_thread(self._credential)
-        if cred.has_certificate and cred is not self._installed and self.on_certificate is not None:
-            self._installed = cred
+            cred = await asyncio.to_thread(self.get)
+        if cred.has_certificate and cred is not self.installed and self.on_certificate is not None:
+            self.installed = cred
             result = self.on_certificate(cred)
             if asyncio.iscoroutine(result):
                 await result
         return cred
-
-    @staticmethod
-    def _apply(request: httpx.Request, cred: Credential) -> None:
-        if cred.token:
-            request.headers["Authorization"] = f"Bearer {cred.token}"
-        else:
-            request.headers.pop("Authorization", None)
-
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        cred = self._credential()
-        self._apply(request, cred)
-        response = yield request
-        if response.status_code == 401:
-            self.plugin.invalidate(cred)
-            fresh = self._credential()
-            if fresh is not cred:
-                self._apply(request, fresh)
-                yield request
-
-    async def async_auth_flow(self, request: httpx.Request,
-                              ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        cred = await self._acredential()
-        self._apply(request, cred)
-        response = yield request
-        if response.status_code == 401:
-            self.plugin.invalidate(cred)
-            fresh = await self._acredential()
-            if fresh is not cred:
-                self._apply(request, fresh)
-                yield request
 
 
 # ---- client ------------------------------------------------------------------------------
@@ -258,45 +207,46 @@ class KubeClient:
         self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
         #: The exec credential plugin, when the kubeconfig user has one.
         self.exec_plugin: ExecPlugin | None = None
-        self._exec_auth: _ExecAuth | None = None
+        self._exec: ExecCredentials | None = None
         self._tokens: TokenSource | None = None
-        auth: httpx.Auth
         if config.exec is not None:
             self.exec_plugin = ExecPlugin(config.exec)
-            self._exec_auth = _ExecAuth(self.exec_plugin, self._install_certificate)
-            auth = self._exec_auth
+            self._exec = ExecCredentials(self.exec_plugin, self._install_certificate)
         else:
             self._tokens = config.token_source()
-            auth = _BearerAuth(self._tokens)
         #: The calls' own connections, where no proxy applies (made at the first call).
         self._lean_target = lean_target(config.server) if lean and transport is None \
             and config.proxy_url is None \
             and not (trust_env and _proxy_in_environment(config.server)) else None
         self._lean: LeanPool | None = None
-        self._http = httpx.AsyncClient(
-            base_url=config.server,
-            verify=ctx if ctx is not None else True,
-            auth=auth,
-            timeout=timeout,
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            transport=transport,
-            proxy=config.proxy_url,
-            trust_env=trust_env,
-            # Four long-lived watches plus lists and concurrent binds.
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
-        )
+        #: Otherwise httpx's client (`kube.viahttpx`, imported only then).
+        self._http: httpx.AsyncClient | None = None
+        if self._lean_target is None:
+            from extender.kube.viahttpx import make_client
+            self._http = make_client(
+                config, ctx, credentials=self._exec, tokens=self._tokens, timeout=timeout,
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                transport=transport, trust_env=trust_env)
         #: Pool connections taken back from failed calls (`reclaim_orphans`), and who is told.
         self.reclaimed = 0
         self.on_reclaim: Callable[[int], None] | None = None
         #: Calls whose caller stopped waiting, left to end on their own timeouts (`_request`).
         self._abandoned: set[asyncio.Future[Reply]] = set()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether `aclose` has run."""
+        return self._closed
 
     async def aclose(self) -> None:
+        self._closed = True
         for call in list(self._abandoned):
             call.cancel()
         if self._lean is not None:
             self._lean.close()
-        await self._http.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     # ---- exec credentials ----------------------------------------------------------------
     def prepare_credentials(self) -> None:
@@ -310,8 +260,8 @@ class KubeClient:
             raise ConfigError(f"{self.config.source}: {exc}") from None
         if cred.has_certificate:
             self._load_certificate(cred)
-            assert self._exec_auth is not None
-            self._exec_auth._installed = cred
+            assert self._exec is not None
+            self._exec.installed = cred
 
     def _load_certificate(self, cred: Credential) -> None:
         ctx = self._ssl_context
@@ -381,6 +331,9 @@ class KubeClient:
         return Reply(resp.status_code, resp.content)
 
     async def _send(self, method: str, path: str, **options: Any) -> httpx.Response:
+        import httpx  # imported already: this is the httpx path
+
+        assert self._http is not None
         try:
             return await self._http.request(method, path, extensions=self._extensions, **options)
         except httpx.TransportError as exc:
@@ -419,14 +372,14 @@ class KubeClient:
                                status: Callable[[R], int]) -> R:
         """`send(token)` with the current credential, and once more with a new one after a
         401 when there is one (a rotated token file; the exec plugin run again)."""
-        if self._exec_auth is not None:
+        if self._exec is not None:
             assert self.exec_plugin is not None
-            cred = await self._exec_auth._acredential()
+            cred = await self._exec.aget()
             answer = await send(cred.token)
             if status(answer) != 401:
                 return answer
             self.exec_plugin.invalidate(cred)
-            fresh = await self._exec_auth._acredential()
+            fresh = await self._exec.aget()
             return answer if fresh is cred else await send(fresh.token)
         tokens = self._tokens
         assert tokens is not None
@@ -446,6 +399,9 @@ class KubeClient:
         return len(self._abandoned)
 
     def _reclaim(self) -> None:
+        from extender.kube.pool import reclaim_orphans
+
+        assert self._http is not None
         if found := reclaim_orphans(self._http):
             self.reclaimed += found
             log.debug("took back %d pool connection(s) a failed call left behind", found)
@@ -538,6 +494,9 @@ class KubeClient:
 
     async def _httpx_watch(self, path: str, params: dict[str, str], read_timeout: float,
                            on_open: Callable[[], None] | None) -> AsyncGenerator[bytes, None]:
+        import httpx  # imported already: this is the httpx path
+
+        assert self._http is not None
         timeout = httpx.Timeout(self._timeout, read=read_timeout)
         try:
             async with self._http.stream(

@@ -311,4 +311,4 @@ async def test_start_live_state_factory(apiserver: FakeApiServer, kube_config: C
         assert live.is_ready(60) and converged(state, apiserver)
     finally:
         await live.stop()
-    assert live.client._http.is_closed  # the factory's client is owned and closed
+    assert live.client.closed  # the factory's client is owned and closed

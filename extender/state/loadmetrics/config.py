@@ -21,10 +21,8 @@ from extender.engine.args import TrimaranSpec
 from extender.engine.cluster import ClusterState
 from extender.kube.client import KubeClient
 from extender.state.loadmetrics.metricsserver import CapacityOf, MetricsServerSource
-from extender.state.loadmetrics.prometheus import PrometheusSource
 from extender.state.loadmetrics.refresher import FetchCallback, LoadMetricsRefresher
 from extender.state.loadmetrics.source import LoadSource
-from extender.state.loadmetrics.watcher import LoadWatcherSource
 
 
 class LoadSourceConfigError(ValueError):
@@ -90,13 +88,18 @@ def state_capacity(state: ClusterState) -> CapacityOf:
 
 def build_source(spec: TrimaranSpec, state: ClusterState, kube_client: KubeClient | None,
                  who: str) -> LoadSource:
+    # The HTTP sources' modules import httpx: only a server that reads them pays for it.
     if spec.watcher_address:
+        from extender.state.loadmetrics.watcher import LoadWatcherSource
+
         _check_url(who, "watcherAddress", spec.watcher_address)
         return LoadWatcherSource(spec.watcher_address)
     provider = spec.metric_provider
     if provider.type == "Prometheus":
         if provider.address:
             _check_url(who, "metricProvider.address", provider.address)
+        from extender.state.loadmetrics.prometheus import PrometheusSource
+
         return PrometheusSource(provider)
     if provider.type == "KubernetesMetricsServer":
         if kube_client is None:
