@@ -37,7 +37,6 @@ tolerations, a controller owner), these properties must hold:
 from __future__ import annotations
 
 import copy
-import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +60,7 @@ from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
 from tests.engine import cross_node_reference as ref
 from tests.engine.upstream import builders as b
+from tests.seeded import Draws, seeded
 
 pytestmark = pytest.mark.slow  # property tests over generated clusters: about 20 s
 
@@ -72,7 +72,7 @@ ZONE = ref.ZONE
 REGION = "topology.kubernetes.io/region"
 RACK = "example.com/rack"  # on few nodes: "missing label" paths
 TOPOLOGY_KEYS = (HOSTNAME, ZONE, REGION, RACK)
-topology_key_st = st.sampled_from((HOSTNAME, ZONE, HOSTNAME, ZONE, REGION, RACK))
+TOPOLOGY_KEY_CHOICES = (HOSTNAME, ZONE, HOSTNAME, ZONE, REGION, RACK)
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
 
 POD_LABELS = {"app": ("a", "b"), "tier": ("x", "y"), "foo": ("1",)}
@@ -88,15 +88,10 @@ def _settings(max_examples: int) -> settings:
 
 
 # ---- strategies -----------------------------------------------------------------------------
-# Hypothesis pays ~40 µs per draw, so label sets and selectors are drawn from precomputed pools
-# (one draw each) and rare features are gated by one draw: a scenario costs a few hundred
-# draws. Each pool starts with its simplest entry, which is where shrinking goes.
-
-@functools.cache
-def one_in(n: int) -> st.SearchStrategy[bool]:
-    # One strategy per n: each new one is validated on its first draw, which costs more
-    # than the draw (and so do the strategies over lists and dicts below, made once).
-    return st.integers(1, n).map(lambda roll: roll == 1)
+# Label sets and selectors are drawn from precomputed pools, and rare features are gated by
+# one roll. A scenario's size (how many nodes, pods, other pending pods) is Hypothesis's draw;
+# each object's fields come from `tests.seeded` (a few hundred Hypothesis draws a scenario
+# took most of these tests' time).
 
 
 def _subsets(labels: Mapping[str, str]) -> list[dict[str, str]]:
@@ -135,10 +130,8 @@ def _selector_pool() -> list[Obj | None]:
 
 
 SELECTORS = _selector_pool()
-selector_st = st.sampled_from(SELECTORS)
 labels_st = st.sampled_from(LABEL_SETS)
-label_key_st = st.sampled_from(tuple(POD_LABELS))
-match_label_keys_st = st.sampled_from((["app"], ["tier"], ["foo"], ["app", "tier"], ["tier", "foo"]))
+MATCH_LABEL_KEYS = (["app"], ["tier"], ["foo"], ["app", "tier"], ["tier", "foo"])
 
 NS_LABEL_SETS = [{}, {"team": "t1"}, {"team": "t2"}, {"env": "prod"}, {"team": "t1", "env": "prod"},
                  {"team": "t2", "env": "prod"}]
@@ -146,48 +139,41 @@ ns_labels_st = st.sampled_from(NS_LABEL_SETS)
 NS_SELECTORS = [{}, {"matchLabels": {"team": "t1"}}, {"matchLabels": {"team": "t2"}},
                 {"matchExpressions": [b.exists("team")]}, {"matchExpressions": [b.does_not_exist("team")]},
                 {"matchExpressions": [b.not_in("env", "prod")]}]
-ns_selector_st = st.sampled_from(NS_SELECTORS)
 NAMESPACE_LISTS = [[], ["ns1"], ["ns2"], ["ns3"], ["ns9"], ["ns1", "ns2"], ["ns2", "ns3"], ["ns1", "ns9"]]
-namespace_lists_st = st.sampled_from(NAMESPACE_LISTS)
 
 
-@st.composite
-def term_st(draw: st.DrawFn) -> Obj:
+def term(d: Draws) -> Obj:
     """A PodAffinityTerm: own namespace, `namespaces` (maybe []), a namespaceSelector, or both."""
-    term: Obj = {"topologyKey": draw(topology_key_st)}
-    sel = draw(selector_st)
+    out: Obj = {"topologyKey": d.choice(TOPOLOGY_KEY_CHOICES)}
+    sel = d.choice(SELECTORS)
     if sel is not None:
-        term["labelSelector"] = sel
-    mode = draw(st.integers(0, 5))
+        out["labelSelector"] = copy.deepcopy(sel)
+    mode = d.integer(0, 5)
     if mode in (1, 3):
-        term["namespaces"] = draw(namespace_lists_st)
+        out["namespaces"] = list(d.choice(NAMESPACE_LISTS))
     if mode in (2, 3):
-        term["namespaceSelector"] = draw(ns_selector_st)
-    return term
+        out["namespaceSelector"] = copy.deepcopy(d.choice(NS_SELECTORS))
+    return out
 
 
-TERM = term_st()
 WEIGHTS = (1, 2, 3, 7, 29, 50, 100)
 
 
-@st.composite
-def pod_affinity_st(draw: st.DrawFn, max_terms: int) -> Obj:
+def pod_affinity(d: Draws, max_terms: int) -> Obj:
     out: Obj = {}
     for part in ("podAffinity", "podAntiAffinity"):
         body: Obj = {}
-        required = [draw(TERM) for _ in range(draw(st.integers(0, max_terms)))]
-        preferred = [{"weight": draw(st.sampled_from(WEIGHTS)), "podAffinityTerm": draw(TERM)}
-                     for _ in range(draw(st.integers(0, max_terms)))]
+        required = [term(d) for _ in range(d.integer(0, max_terms))]
+        preferred = [{"weight": d.choice(WEIGHTS), "podAffinityTerm": term(d)}
+                     for _ in range(d.integer(0, max_terms))]
         if required:
             body["requiredDuringSchedulingIgnoredDuringExecution"] = required
         if preferred:
             body["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
-        if body or draw(one_in(6)):
+        if body or d.one_in(6):
             out[part] = body
     return out
 
-
-AFFINITY = {n: pod_affinity_st(n) for n in (1, 2)}  # by the most terms of each kind
 
 TAINT_SETS = [[b.taint("dedicated", v, e)] for v in ("x", "y")
               for e in ("NoSchedule", "NoExecute", "PreferNoSchedule")]
@@ -200,80 +186,84 @@ TOLERATION_SETS = [
     [b.toleration("dedicated", "x", "NoExecute"), b.toleration("other", operator="Exists")],
     [b.toleration("dedicated", "x", ""), b.toleration("dedicated", "y", "NoExecute")],
 ]
-taint_sets_st = st.sampled_from(TAINT_SETS)
-toleration_sets_st = st.sampled_from(TOLERATION_SETS)
+
+
+def node_object(d: Draws, name: str, names: Sequence[str]) -> Obj:
+    labels: dict[str, str] = {}
+    roll = d.integer(0, 19)
+    if roll < 17:
+        labels[HOSTNAME] = name
+    elif roll == 17:
+        labels[HOSTNAME] = d.choice(names)  # possibly another node's value
+    zone = d.choice(("z1", "z2", "z3", "z1", "", None, None))
+    if zone is not None:
+        labels[ZONE] = zone
+    region = d.choice(("r1", "r2", "r1", None))
+    if region is not None:
+        labels[REGION] = region
+    rack = d.choice((None, None, None, "k1", "k2"))
+    if rack is not None:
+        labels[RACK] = rack
+    disk = d.choice(("ssd", "hdd", None))
+    if disk is not None:
+        labels["disk"] = disk
+    taints = copy.deepcopy(d.choice(TAINT_SETS)) if d.one_in(4) else []
+    return b.node(name, labels, taints=taints)
 
 
 @st.composite
 def node_st(draw: st.DrawFn, name: str, names: Sequence[str]) -> Obj:
-    labels: dict[str, str] = {}
-    roll = draw(st.integers(0, 19))
-    if roll < 17:
-        labels[HOSTNAME] = name
-    elif roll == 17:
-        labels[HOSTNAME] = draw(st.sampled_from(names))  # possibly another node's value
-    zone = draw(st.sampled_from(("z1", "z2", "z3", "z1", "", None, None)))
-    if zone is not None:
-        labels[ZONE] = zone
-    region = draw(st.sampled_from(("r1", "r2", "r1", None)))
-    if region is not None:
-        labels[REGION] = region
-    rack = draw(st.sampled_from((None, None, None, "k1", "k2")))
-    if rack is not None:
-        labels[RACK] = rack
-    disk = draw(st.sampled_from(("ssd", "hdd", None)))
-    if disk is not None:
-        labels["disk"] = disk
-    taints = draw(taint_sets_st) if draw(one_in(4)) else []
-    return b.node(name, labels, taints=taints)
+    return node_object(seeded(draw), name, names)
+
+
+def existing_pod(d: Draws, name: str, node_names: Sequence[str], bound: bool | None = None) -> Obj:
+    ns = d.choice(NAMESPACES)
+    labels = dict(d.choice(LABEL_SETS))
+    roll = d.integer(0, 19)
+    if bound or (bound is None and roll < 17):
+        node = d.choice(node_names)
+    elif bound is None and roll == 18:
+        node = "ghost"  # bound to a node the cluster does not know
+    else:
+        node = ""
+    affinity = pod_affinity(d, 1) if d.one_in(3) else None
+    pod = b.pod(name, ns, labels=labels, node=node, terminating=d.one_in(6),
+                affinity=affinity or None)
+    if node and bound is None and d.one_in(15):
+        pod["status"]["phase"] = d.choice(("Succeeded", "Failed"))
+    return pod
 
 
 @st.composite
 def existing_pod_st(draw: st.DrawFn, name: str, node_names: Sequence[str],
                     bound: bool | None = None) -> Obj:
-    ns = draw(st.sampled_from(NAMESPACES))
-    labels = draw(labels_st)
-    roll = draw(st.integers(0, 19))
-    if bound or (bound is None and roll < 17):
-        node = draw(st.sampled_from(node_names))
-    elif bound is None and roll == 18:
-        node = "ghost"  # bound to a node the cluster does not know
-    else:
-        node = ""
-    affinity = draw(AFFINITY[1]) if draw(one_in(3)) else None
-    pod = b.pod(name, ns, labels=labels, node=node, terminating=draw(one_in(6)),
-                affinity=affinity or None)
-    if node and bound is None and draw(one_in(15)):
-        pod["status"]["phase"] = draw(st.sampled_from(("Succeeded", "Failed")))
-    return pod
+    return existing_pod(seeded(draw), name, node_names, bound)
 
 
 POLICIES = (None, None, "Honor", "Ignore")
 
 
-@st.composite
-def spread_st(draw: st.DrawFn, own_labels: Mapping[str, str]) -> Obj:
+def spread(d: Draws, own_labels: Mapping[str, str]) -> Obj:
     """A constraint; half the time selecting (some of) the pod's own labels, as workloads do."""
-    when = draw(st.sampled_from((DNS, DNS, SA)))
-    c: Obj = {"maxSkew": draw(st.sampled_from((1, 1, 2, 3))),
-              "topologyKey": draw(topology_key_st),
+    when = d.choice((DNS, DNS, SA))
+    c: Obj = {"maxSkew": d.choice((1, 1, 2, 3)), "topologyKey": d.choice(TOPOLOGY_KEY_CHOICES),
               "whenUnsatisfiable": when}
-    sel = {"matchLabels": draw(st.sampled_from(_subsets(own_labels)))} if draw(st.booleans()) \
-        else draw(selector_st)
+    sel = {"matchLabels": d.choice(_subsets(own_labels))} if d.boolean() \
+        else copy.deepcopy(d.choice(SELECTORS))
     if sel is not None:
         c["labelSelector"] = sel
-    if when == DNS and draw(st.booleans()):
+    if when == DNS and d.boolean():
         # minDomains matters when every domain already has a match and there are fewer
         # domains than it asks for: likelier over zones and regions than over hostnames.
-        c["minDomains"] = draw(st.sampled_from((2, 3, 4, 5, 1)))
-        c["topologyKey"] = draw(st.sampled_from((ZONE, REGION, ZONE, HOSTNAME)))
-    if draw(one_in(2)):  # the rarer fields
+        c["minDomains"] = d.choice((2, 3, 4, 5, 1))
+        c["topologyKey"] = d.choice((ZONE, REGION, ZONE, HOSTNAME))
+    if d.one_in(2):  # the rarer fields
         for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
-            policy = draw(st.sampled_from(POLICIES))
+            policy = d.choice(POLICIES)
             if policy is not None:
                 c[field] = policy
-        if draw(st.booleans()):
-            c["matchLabelKeys"] = draw(match_label_keys_st)
+        if d.boolean():
+            c["matchLabelKeys"] = list(d.choice(MATCH_LABEL_KEYS))
     return c
 
 
@@ -281,29 +271,38 @@ def _spread_key(c: Mapping[str, Any]) -> tuple[str, str]:
     return (c["topologyKey"], c["whenUnsatisfiable"])
 
 
-@st.composite
-def default_constraint_st(draw: st.DrawFn) -> Obj:
-    when = draw(st.sampled_from((DNS, SA)))
-    c: Obj = {"maxSkew": draw(st.integers(1, 3)), "whenUnsatisfiable": when,
-              "topologyKey": draw(st.sampled_from((HOSTNAME, ZONE, REGION)))}
-    if when == DNS and draw(one_in(3)):
-        c["minDomains"] = draw(st.integers(1, 4))
+def unique_by_key(constraints: list[Obj]) -> list[Obj]:
+    """The first constraint of each (topologyKey, whenUnsatisfiable), as the API requires."""
+    return list({_spread_key(c): c for c in reversed(constraints)}.values())[::-1]
+
+
+def default_constraint(d: Draws) -> Obj:
+    when = d.choice((DNS, SA))
+    c: Obj = {"maxSkew": d.integer(1, 3), "whenUnsatisfiable": when,
+              "topologyKey": d.choice((HOSTNAME, ZONE, REGION))}
+    if when == DNS and d.one_in(3):
+        c["minDomains"] = d.integer(1, 4)
     for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
-        policy = draw(st.sampled_from(POLICIES))
+        policy = d.choice(POLICIES)
         if policy is not None:
             c[field] = policy
     return c
 
 
-pts_args_st = st.one_of(
-    st.just({}),  # defaultingType: System
-    st.just({"defaultingType": "List"}),
-    st.builds(lambda dc: {"defaultingType": "List", "defaultConstraints": dc},
-              st.lists(default_constraint_st(), min_size=1, max_size=2, unique_by=_spread_key)),
-)
-ipa_args_st = st.builds(lambda w, ignore: {"hardPodAffinityWeight": w,
-                                           "ignorePreferredTermsOfExistingPods": ignore},
-                        st.sampled_from((1, 0, 1, 2, 5)), one_in(4))
+def pts_args(d: Draws) -> Obj:
+    kind = d.integer(0, 2)
+    if kind == 0:
+        return {}  # defaultingType: System
+    if kind == 1:
+        return {"defaultingType": "List"}
+    return {"defaultingType": "List", "defaultConstraints": unique_by_key(
+        [default_constraint(d) for _ in range(d.integer(1, 2))])}
+
+
+def ipa_args(d: Draws) -> Obj:
+    return {"hardPodAffinityWeight": d.choice((1, 0, 1, 2, 5)),
+            "ignorePreferredTermsOfExistingPods": d.one_in(4)}
+
 
 NODE_EXPRESSIONS = [{"key": key, "operator": "In", "values": [v]}
                     for key, values in NODE_VALUES.items() for v in values]
@@ -311,19 +310,17 @@ NODE_EXPRESSIONS += [{"key": "disk", "operator": "NotIn", "values": ["hdd"]},
                      {"key": ZONE, "operator": "NotIn", "values": ["z1", "z2"]},
                      {"key": ZONE, "operator": "In", "values": ["z2", "z3"]},
                      b.exists("disk"), b.does_not_exist(REGION), b.exists(ZONE)]
-node_expressions_st = st.sampled_from(NODE_EXPRESSIONS)
 
 
-@st.composite
-def node_affinity_st(draw: st.DrawFn, node_names: Sequence[str]) -> Obj:
+def node_affinity(d: Draws, node_names: Sequence[str]) -> Obj:
     terms = []
-    for _ in range(draw(st.integers(1, 2))):
-        term: Obj = {"matchExpressions": [draw(node_expressions_st)
-                                          for _ in range(draw(st.integers(1, 2)))]}
-        if draw(one_in(5)):
-            term["matchFields"] = [{"key": "metadata.name", "operator": draw(st.sampled_from(("In", "NotIn"))),
-                                    "values": [draw(st.sampled_from(node_names))]}]
-        terms.append(term)
+    for _ in range(d.integer(1, 2)):
+        out: Obj = {"matchExpressions": [copy.deepcopy(d.choice(NODE_EXPRESSIONS))
+                                         for _ in range(d.integer(1, 2))]}
+        if d.one_in(5):
+            out["matchFields"] = [{"key": "metadata.name", "operator": d.choice(("In", "NotIn")),
+                                   "values": [d.choice(node_names)]}]
+        terms.append(out)
     return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
 
 
@@ -333,21 +330,20 @@ OWNERS = (
 )
 
 
-@st.composite
-def incoming_pod_st(draw: st.DrawFn, node_names: Sequence[str]) -> Obj:
-    ns = draw(st.sampled_from(NAMESPACES))
-    labels = draw(labels_st)
-    spread = [] if draw(one_in(3)) else draw(st.lists(spread_st(labels), min_size=1, max_size=2,
-                                                          unique_by=_spread_key))
-    affinity: Obj = draw(AFFINITY[2]) if draw(st.integers(0, 3)) > 0 else {}
-    if draw(one_in(4)):
-        affinity["nodeAffinity"] = draw(node_affinity_st(node_names))
-    node_selector = draw(st.sampled_from((None, None, None, {"disk": "ssd"}, {REGION: "r1"})))
-    tolerations = draw(toleration_sets_st) if draw(one_in(3)) else None
-    owner = draw(st.sampled_from(OWNERS)) if draw(st.booleans()) else None
-    return b.pod("incoming", ns, labels=labels, spread=spread or None,
-                 affinity=affinity or None, node_selector=node_selector, tolerations=tolerations,
-                 owner=owner)
+def incoming_pod(d: Draws, node_names: Sequence[str]) -> Obj:
+    ns = d.choice(NAMESPACES)
+    labels = dict(d.choice(LABEL_SETS))
+    constraints = [] if d.one_in(3) else unique_by_key(
+        [spread(d, labels) for _ in range(d.integer(1, 2))])
+    affinity: Obj = pod_affinity(d, 2) if d.integer(0, 3) > 0 else {}
+    if d.one_in(4):
+        affinity["nodeAffinity"] = node_affinity(d, node_names)
+    node_selector = d.choice((None, None, None, {"disk": "ssd"}, {REGION: "r1"}))
+    tolerations = copy.deepcopy(d.choice(TOLERATION_SETS)) if d.one_in(3) else None
+    owner = copy.deepcopy(d.choice(OWNERS)) if d.boolean() else None
+    return b.pod("incoming", ns, labels=labels, spread=constraints or None,
+                 affinity=affinity or None, node_selector=dict(node_selector) if node_selector else None,
+                 tolerations=tolerations, owner=owner)
 
 
 @dataclass
@@ -374,53 +370,58 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     """The incoming pod is drawn first: half the existing pods share its namespace, and half
     the Services and controllers select (a subset of) its labels, so that counts, skews and
     default selectors are not mostly empty. Existing pods often share the (anti-)affinity of a
-    workload template, as a Deployment's pods do (equal terms, sometimes with other weights)."""
+    workload template, as a Deployment's pods do (equal terms, sometimes with other weights).
+    The sizes are Hypothesis's draws (they shrink), the rest `tests.seeded`'s."""
     names = tuple(f"n{i}" for i in range(draw(st.integers(3, 8))))
-    nodes = [draw(node_st(name, names)) for name in names]
-    pod = draw(incoming_pod_st(names))
+    pod_count = draw(st.one_of(st.integers(0, 25), st.integers(10, 25)))
+    other_count = draw(st.integers(0, 2))
+    d = seeded(draw)
+    nodes = [node_object(d, name, names) for name in names]
+    pod = incoming_pod(d, names)
     home = pod["metadata"]["namespace"]
     own = _subsets(pod["metadata"].get("labels") or {})
-    namespaces = [b.namespace(ns, draw(ns_labels_st)) for ns in NAMESPACES if not draw(one_in(4))]
-    templates = [draw(AFFINITY[1]) for _ in range(draw(st.integers(0, 2)))]
+    namespaces = [b.namespace(ns, dict(d.choice(NS_LABEL_SETS))) for ns in NAMESPACES
+                  if not d.one_in(4)]
+    templates = [pod_affinity(d, 1) for _ in range(d.integer(0, 2))]
     pods = []
-    for i in range(draw(st.one_of(st.integers(0, 25), st.integers(10, 25)))):
-        existing = draw(existing_pod_st(f"p{i}", names))
-        if templates and draw(st.booleans()):
-            affinity = copy.deepcopy(draw(st.sampled_from(templates)))
+    for i in range(pod_count):
+        existing = existing_pod(d, f"p{i}", names)
+        if templates and d.boolean():
+            affinity = copy.deepcopy(d.choice(templates))
             for part in affinity.values():
                 for weighted in part.get("preferredDuringSchedulingIgnoredDuringExecution", ()):
-                    if draw(one_in(4)):  # a rollout changing the weight
-                        weighted["weight"] = draw(st.sampled_from(WEIGHTS))
+                    if d.one_in(4):  # a rollout changing the weight
+                        weighted["weight"] = d.choice(WEIGHTS)
             existing["spec"]["affinity"] = affinity
-        if draw(st.booleans()):  # the same workload: the pod's namespace, and its labels
+        if d.boolean():  # the same workload: the pod's namespace, and its labels
             existing["metadata"]["namespace"] = home
             existing["metadata"]["uid"] = f"uid-{home}-p{i}"
-            if not draw(one_in(3)):
+            if not d.one_in(3):
                 existing["metadata"]["labels"] = dict(pod["metadata"].get("labels") or {})
         pods.append(existing)
-    services = [b.service(f"svc{i}", home if draw(st.booleans()) else draw(st.sampled_from(NAMESPACES)),
-                          None if draw(one_in(5)) else draw(st.sampled_from(own) if draw(st.booleans())
-                                                            else labels_st))
-                for i in range(draw(st.integers(0, 3)))]
+    services = [b.service(f"svc{i}", home if d.boolean() else d.choice(NAMESPACES),
+                          None if d.one_in(5) else dict(d.choice(own) if d.boolean()
+                                                        else d.choice(LABEL_SETS)))
+                for i in range(d.integer(0, 3))]
     controllers = []
-    if draw(st.booleans()):
+    if d.boolean():
         def selector(ns: str) -> Obj | None:
-            if ns == home and draw(st.booleans()):
-                return {"matchLabels": draw(st.sampled_from(own))}
-            return draw(selector_st)
+            if ns == home and d.boolean():
+                return {"matchLabels": dict(d.choice(own))}
+            return copy.deepcopy(d.choice(SELECTORS))
 
         for ns in NAMESPACES:
             controllers.append(b.replica_set("rs1", ns, selector(ns)))
             controllers.append(b.stateful_set("ss1", ns, selector(ns)))
             controllers.append(b.replication_controller(
-                "rc1", ns, None if draw(one_in(4)) else draw(st.sampled_from(own))))
+                "rc1", ns, None if d.one_in(4) else dict(d.choice(own))))
     others = []
-    for i in range(draw(st.integers(0, 2))):
-        other = draw(incoming_pod_st(names))
+    for i in range(other_count):
+        other = incoming_pod(d, names)
         other["metadata"].update(name=f"other{i}", uid=f"uid-other{i}")
         others.append(other)
     return Scenario([*namespaces, *services, *controllers, *nodes, *pods], pod,
-                    draw(pts_args_st), draw(ipa_args_st), others)
+                    pts_args(d), ipa_args(d), others)
 
 
 # ---- the engine's side ------------------------------------------------------------------------

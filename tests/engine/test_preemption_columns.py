@@ -31,6 +31,7 @@ from extender.engine.preemption.process import process_preemption_batch
 from extender.model import k8s
 from tests.engine.test_preemption_fastpath import PROFILES, requests_of, scenarios, summary
 from tests.engine.test_preemption_helpers import T0, cluster, node, pdb, pod, view
+from tests.seeded import seeded
 
 NOW = T0
 
@@ -147,41 +148,43 @@ def crowded(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict
     duplicate, an unknown UID, a pod of equal or higher priority, an unknown node."""
     count = draw(st.integers(1, 6))
     noisy = draw(st.booleans())
+    pod_count = draw(st.integers(1, 30))
+    d = seeded(draw)
     objects: list[dict[str, Any]] = [
-        node(f"n{i}", cpu=draw(st.sampled_from(["2", "4", "6"])),
-             memory=draw(st.sampled_from(["2Gi", "3Gi", "8Gi"])),
-             pods=draw(st.sampled_from(["3", "8", "110"])),
+        node(f"n{i}", cpu=d.choice(["2", "4", "6"]),
+             memory=d.choice(["2Gi", "3Gi", "8Gi"]),
+             pods=d.choice(["3", "8", "110"]),
              taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]
-             if noisy and draw(st.integers(0, 5)) == 0 else None) for i in range(count)]
-    for j in range(draw(st.integers(1, 30))):
-        objects.append(pod(f"p{j}", f"n{draw(st.integers(0, count - 1))}",
-                           priority=draw(st.integers(0, 6)),
-                           cpu=draw(st.sampled_from(["0", "100m", "500m", "1"])),
-                           memory=draw(st.sampled_from(["0", "64Mi", "256Mi", "1Gi"])),
-                           start=draw(st.sampled_from([None, T0 - 600, T0 - 1800, T0 - 3600])),
-                           labels={"app": draw(st.sampled_from(["a", "b", "c"]))}))
-    if noisy and draw(st.integers(0, 3)) == 0:
-        objects.append(pod("waiting", priority=draw(st.integers(0, 8)), cpu="500m",
-                           nominated=f"n{draw(st.integers(0, count - 1))}"))
-    objects += [pdb("pa", {"app": "a"}, draw(st.integers(0, 2))),
-                pdb("pb", {"app": "b"}, draw(st.integers(1, 3)))]
-    me = pod("me", priority=draw(st.integers(1, 5)), cpu=draw(st.sampled_from(["1", "2", "3"])),
-             memory=draw(st.sampled_from(["0", "512Mi", "2Gi"])))
+             if noisy and d.one_in(6) else None) for i in range(count)]
+    for j in range(pod_count):
+        objects.append(pod(f"p{j}", f"n{d.integer(0, count - 1)}",
+                           priority=d.integer(0, 6),
+                           cpu=d.choice(["0", "100m", "500m", "1"]),
+                           memory=d.choice(["0", "64Mi", "256Mi", "1Gi"]),
+                           start=d.choice([None, T0 - 600, T0 - 1800, T0 - 3600]),
+                           labels={"app": d.choice(["a", "b", "c"])}))
+    if noisy and d.one_in(4):
+        objects.append(pod("waiting", priority=d.integer(0, 8), cpu="500m",
+                           nominated=f"n{d.integer(0, count - 1)}"))
+    objects += [pdb("pa", {"app": "a"}, d.integer(0, 2)),
+                pdb("pb", {"app": "b"}, d.integer(1, 3))]
+    me = pod("me", priority=d.integer(1, 5), cpu=d.choice(["1", "2", "3"]),
+             memory=d.choice(["0", "512Mi", "2Gi"]))
     everyone = [o["metadata"]["uid"] for o in objects if o["kind"] == "Pod"] + ["uid-nope"]
     importance = {o["metadata"]["uid"]: (-o["spec"]["priority"], _started(o))
                   for o in objects if o["kind"] == "Pod"}
     proposals: dict[str, list[str]] = {}
-    for i in draw(st.permutations(range(count))):
+    for i in d.permutation(range(count)):
         name = f"n{i}"
         mine = [o["metadata"]["uid"] for o in objects
                 if o["kind"] == "Pod" and o["spec"]["nodeName"] == name]
-        proposals[name] = draw(st.lists(st.sampled_from(mine), max_size=4, unique=True)) \
+        proposals[name] = d.some(mine, 4, unique=True) \
             if mine else []
-        if draw(st.booleans()):  # as kube-scheduler proposes them: most important first
+        if d.boolean():  # as kube-scheduler proposes them: most important first
             proposals[name].sort(key=importance.get)
-        if noisy and draw(st.integers(0, 3)) == 0:
-            proposals[name].append(draw(st.sampled_from(everyone + proposals[name])))
-    if noisy and draw(st.booleans()):
+        if noisy and d.one_in(4):
+            proposals[name].append(d.choice(everyone + proposals[name]))
+    if noisy and d.boolean():
         proposals["ghost"] = ["uid-p0"]
     return objects, me, proposals
 

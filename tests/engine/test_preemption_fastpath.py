@@ -23,6 +23,7 @@ from extender.engine.preemption.plans import NodePlan, reprieve
 from extender.engine.profile import build_profile
 from extender.model import k8s
 from tests.engine.test_preemption_helpers import T0, cluster, node, pdb, pod, profile, view
+from tests.seeded import Draws, seeded
 
 NOW = T0
 GPU = "example.com/gpu"
@@ -57,60 +58,57 @@ def requests_of(obj: dict[str, Any]) -> dict[str, str]:
 
 # ---- strategies ----------------------------------------------------------------------------
 
-CPUS = st.sampled_from(["0", "100m", "500m", "1", "2", "3"])
-MEMORIES = st.sampled_from(["0", "64Mi", "512Mi", "1Gi", "3Gi"])
+CPUS = ["0", "100m", "500m", "1", "2", "3"]
+MEMORIES = ["0", "64Mi", "512Mi", "1Gi", "3Gi"]
 
 
-@st.composite
-def node_objects(draw: st.DrawFn, i: int) -> dict[str, Any]:
-    obj = node(f"n{i}", cpu=draw(st.sampled_from(["1", "2", "3", "4", "6"])),
-               memory=draw(st.sampled_from(["1Gi", "2Gi", "4Gi"])),
-               pods=draw(st.sampled_from(["1", "2", "3", "110"])),
-               labels={"zone": draw(st.sampled_from(["a", "b"]))},
+def node_object(d: Draws, i: int) -> dict[str, Any]:
+    obj = node(f"n{i}", cpu=d.choice(["1", "2", "3", "4", "6"]),
+               memory=d.choice(["1Gi", "2Gi", "4Gi"]),
+               pods=d.choice(["1", "2", "3", "110"]),
+               labels={"zone": d.choice(["a", "b"])},
                taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]
-               if draw(st.integers(0, 5)) == 0 else None,
-               unschedulable=draw(st.integers(0, 7)) == 0)
-    if draw(st.booleans()):
-        obj["status"]["allocatable"][GPU] = draw(st.sampled_from(["1", "2"]))
-    if draw(st.integers(0, 3)) == 0:
+               if d.one_in(6) else None,
+               unschedulable=d.one_in(8))
+    if d.boolean():
+        obj["status"]["allocatable"][GPU] = d.choice(["1", "2"])
+    if d.one_in(4):
         obj["status"]["allocatable"]["ephemeral-storage"] = "10Gi"
     return obj
 
 
-@st.composite
-def pod_objects(draw: st.DrawFn, j: int, nodes: int) -> dict[str, Any]:
-    where = draw(st.integers(-1, nodes - 1))  # -1: pending, maybe nominated
-    start = draw(st.sampled_from([None, T0 - 3600, T0 - 600, T0 - 600, T0 - 60]))
-    if draw(st.integers(0, 19)) == 0:
+def pod_object(d: Draws, j: int, nodes: int) -> dict[str, Any]:
+    where = d.integer(-1, nodes - 1)  # -1: pending, maybe nominated
+    start = d.choice([None, T0 - 3600, T0 - 600, T0 - 600, T0 - 60])
+    if d.one_in(20):
         start = T0 + 600  # clock skew
-    app = draw(st.sampled_from(["a", "a", "b", None]))
-    obj = pod(f"p{j}", "" if where < 0 else f"n{where}", priority=draw(st.integers(-2, 12)),
-              cpu=draw(CPUS), memory=draw(MEMORIES), start=start,
+    app = d.choice(["a", "a", "b", None])
+    obj = pod(f"p{j}", "" if where < 0 else f"n{where}", priority=d.integer(-2, 12),
+              cpu=d.choice(CPUS), memory=d.choice(MEMORIES), start=start,
               labels={"app": app} if app else None,
-              namespace=draw(st.sampled_from(["default", "default", "other"])),
-              terminating=draw(st.integers(0, 9)) == 0,
-              host_port=80 if draw(st.integers(0, 7)) == 0 else 0,
-              nominated=f"n{draw(st.integers(0, nodes - 1))}" if where < 0 else "")
-    if draw(st.integers(0, 5)) == 0:
+              namespace=d.choice(["default", "default", "other"]),
+              terminating=d.one_in(10),
+              host_port=80 if d.one_in(8) else 0,
+              nominated=f"n{d.integer(0, nodes - 1)}" if where < 0 else "")
+    if d.one_in(6):
         requests_of(obj)[GPU] = "1"
-    if draw(st.integers(0, 5)) == 0:
+    if d.one_in(6):
         requests_of(obj)["ephemeral-storage"] = "1Gi"
     return obj
 
 
-@st.composite
-def preemptors(draw: st.DrawFn) -> dict[str, Any]:
-    obj = pod("me", priority=draw(st.integers(0, 14)), cpu=draw(CPUS), memory=draw(MEMORIES),
-              host_port=80 if draw(st.integers(0, 9)) == 0 else 0,
-              node_selector={"zone": "a"} if draw(st.integers(0, 4)) == 0 else None,
-              preemption_policy="Never" if draw(st.integers(0, 19)) == 0 else None)
-    if draw(st.integers(0, 9)) == 0:
+def preemptor(d: Draws) -> dict[str, Any]:
+    obj = pod("me", priority=d.integer(0, 14), cpu=d.choice(CPUS), memory=d.choice(MEMORIES),
+              host_port=80 if d.one_in(10) else 0,
+              node_selector={"zone": "a"} if d.one_in(5) else None,
+              preemption_policy="Never" if d.one_in(20) else None)
+    if d.one_in(10):
         requests_of(obj)[GPU] = "1"
-    if draw(st.integers(0, 5)) == 0:
+    if d.one_in(6):
         requests_of(obj)["ephemeral-storage"] = "1Gi"
-    if draw(st.integers(0, 3)) == 0:
+    if d.one_in(4):
         obj["spec"]["tolerations"] = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
-    if draw(st.integers(0, 9)) == 0:
+    if d.one_in(10):
         obj["spec"]["topologySpreadConstraints"] = [{
             "maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
             "labelSelector": {"matchLabels": {"app": "a"}}}]
@@ -119,27 +117,31 @@ def preemptors(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> Scenario:
+    """The sizes are Hypothesis's draws (they shrink), the objects' fields `tests.seeded`'s."""
     count = draw(st.integers(1, 4))
-    objects = [draw(node_objects(i)) for i in range(count)]
-    pods = [draw(pod_objects(j, count)) for j in range(draw(st.integers(0, 16)))]
+    pod_count = draw(st.integers(0, 16))
+    pdb_count = draw(st.integers(0, 3))
+    d = seeded(draw)
+    objects = [node_object(d, i) for i in range(count)]
+    pods = [pod_object(d, j, count) for j in range(pod_count)]
     objects += pods
-    for k in range(draw(st.integers(0, 3))):
+    for k in range(pdb_count):
         disrupted: tuple[str, ...] = ()
-        if pods and draw(st.integers(0, 3)) == 0:
-            disrupted = tuple(draw(st.lists(
-                st.sampled_from([p["metadata"]["name"] for p in pods]), max_size=2)))
-        objects.append(pdb(f"pdb{k}", {"app": draw(st.sampled_from(["a", "b"]))},
-                           draw(st.sampled_from([0, 1, 1, 2])),
-                           namespace=draw(st.sampled_from(["default", "default", "other"])),
+        if pods and d.one_in(4):
+            disrupted = tuple(d.choice([p["metadata"]["name"] for p in pods])
+                              for _ in range(d.integer(0, 2)))
+        objects.append(pdb(f"pdb{k}", {"app": d.choice(["a", "b"])},
+                           d.choice([0, 1, 1, 2]),
+                           namespace=d.choice(["default", "default", "other"]),
                            disrupted=disrupted))
     uids = [p["metadata"]["uid"] for p in pods] + ["uid-nope"]
     proposals: dict[str, list[str]] = {}
-    for name in draw(st.lists(st.sampled_from([f"n{i}" for i in range(count)] + ["ghost"]),
-                              unique=True, max_size=5)):
+    candidates = [f"n{i}" for i in range(count)] + ["ghost"]
+    for name in d.some(candidates, 5, unique=True):
         # Mostly the node's own pods, sometimes a stranger or an unknown UID.
         mine = [p["metadata"]["uid"] for p in pods if p["spec"]["nodeName"] == name]
-        proposals[name] = draw(st.lists(st.sampled_from(mine * 4 + uids), max_size=5))
-    return objects, draw(preemptors()), proposals
+        proposals[name] = [d.choice(mine * 4 + uids) for _ in range(d.integer(0, 5))]
+    return objects, preemptor(d), proposals
 
 
 # ---- the property ----------------------------------------------------------------------------
@@ -183,26 +185,28 @@ def test_fast_path_gives_the_straightforward_answer(scenario, profile_name, data
 def crowded_nodes(draw: st.DrawFn) -> Scenario:
     """Two full nodes under budgets with room: the cases the fast path decides with a plan
     (completing a proposal, counting violations that depend on the order)."""
-    objects: list[dict[str, Any]] = [node("n0", cpu="4", pods=draw(st.sampled_from(["8", "110"]))),
+    pod_count = draw(st.integers(1, 14))
+    d = seeded(draw)
+    objects: list[dict[str, Any]] = [node("n0", cpu="4", pods=d.choice(["8", "110"])),
                                      node("n1", cpu="6", memory="3Gi")]
-    for j in range(draw(st.integers(1, 14))):
-        app = draw(st.sampled_from(["a", "b", "c"]))
+    for j in range(pod_count):
+        app = d.choice(["a", "b", "c"])
         # Few priorities and start times: ties, which keep the given order.
-        objects.append(pod(f"p{j}", f"n{draw(st.integers(0, 1))}", priority=draw(st.integers(0, 3)),
-                           cpu=draw(st.sampled_from(["0", "100m", "500m", "1"])),
-                           memory=draw(st.sampled_from(["0", "64Mi", "256Mi"])),
-                           start=draw(st.sampled_from([None, T0 - 600, T0 - 1800, T0 - 3600])),
+        objects.append(pod(f"p{j}", f"n{d.integer(0, 1)}", priority=d.integer(0, 3),
+                           cpu=d.choice(["0", "100m", "500m", "1"]),
+                           memory=d.choice(["0", "64Mi", "256Mi"]),
+                           start=d.choice([None, T0 - 600, T0 - 1800, T0 - 3600]),
                            labels={"app": app}))
-    objects += [pdb("pa", {"app": "a"}, draw(st.integers(0, 2))),
-                pdb("pb", {"app": "b"}, draw(st.integers(1, 3)))]
-    me = pod("me", priority=draw(st.integers(1, 5)), cpu=draw(st.sampled_from(["1", "2", "3"])),
-             memory=draw(st.sampled_from(["0", "512Mi"])))
+    objects += [pdb("pa", {"app": "a"}, d.integer(0, 2)),
+                pdb("pb", {"app": "b"}, d.integer(1, 3))]
+    me = pod("me", priority=d.integer(1, 5), cpu=d.choice(["1", "2", "3"]),
+             memory=d.choice(["0", "512Mi"]))
     proposals = {}
     for name in ("n0", "n1"):
         mine = [o["metadata"]["uid"] for o in objects
                 if o["kind"] == "Pod" and o["spec"]["nodeName"] == name]
         if mine:
-            proposals[name] = draw(st.lists(st.sampled_from(mine), max_size=4))
+            proposals[name] = d.some(mine, 4)
     return objects, me, proposals
 
 

@@ -26,6 +26,7 @@ from extender.model.disruption import PdbView, PriorityClassView
 from extender.model.node import NodeView
 from extender.model.nodeinfo import NodeInfo
 from extender.model.pod import PodView
+from tests.seeded import Draws, seeded
 
 GPU = "example.com/gpu"
 IMAGES = ["nginx", "nginx:1.27", "repo/app:2", "registry:5000/tool", "busybox:latest"]
@@ -33,20 +34,21 @@ LABELS = {"zone": ["a", "b"], "disk": ["ssd", "hdd"]}
 EFFECTS = ["PreferNoSchedule", "NoSchedule", "NoExecute"]
 RESOURCE_NAMES = ["cpu", "memory", "ephemeral-storage", GPU, "pods"]
 
-quantities = {
-    "cpu": st.integers(0, 64_000).map(lambda m: f"{m}m"),
-    "memory": st.integers(0, 2**40).map(str),
-    "ephemeral-storage": st.integers(0, 2**41).map(str),
-    GPU: st.integers(0, 8).map(str),
-}
+#: The amounts' ranges (cpu in millicores), as a node's allocatable or a container's request.
+QUANTITIES = {"cpu": (64_000, "{}m"), "memory": (2**40, "{}"), "ephemeral-storage": (2**41, "{}"),
+              GPU: (8, "{}")}
 
 
-@st.composite
-def requests(draw: st.DrawFn) -> dict[str, str] | None:
-    names = draw(st.lists(st.sampled_from(sorted(quantities)), unique=True))
-    if not names and draw(st.booleans()):
+def quantity(d: Draws, name: str) -> str:
+    high, form = QUANTITIES[name]
+    return form.format(d.integer(0, high))
+
+
+def requests(d: Draws) -> dict[str, str] | None:
+    names = d.some(sorted(QUANTITIES), 4, unique=True)
+    if not names and d.boolean():
         return None
-    return {name: draw(quantities[name]) for name in names}
+    return {name: quantity(d, name) for name in names}
 
 
 def container(req: dict[str, str] | None, image: str, i: int) -> dict[str, Any]:
@@ -56,47 +58,43 @@ def container(req: dict[str, str] | None, image: str, i: int) -> dict[str, Any]:
     return out
 
 
-tolerations = st.fixed_dictionaries({
-    "key": st.sampled_from(["", "a", "b"]),
-    "operator": st.sampled_from(["Exists", "Equal"]),
-    "value": st.sampled_from(["", "1"]),
-    "effect": st.sampled_from(["", *EFFECTS]),
-})
-
-preferences = st.tuples(
-    st.integers(1, 100), st.sampled_from(sorted(LABELS)), st.sampled_from(["a", "b", "ssd", "hdd"]))
+def toleration(d: Draws) -> dict[str, str]:
+    return {"key": d.choice(["", "a", "b"]), "operator": d.choice(["Exists", "Equal"]),
+            "value": d.choice(["", "1"]), "effect": d.choice(["", *EFFECTS])}
 
 
-@st.composite
-def pods(draw: st.DrawFn, name: str, node_name: str = "") -> PodView:
-    regular = draw(st.lists(st.tuples(requests(), st.sampled_from(IMAGES)), max_size=3))
-    init = draw(st.lists(st.tuples(requests(), st.sampled_from(IMAGES)), max_size=2))
+def pod_view(d: Draws, name: str, node_name: str = "") -> PodView:
+    regular = [(requests(d), d.choice(IMAGES)) for _ in range(d.integer(0, 3))]
+    init = [(requests(d), d.choice(IMAGES)) for _ in range(d.integer(0, 2))]
     spec: dict[str, Any] = {
         "nodeName": node_name,
         "containers": [container(r, img, i) for i, (r, img) in enumerate(regular)],
         "initContainers": [container(r, img, i) for i, (r, img) in enumerate(init)],
-        "tolerations": draw(st.lists(tolerations, max_size=3)),
+        "tolerations": [toleration(d) for _ in range(d.integer(0, 3))],
     }
-    prefs = draw(st.lists(preferences, max_size=3))
+    prefs = [(d.integer(1, 100), d.choice(sorted(LABELS)), d.choice(["a", "b", "ssd", "hdd"]))
+             for _ in range(d.integer(0, 3))]
     if prefs:
         spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": w, "preference": {"matchExpressions": [
                 {"key": k, "operator": "In", "values": [v]}]}} for w, k, v in prefs]}}
     meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": name}
-    if draw(st.booleans()):
+    if d.boolean():
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     return PodView.from_k8s(k8s.convert({"metadata": meta, "spec": spec}, k8s.Pod))
 
 
 @st.composite
-def nodes(draw: st.DrawFn, name: str) -> NodeInfo:
-    allocatable = {res: draw(strategy) for res, strategy in quantities.items()
-                   if draw(st.booleans())}
-    taints = draw(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["", "1"]),
-                                     st.sampled_from(EFFECTS)), max_size=3))
-    images = draw(st.dictionaries(st.sampled_from(IMAGES), st.integers(0, 4 * 2**30), max_size=3))
-    labels = {key: draw(st.sampled_from(values)) for key, values in LABELS.items()
-              if draw(st.booleans())}
+def pods(draw: st.DrawFn, name: str, node_name: str = "") -> PodView:
+    return pod_view(seeded(draw), name, node_name)
+
+
+def node_info(d: Draws, name: str) -> NodeInfo:
+    allocatable = {res: quantity(d, res) for res in QUANTITIES if d.boolean()}
+    taints = [(d.choice(["a", "b", "c"]), d.choice(["", "1"]), d.choice(EFFECTS))
+              for _ in range(d.integer(0, 3))]
+    images = {d.choice(IMAGES): d.integer(0, 4 * 2**30) for _ in range(d.integer(0, 3))}
+    labels = {key: d.choice(values) for key, values in LABELS.items() if d.boolean()}
     node = {
         "metadata": {"name": name, "labels": labels},
         "spec": {"taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints]},
@@ -104,7 +102,7 @@ def nodes(draw: st.DrawFn, name: str) -> NodeInfo:
                    "images": [{"names": [n], "sizeBytes": s} for n, s in images.items()]},
     }
     view = NodeView.from_k8s(k8s.convert(node, k8s.Node))
-    placed = [draw(pods(f"{name}-p{i}", name)) for i in range(draw(st.integers(0, 2)))]
+    placed = [pod_view(d, f"{name}-p{i}", name) for i in range(d.integer(0, 2))]
     return NodeInfo(view, placed)
 
 
@@ -140,11 +138,14 @@ class Ctx:
 
 @st.composite
 def clusters(draw: st.DrawFn) -> tuple[PodView, list[NodeInfo], Ctx]:
+    """The incoming pod, 0–5 nodes (Hypothesis's draw: it shrinks) with their pods, and the
+    context; the objects' fields from `tests.seeded`."""
     count = draw(st.integers(0, 5))
-    infos = [draw(nodes(f"n{i}")) for i in range(count)]
-    nominated = {info.name: draw(st.integers(0, 3)) for info in infos}
-    ctx = Ctx(infos, draw(st.integers(0, 5)), nominated)
-    return draw(pods("incoming")), infos, ctx
+    d = seeded(draw)
+    infos = [node_info(d, f"n{i}") for i in range(count)]
+    nominated = {info.name: d.integer(0, 3) for info in infos}
+    ctx = Ctx(infos, d.integer(0, 5), nominated)
+    return pod_view(d, "incoming"), infos, ctx
 
 
 shapes = st.lists(st.tuples(st.integers(0, 100), st.integers(0, 10)), min_size=1, max_size=5,
