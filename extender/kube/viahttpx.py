@@ -6,14 +6,23 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncGenerator, Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
 if TYPE_CHECKING:
-    from extender.kube.client import ExecCredentials
     from extender.kube.config import ClusterConfig, TokenSource
-    from extender.kube.exec import Credential
+    from extender.kube.exec import Credential, ExecPlugin
+
+
+class ExecCredentials(Protocol):
+    """The exec plugin's credentials as `client.ExecCredentials` gives them."""
+
+    plugin: ExecPlugin
+
+    def get(self) -> Credential: ...
+
+    async def aget(self) -> Credential: ...
 
 #: Four long-lived watches plus lists and concurrent binds.
 LIMITS = httpx.Limits(max_connections=64, max_keepalive_connections=16)
