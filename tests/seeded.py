@@ -52,13 +52,12 @@ class Draws:
         return rng.randint(low, high)
 
     def some(self, options: Sequence[T], max_size: int, *, unique: bool = False) -> list[T]:
-        """Up to `max_size` of `options` (distinct ones when `unique`), fewer more often."""
+        """Up to `max_size` of `options` (distinct ones when `unique`), every count as likely."""
         rng = self.rng
         if unique:
             distinct = list(dict.fromkeys(options))
             return rng.sample(distinct, rng.randint(0, min(max_size, len(distinct))))
         return [rng.choice(options) for _ in range(rng.randint(0, max_size))] if options else []
-
 
     def permutation(self, options: Sequence[T]) -> list[T]:
         return self.rng.sample(list(options), len(options))
