@@ -18,13 +18,13 @@ import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 import msgspec
 
 from extender.kube.config import ClusterConfig, ConfigError, TokenSource, _pem_file
 from extender.kube.exec import Credential, ExecError, ExecPlugin
-from extender.kube.lean import LeanPool, Reply, Stream, authorised, lean_target, lines, request_head
+from extender.kube.lean import LeanPool, Reply, Stream, authorised, lean_target, lines
 from extender.model import k8s
 
 if TYPE_CHECKING:
@@ -283,13 +283,10 @@ class KubeClient:
         self._load_certificate(cred)
         if self._lean is not None:
             self._lean.close_idle()
-        pool = getattr(getattr(self._http, "_transport", None), "_pool", None)
-        for connection in list(getattr(pool, "connections", ())):
-            try:
-                if connection.is_idle():
-                    await connection.aclose()
-            except Exception as exc:  # best effort: the next handshake uses the new certificate
-                log.debug("could not close an idle connection: %s", exc)
+        if self._http is not None:
+            from extender.kube.viahttpx import close_idle
+
+            await close_idle(self._http)
 
     async def __aenter__(self) -> KubeClient:
         return self
@@ -357,16 +354,15 @@ class KubeClient:
     def _lean_pool(self) -> LeanPool:
         if self._lean is None:
             assert self._lean_target is not None
-            host, port, _, _ = self._lean_target
-            self._lean = LeanPool(host, port, self._ssl_context, self.config.tls_server_name)
+            target = self._lean_target
+            self._lean = LeanPool(target.host, target.port, self._ssl_context,
+                                  self.config.tls_server_name)
         return self._lean
 
     def _lean_head(self, method: str, path: str, params: dict[str, str] | None,
                    body: bytes | None, content_type: str) -> str:
         assert self._lean_target is not None
-        _, _, prefix, host_header = self._lean_target
-        target = prefix + path + ("?" + urlencode(params) if params else "")
-        return request_head(method, target, host_header, USER_AGENT, body, content_type)
+        return self._lean_target.head(method, path, params, USER_AGENT, body, content_type)
 
     async def _lean_authorised(self, send: Callable[[str | None], Awaitable[R]],
                                status: Callable[[R], int]) -> R:

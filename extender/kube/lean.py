@@ -20,9 +20,10 @@ import asyncio
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from typing import NamedTuple
+from urllib.parse import urlencode, urlsplit
 
 import httptools
 
@@ -41,15 +42,31 @@ class Reply:
     content: bytes
 
 
-def lean_target(server: str) -> tuple[str, int, str, str]:
-    """Where a pool for the API server at URL `server` connects: host, port, the URL's path
-    prefix (every request's path goes after it), and the Host header."""
+class Target(NamedTuple):
+    """Where a pool for one API server connects, and how its requests name it."""
+
+    host: str
+    port: int
+    #: The server URL's path: every request's path goes after it.
+    prefix: str
+    host_header: str
+
+    def head(self, method: str, path: str, params: Mapping[str, str] | None, user_agent: str,
+             body: bytes | None = None, content_type: str = "application/json") -> str:
+        """`request_head` for `path` (with its query, `params`) on this server."""
+        target = self.prefix + path + ("?" + urlencode(params) if params else "")
+        return request_head(method, target, self.host_header, user_agent, body, content_type)
+
+
+def lean_target(server: str) -> Target:
+    """The `Target` of the API server at URL `server`."""
     url = urlsplit(server)
     default = 443 if url.scheme == "https" else 80
     port = url.port or default
     host = url.hostname or ""
     shown = f"[{host}]" if ":" in host else host
-    return host, port, url.path.rstrip("/"), shown if port == default else f"{shown}:{port}"
+    return Target(host, port, url.path.rstrip("/"),
+                  shown if port == default else f"{shown}:{port}")
 
 
 def request_head(method: str, target: str, host_header: str, user_agent: str,

@@ -4,6 +4,7 @@ sixth of the extender's start-up)."""
 
 from __future__ import annotations
 
+import logging
 import ssl
 from collections.abc import AsyncGenerator, Generator
 from typing import TYPE_CHECKING, Protocol
@@ -23,6 +24,8 @@ class ExecCredentials(Protocol):
     def get(self) -> Credential: ...
 
     async def aget(self) -> Credential: ...
+
+log = logging.getLogger("extender.kube.client")
 
 #: Four long-lived watches plus lists and concurrent binds.
 LIMITS = httpx.Limits(max_connections=64, max_keepalive_connections=16)
@@ -103,3 +106,15 @@ def make_client(config: ClusterConfig, ctx: ssl.SSLContext | None, *,
         base_url=config.server, verify=ctx if ctx is not None else True, auth=auth,
         timeout=timeout, headers=headers, transport=transport, proxy=config.proxy_url,
         trust_env=trust_env, limits=LIMITS)
+
+
+async def close_idle(http: httpx.AsyncClient) -> None:
+    """Close the client's idle pooled connections (they presented an old client certificate):
+    best effort, the next handshake presents the new one either way."""
+    pool = getattr(getattr(http, "_transport", None), "_pool", None)
+    for connection in list(getattr(pool, "connections", ())):
+        try:
+            if connection.is_idle():
+                await connection.aclose()
+        except Exception as exc:
+            log.debug("could not close an idle connection: %s", exc)

@@ -15,12 +15,12 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from extender.engine import registry
 from extender.kube.client import TransportError, no_answer_is_transport_error
 from extender.kube.config import load_kubeconfig
-from extender.kube.lean import LeanPool, Reply, authorised, lean_target, lines, request_head
+from extender.kube.lean import LeanPool, Reply, authorised, lean_target, lines
 
 USER_AGENT = "extender-sandbox"
 
@@ -111,11 +111,11 @@ class Api:
                  max_connections: int = 32) -> None:
         config = load_kubeconfig(kubeconfig)
         self.server = config.server
-        host, port, self._prefix, self._host_header = lean_target(config.server)
+        self._target = lean_target(config.server)
         self._token = config.token
         self._timeout = timeout
-        self._pool = LeanPool(host, port, config.ssl_context(), config.tls_server_name,
-                              max_connections=max_connections)
+        self._pool = LeanPool(self._target.host, self._target.port, config.ssl_context(),
+                              config.tls_server_name, max_connections=max_connections)
 
     async def aclose(self) -> None:
         self._pool.close()
@@ -129,9 +129,8 @@ class Api:
     def _request_head(self, method: str, url: str, params: Mapping[str, str] | None,
                       data: bytes | None = None, content_type: str = "application/json",
                       ) -> bytes:
-        target = self._prefix + url + ("?" + urlencode(params) if params else "")
-        return authorised(request_head(method, target, self._host_header, USER_AGENT, data,
-                                       content_type), self._token)
+        return authorised(self._target.head(method, url, params, USER_AGENT, data, content_type),
+                          self._token)
 
     async def _send(self, method: str, url: str, *, data: bytes | None = None,
                     params: Mapping[str, str] | None = None,
