@@ -283,7 +283,7 @@ def machine_info() -> JSON:
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "packages": {m: _version(m) for m in ("msgspec", "orjson", "uvicorn", "uvloop", "httptools",
-                                              "starlette", "fastapi", "pydantic")},
+                                              "starlette", "pydantic")},
     }
 
 

@@ -76,7 +76,7 @@ try:
     main(["render-config", "--help"])
 except SystemExit:
     pass
-print("fastapi" in sys.modules, "extender.serve" in sys.modules,
+print("starlette" in sys.modules, "extender.serve" in sys.modules,
       "extender.simulator" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,

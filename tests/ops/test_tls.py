@@ -19,7 +19,10 @@ from types import SimpleNamespace
 import pytest
 import trustme
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from extender.ops.tls import (
     CertificateReloader,
@@ -36,24 +39,21 @@ ROOT = Path(__file__).resolve().parents[2]
 LOOPS = ["asyncio"] + (["uvloop"] if __import__("importlib").util.find_spec("uvloop") else [])
 
 
-def _app(runtime: SimpleNamespace) -> FastAPI:
+def _app(runtime: SimpleNamespace) -> Starlette:
     """A stand-in for extender.api.app: its lifespan runs the runtime's hooks the same way."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         for start in runtime.startup:
             await start()
         yield
         for stop in runtime.shutdown:
             await stop()
 
-    app = FastAPI(lifespan=lifespan)
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
 
-    @app.get("/healthz")
-    def healthz() -> dict[str, bool]:
-        return {"ok": True}
-
-    return app
+    return Starlette(lifespan=lifespan, routes=[Route("/healthz", healthz)])
 
 
 class SecretDir:
@@ -287,14 +287,14 @@ def test_pieces_without_a_runtime(pki: dict) -> None:
 
 @pytest.mark.parametrize(("cert", "key", "ca"), [("a.crt", None, None), (None, None, "ca.crt")])
 def test_incomplete_files_are_rejected(cert: str | None, key: str | None, ca: str | None) -> None:
-    server = uvicorn.Server(uvicorn.Config(FastAPI()))
+    server = uvicorn.Server(uvicorn.Config(Starlette()))
     with pytest.raises(ValueError, match="--tls-cert-file and --tls-key-file"):
         configure_server_tls(server, SimpleNamespace(startup=[], shutdown=[]), cert, key, ca)
 
 
 def test_unreadable_files_are_an_os_error(tmp_path: Path) -> None:
     (tmp_path / "bad.crt").write_text("not a certificate")
-    server = uvicorn.Server(uvicorn.Config(FastAPI()))
+    server = uvicorn.Server(uvicorn.Config(Starlette()))
     with pytest.raises(OSError):  # ssl.SSLError is an OSError
         configure_server_tls(server, SimpleNamespace(startup=[], shutdown=[]),
                              tmp_path / "bad.crt", tmp_path / "bad.crt")
