@@ -153,16 +153,18 @@ class _pem_file:
     """
 
     def __init__(self, data: bytes | None, path: str | None) -> None:
-        self._data, self._path, self._tmp = data, path, None
+        self._data, self._path = data, path
+        self._tmp: str | None = None
 
     def __enter__(self) -> str:
         if self._data is None:
             assert self._path is not None
             return self._path
-        fd, self._tmp = tempfile.mkstemp(prefix="extender-", suffix=".pem")
+        fd, tmp = tempfile.mkstemp(prefix="extender-", suffix=".pem")
+        self._tmp = tmp
         with os.fdopen(fd, "wb") as fh:
             fh.write(self._data)
-        return self._tmp
+        return tmp
 
     def __exit__(self, *exc: object) -> None:
         if self._tmp is not None:
