@@ -1,14 +1,19 @@
-"""`NodeTable.rows` finds long name lists by hash (`HashIndex`): always the dict's answer.
+"""`NodeTable.rows` finds long name lists in large tables by hash (`HashIndex`): always the
+dict's answer.
 
 The rows of every name in order, or None when some name is not a node; through nodes added,
 dropped and re-added (each changes the layout the index was built for), repeated names, and
-lists long enough to take the hashed lookup and short enough not to."""
+lists long enough to take the hashed lookup and short enough not to, in tables taken as large
+enough for it and as not."""
 
 from __future__ import annotations
+
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from extender.engine import nodetable
 from extender.engine.nodetable import HASHED_LOOKUP, HashIndex, NodeTable
 from tests.engine.filter_helpers import node
 
@@ -23,8 +28,8 @@ def reference(table: NodeTable, names: list[str]) -> list[int] | None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), size=st.integers(0, 400))
-def test_rows_are_the_dicts_rows(data: st.DataObject, size: int) -> None:
+@given(data=st.data(), size=st.integers(0, 400), hashed=st.booleans())
+def test_rows_are_the_dicts_rows(data: st.DataObject, size: int, hashed: bool) -> None:
     table = NodeTable(capacity=8)
     for info in POOL[:size]:
         table.put(info)
@@ -45,7 +50,8 @@ def test_rows_are_the_dicts_rows(data: st.DataObject, size: int) -> None:
             spot = data.draw(st.integers(0, len(names) - 1), label="spot")
             names[spot] = data.draw(st.sampled_from(["", "node-9999.example.internal",
                                                      "NODE-1.example.internal", "node-1"]))
-        found = table.rows(names)
+        with mock.patch.object(nodetable, "HASHED_TABLE", 0 if hashed else 10**9):
+            found = table.rows(names)
         expected = reference(table, names)
         assert (None if found is None else found.tolist()) == expected
 
@@ -64,6 +70,20 @@ def test_a_long_list_takes_the_hashed_lookup() -> None:
     table.drop(names[0])
     assert table._hash_index() is not index
     assert table.rows(names) is None
+
+
+def test_only_a_large_table_builds_the_index() -> None:
+    table = NodeTable()
+    for info in POOL:
+        table.put(info)
+    names = [info.node.name for info in POOL[::2]]
+    expected = [table.ordinal[n] for n in names]
+    with mock.patch.object(nodetable, "HASHED_TABLE", len(POOL) + 1):
+        assert table.rows(names).tolist() == expected
+        assert table._by_hash is None
+    with mock.patch.object(nodetable, "HASHED_TABLE", len(POOL)):
+        assert table.rows(names).tolist() == expected
+        assert table._by_hash is not None
 
 
 class SameHash(str):
