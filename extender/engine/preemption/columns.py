@@ -73,6 +73,12 @@ def _int_column(values: list[int], limit: int) -> np.ndarray:
 
 #: Fewer UIDs than this are looked up in the dict directly.
 _VECTOR_MIN = 64
+#: So are any number of them while the columns hold fewer pods than this: a smaller dict
+#: stays in the cache, and costs less than hashing the UIDs together (`bench.stages`, a
+#: preempt's UIDs resolved, p50, dict against hash, 10 pods a node: 500 nodes 46 against
+#: 125-131 µs, 1 000 nodes 87-97 against 205-217; 2 000 nodes 188-323 against 240-248;
+#: 5 000 nodes 353-413 against 270-273).
+_VECTOR_PODS = 20_000
 
 
 def segments(lengths: np.ndarray) -> np.ndarray:
@@ -302,12 +308,14 @@ class PodColumns:
         """An ordinal of a pod with each UID (the one on the proposing node, when the columns
         hold it: UIDs are unique per node); -1 for a UID the columns do not hold.
 
-        The UIDs are hashed together (`uidhash.hashes`) and looked up in a `HashIndex` of the
-        columns' UIDs, each hit checked against the ordinal's own UID bytes; a miss (a pod
-        added since the index was built, an unknown UID, a hash shared by two UIDs) asks the
-        dict. Strings one by one in a dict of every pod cost a cache miss or more each."""
+        Many UIDs among many pods are hashed together (`uidhash.hashes`) and looked up in a
+        `HashIndex` of the columns' UIDs, each hit checked against the ordinal's own UID bytes;
+        a miss (a pod added since the index was built, an unknown UID, a hash shared by two
+        UIDs) asks the dict. Strings one by one in a dict of every pod cost a cache miss or
+        more each once the dict outgrows the cache (`_VECTOR_PODS`)."""
         n = len(uids)
-        array = request_bytes(uids) if n >= _VECTOR_MIN else None
+        hashed = n >= _VECTOR_MIN and len(self.uid_ord) >= _VECTOR_PODS
+        array = request_bytes(uids) if hashed else None
         if array is None:
             return np.array(list(map(self.uid_ord.get, uids, repeat(-1))),
                             dtype=np.int64).reshape(n)
