@@ -102,23 +102,28 @@ def test_a_gang_bigger_than_the_connection_cap_binds_whole(tmp_path: Path, membe
     try:
         wait_ready(url, proc)
 
-        async def run() -> tuple[list[tuple[int, bytes]], list[float]]:
+        async def run() -> tuple[list[tuple[int, bytes]], list[float], float]:
             stop, opened = asyncio.Event(), asyncio.Event()
             probes = asyncio.create_task(_probe(port, nodes, stop, opened))
             await opened.wait()  # the probe's connection is open first, as kube-scheduler's
+            started = time.monotonic()
             binds = [asyncio.create_task(_post(port, "/bind", json.dumps({
                 "PodName": f"w{i}", "PodNamespace": "ml", "PodUID": f"uid-w{i}",
                 "Node": nodes[i // 100]}).encode())) for i in range(members)]
             replies = await asyncio.gather(*binds)
+            held = time.monotonic() - started  # the first bind sent to the last answered
             stop.set()
-            return replies, await probes
-        replies, latencies = asyncio.run(run())
+            return replies, await probes, held
+        replies, latencies, held = asyncio.run(run())
     finally:
         stop_process(proc)
     assert [status for status, _ in replies] == [200] * members
     errors = [json.loads(body)["Error"] for _, body in replies]
     assert errors == [""] * members, sorted(set(errors))[:3]
-    # The filter probes went on answering while the binds were held.
-    assert latencies and max(latencies) < 1.0, max(latencies)
-    print(f"\n{members} held binds, all bound; filter probes: {len(latencies)}, slowest "
-          f"{max(latencies) * 1000:.0f} ms")
+    # The filter probes went on answering while the binds were held: none waited for the
+    # group's release, as a probe stalled behind the held binds would (about the whole hold).
+    # Measured against the hold of the same run, not the clock: both stretch with the load.
+    # (The slowest probe takes 0.4-0.55 of the hold, queued behind the binds' own requests.)
+    assert latencies and max(latencies) < 0.75 * held, (max(latencies), held)
+    print(f"\n{members} held binds, all bound in {held:.2f} s; filter probes: {len(latencies)}, "
+          f"slowest {max(latencies) * 1000:.0f} ms")
