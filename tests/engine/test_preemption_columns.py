@@ -63,14 +63,19 @@ def assert_same(profile_name: str, state: ClusterState, me: dict[str, Any],
         assert preemptreply.encode_outcome(found) == expected
 
 
+def hash_uids_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`PodColumns.resolve` hashes the UIDs together however few, among however few pods."""
+    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
+    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+
+
 @pytest.fixture(params=["dict", "hashed"])
 def lookup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """UIDs resolved through the dict and plans built node by node; or UIDs hashed together
-    however few there are among however few pods, plans built together however few are missing, and the completions
-    walked a few nodes at a time."""
+    however few there are among however few pods, plans built together however few are
+    missing, and the completions walked a few nodes at a time."""
     if request.param == "hashed":
-        monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-        monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+        hash_uids_always(monkeypatch)
         monkeypatch.setattr(columns_module, "_TOGETHER_MIN", 1)
         monkeypatch.setattr(batch_module, "_CELLS", 16)
     else:
@@ -302,8 +307,7 @@ def test_the_columns_decide_the_common_cases(monkeypatch):
         pdb("pa", {"app": "a"}, 1))
     me = view(pod("me", priority=100, cpu="2"))
     proposals = {"n": ["uid-c"], "m": ["uid-d"], "full": ["uid-e"], "ghost": []}
-    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+    hash_uids_always(monkeypatch)
     found = process_preemption_batch(PROFILES["default"], me, *flat(proposals), state, NOW)
     assert isinstance(found, BatchOutcome)
     # n and full are completed (b, f must go too); m is tainted; ghost is unknown.
@@ -317,8 +321,7 @@ def test_the_columns_decide_the_common_cases(monkeypatch):
 
 @pytest.mark.parametrize("uid", ["plain", "ünïcode", "nul\x00", "x" * 300, ""])
 def test_every_uid_resolves_to_its_pod_however_it_is_spelt(monkeypatch, uid):
-    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+    hash_uids_always(monkeypatch)
     obj = pod("odd", "n", priority=1)
     obj["metadata"]["uid"] = uid
     state = cluster(node("n"), obj, *(pod(f"p{i}", "n", priority=1, cpu="0") for i in range(70)))
@@ -349,8 +352,7 @@ def test_only_columns_of_many_pods_hash_the_uids(monkeypatch):
 
 
 def test_ordinals_follow_pods_that_leave_arrive_and_move(monkeypatch):
-    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+    hash_uids_always(monkeypatch)
     state = cluster(node("a"), node("b"), *(pod(f"p{i}", "a", cpu="0") for i in range(80)))
     memo = PreemptionMemo()
     columns = memo.columns(state.table)
@@ -371,8 +373,7 @@ def test_ordinals_follow_pods_that_leave_arrive_and_move(monkeypatch):
 
 
 def test_a_freed_ordinal_taken_by_another_pod_does_not_answer_for_the_old_uid(monkeypatch):
-    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+    hash_uids_always(monkeypatch)
     state = cluster(node("a"), *(pod(f"p{i}", "a", cpu="0") for i in range(80)))
     columns = PreemptionMemo().columns(state.table)
     columns.sync()
@@ -386,8 +387,7 @@ def test_a_freed_ordinal_taken_by_another_pod_does_not_answer_for_the_old_uid(mo
 
 
 def test_uids_sharing_a_hash_still_resolve_each_to_its_own_pod(monkeypatch):
-    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+    hash_uids_always(monkeypatch)
     monkeypatch.setattr(columns_module, "hashes",
                         lambda array: np.zeros(len(array), dtype=np.uint64))
     state = cluster(node("a"), *(pod(f"p{i}", "a", cpu="0") for i in range(80)))
@@ -431,8 +431,7 @@ def test_the_verb_reads_both_request_forms_flat_leaving_empty_uids_out():
 
 
 def test_the_pieced_reply_escapes_names_and_uids_as_the_encoder_does(monkeypatch):
-    monkeypatch.setattr(columns_module, "_VECTOR_MIN", 0)
-    monkeypatch.setattr(columns_module, "_VECTOR_PODS", 0)
+    hash_uids_always(monkeypatch)
     names = ['quo"te', "back\\slash", "ünï", "tab\tnew\nline", "<html>&"]
     objects: list[dict[str, Any]] = [node(name, cpu="2") for name in names]
     for i, name in enumerate(names):
