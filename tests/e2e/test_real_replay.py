@@ -183,8 +183,10 @@ GANG_QUOTA_POLICY = {
 
 def test_gang_and_quota_on_scheduler_plugins_kube_scheduler_agree(built, tmp_path, capsys):
     """The same with scheduler-plugins' own kube-scheduler (`--scheduler-plugins`, built from
-    sigs.k8s.io/scheduler-plugins v0.34.7; here beside the 1.37 control plane, which kube-
-    scheduler's version skew allows): a whole gang, one that never is, and a quota's max."""
+    sigs.k8s.io/scheduler-plugins v0.34.7): a whole gang, one that never is, and a quota's max.
+    Here beside the suite's 1.37 control plane, three minors newer than the scheduler (the
+    supported skew is one; it runs, and its own 1.34 control plane, which the command takes
+    by default, would cost the run a build)."""
     from extender.sandbox.build import build_scheduler_plugins
 
     build_scheduler_plugins(progress=lambda line: print(line, file=sys.__stderr__, flush=True))
