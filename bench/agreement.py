@@ -180,10 +180,11 @@ def write(out: Path, nodes: int, pods: int, seed: int, gang_quota: bool) -> None
     (out / "policy.yaml").write_text(yaml.safe_dump(policy(gang_quota), sort_keys=False))
 
 
-def _extender(*argv: str) -> None:
+def _extender(*argv: str) -> int:
+    """Run `extender simulate ARGV` as a user would; its exit status (it says why it failed)."""
     cmd = [sys.executable, "-m", "extender", "simulate", *argv]
     print("$ extender simulate " + " ".join(argv), flush=True)
-    subprocess.run(cmd, check=True)
+    return subprocess.run(cmd, check=False).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,14 +213,22 @@ def main(argv: list[str] | None = None) -> int:
             "--sandbox-state-dir", str(args.out / "sandbox")]
     if args.scheduler_plugins:
         real.append("--scheduler-plugins")
-    _extender(*common, *real, "--report", str(args.out / "real.json"),
-              "--events", str(args.out / "real.jsonl"))
-    _extender(*common, "--follow", str(args.out / "real.json"), "--report",
-              str(args.out / "sim.json"), "--events", str(args.out / "sim.jsonl"))
-    _extender("--agreement", str(args.out / "sim.json"), str(args.out / "real.json"),
-              "--report", str(args.out / "agreement.json"), "--html",
-              str(args.out / "agreement.html"), "--agreement-events",
-              str(args.out / "sim.jsonl"), str(args.out / "real.jsonl"))
+    steps = [
+        [*common, *real, "--report", str(args.out / "real.json"),
+         "--events", str(args.out / "real.jsonl")],
+        [*common, "--follow", str(args.out / "real.json"), "--report",
+         str(args.out / "sim.json"), "--events", str(args.out / "sim.jsonl")],
+        ["--agreement", str(args.out / "sim.json"), str(args.out / "real.json"),
+         "--report", str(args.out / "agreement.json"), "--html",
+         str(args.out / "agreement.html"), "--agreement-events",
+         str(args.out / "sim.jsonl"), str(args.out / "real.jsonl")],
+    ]
+    for step in steps:
+        status = _extender(*step)
+        if status:  # each later step reads what this one writes
+            print(f"python -m bench.agreement: stopped: extender simulate exited {status}",
+                  file=sys.stderr)
+            return status
     return 0
 
 
