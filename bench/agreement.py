@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from bench import cliargs
+
 ZONES = ("zone-a", "zone-b", "zone-c")
 #: (cpu, memory, share of the nodes)
 SHAPES = (("8", "32Gi", 0.6), ("16", "64Gi", 0.3), ("4", "16Gi", 0.1))
@@ -191,14 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.agreement", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--nodes", type=int, default=200)
-    p.add_argument("--pods", type=int, default=2000)
+    p.add_argument("--nodes", type=cliargs.positive_int, default=200)
+    p.add_argument("--pods", type=cliargs.count, default=2000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--scheduler-plugins", action="store_true",
                    help="add a gang and a quota (Coscheduling, CapacityScheduling): the real side "
                         "runs scheduler-plugins' kube-scheduler")
-    p.add_argument("--percentage-of-nodes-to-score", type=int, default=None, metavar="P")
-    p.add_argument("--time-scale", type=float, default=1.0)
+    p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None,
+                   metavar="P")
+    p.add_argument("--time-scale", type=cliargs.positive_float, default=1.0)
     p.add_argument("--run", action="store_true", help="replay, simulate, compare")
     args = p.parse_args(argv)
     write(args.out, args.nodes, args.pods, args.seed, args.scheduler_plugins)

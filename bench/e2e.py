@@ -53,7 +53,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from bench import goyardstick
+from bench import cliargs, goyardstick
 from bench.e2e_kube import Binds, RawApi, client_context, create_all, open_watch
 
 JSON = dict[str, Any]
@@ -129,16 +129,13 @@ class Options:
     quick: bool = False
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.e2e", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="20 nodes, 100 pods (a smoke test)")
-    p.add_argument("--nodes", help="node counts, ascending (default 500,5000; quick 20)")
-    p.add_argument("--pods", type=int, help="pods created at once per configuration (default 5000; quick 100)")
+    p.add_argument("--nodes", type=cliargs.sizes,
+                   help="node counts, ascending (default 500,5000; quick 20)")
+    p.add_argument("--pods", type=cliargs.positive_int, help="pods created at once per configuration (default 5000; quick 100)")
     p.add_argument("--configs", default=",".join(CONFIGS),
                    help=f"configurations, from {', '.join(CONFIGS)} (default: all)")
     p.add_argument("--no-go", action="store_true", help="leave out the Go yardstick")
@@ -146,11 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at-once: kube-scheduler runs while the pods are created (pods/s from the "
                         "first create); precreated: it starts once they all exist (pods/s from "
                         "its first bind). Default: both, each a measurement of its own")
-    p.add_argument("--qps", type=float, default=5000.0,
+    p.add_argument("--qps", type=cliargs.positive_float, default=5000.0,
                    help="kube-scheduler's clientConnection.qps, every configuration (default 5000, as scheduler_perf)")
-    p.add_argument("--burst", type=int, default=5000, help="kube-scheduler's clientConnection.burst (default 5000)")
-    p.add_argument("--connections", type=int, default=32, help="the pod creator's connections (default 32)")
-    p.add_argument("--heartbeat", type=float, default=3600.0,
+    p.add_argument("--burst", type=cliargs.positive_int, default=5000, help="kube-scheduler's clientConnection.burst (default 5000)")
+    p.add_argument("--connections", type=cliargs.positive_int, default=32, help="the pod creator's connections (default 32)")
+    p.add_argument("--heartbeat", type=cliargs.positive_float, default=3600.0,
                    help="node agent: seconds between a node's Lease renewals (default 3600: "
                         "nothing renews during a measurement)")
     p.add_argument("--agent", choices=("stop", "keep"), default="stop",
@@ -159,8 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--apf-exempt", action="store_true",
                    help="a FlowSchema putting kube-scheduler's and the extender's requests in API "
                         "Priority and Fairness' exempt level (never queued, never rejected)")
-    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per configuration until every pod is bound")
-    p.add_argument("--stall", type=float, default=120.0, help="give a configuration up after this many seconds without a new bind")
+    p.add_argument("--timeout", type=cliargs.positive_float, default=1800.0, help="seconds per configuration until every pod is bound")
+    p.add_argument("--stall", type=cliargs.positive_float, default=120.0, help="give a configuration up after this many seconds without a new bind")
     p.add_argument("--cpu", default="100m", help="each pod's cpu request")
     p.add_argument("--memory", default="128Mi", help="each pod's memory request")
     p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
@@ -181,9 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def options_from(args: argparse.Namespace) -> Options:
-    nodes = sorted(set(_ints(args.nodes))) if args.nodes else ([20] if args.quick else [500, 5000])
-    if not nodes or min(nodes) < 1:
-        raise SystemExit("--nodes must list positive node counts")
+    nodes = sorted(set(args.nodes)) if args.nodes else ([20] if args.quick else [500, 5000])
     pods = args.pods or (100 if args.quick else 5000)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     bad = [c for c in configs if c not in CONFIGS]

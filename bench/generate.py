@@ -37,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from bench import cliargs
 from extender.files import replacing
 
 JSON = dict[str, Any]
@@ -1101,21 +1102,18 @@ def _write_atomic(path: Path, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
-def _parse_ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.generate", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--nodes", type=int, default=5000)
-    p.add_argument("--pods", type=int, default=150_000)
+    p.add_argument("--nodes", type=cliargs.positive_int, default=5000)
+    p.add_argument("--pods", type=cliargs.count, default=150_000)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    p.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="candidate counts")
+    p.add_argument("--sizes", type=cliargs.sizes, default=list(DEFAULT_SIZES),
+                   help="candidate counts")
     p.add_argument("--forms", default=",".join(FORMS), help="names,nodes")
     args = p.parse_args(argv)
     spec = ClusterSpec(args.nodes, args.pods, args.seed)
-    sizes = [s for s in _parse_ints(args.sizes) if s <= spec.n_nodes]
+    sizes = [s for s in args.sizes if s <= spec.n_nodes]
     forms = [f for f in args.forms.split(",") if f]
     gen = write_bench_files(args.out, spec, sizes, forms)
     manifest = {"spec": {"nodes": spec.n_nodes, "pods": spec.n_pods, "seed": spec.seed}, **gen.to_json()}

