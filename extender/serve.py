@@ -95,6 +95,17 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0 to 65535, got {value}")
+    return value
+
+
 def _verbosity(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -107,7 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="ADDRESS",
                         help="address to listen on (default: 127.0.0.1; 0.0.0.0 for all). "
                              "--host is an alias")
-    parser.add_argument("--secure-port", "--port", dest="port", type=int, default=8888,
+    parser.add_argument("--secure-port", "--port", dest="port", type=_port, default=8888,
                         metavar="PORT",
                         help="port to listen on, HTTPS with --tls-cert-file, else plain HTTP "
                              "(default: 8888). --port is an alias")
@@ -207,7 +218,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="the Lease's name (default: scheduler-extender)")
     election.add_argument("--leader-elect-resource-namespace", default=None,
                           help="the Lease's namespace (default: the pod's own, else default)")
-    parser.add_argument("--health-port", type=int, default=None,
+    parser.add_argument("--health-port", type=_port, default=None,
                         help="also serve /healthz, /livez and /readyz over plain HTTP on this port "
                              "(for probes under mutual TLS; never the scheduler verbs)")
     parser.add_argument("--health-host", default=None,
@@ -293,9 +304,11 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
     from extender.api.caches import configure_cache_bytes
 
     for flag in ("max_candidates", "offload_bytes", "max_connections", "body_timeout",
-                 "header_timeout", "cache_bytes", "max_held_binds"):
-        if getattr(args, flag) <= 0:
-            raise StartupError(f"--{flag.replace('_', '-')} must be positive")
+                 "header_timeout", "cache_bytes", "max_held_binds", "bind_deadline",
+                 "max_staleness", "assume_ttl", "max_body_bytes", "scheduler_http_timeout"):
+        value = getattr(args, flag)
+        if value is not None and not value > 0:  # the last two are None when not given
+            raise StartupError(f"--{flag.replace('_', '-')} must be positive, got {value:g}")
     default = DEFAULT_MAX_BODY_NODES_FORM if args.nodes_form else DEFAULT_MAX_BODY
     runtime.max_body = args.max_body_bytes if args.max_body_bytes is not None else default
     runtime.max_candidates = args.max_candidates

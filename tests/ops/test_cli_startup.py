@@ -130,3 +130,33 @@ def test_serve_help_names_the_aliases():
         assert f"{new} " in flat and f"{old} is an alias" in flat
     for flag in ("-v LEVEL, --v LEVEL", "--logging-format", "--log-level", "--tls-cert-file"):
         assert flag in flat
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["serve", "--port", "70000"], "argument --secure-port/--port: must be 0 to 65535, got 70000"),
+    (["serve", "--secure-port", "-5"], "argument --secure-port/--port: must be 0 to 65535, got -5"),
+    (["serve", "--health-port", "http"],
+     "argument --health-port: expected a port number, got 'http'"),
+])
+def test_a_port_out_of_range_is_a_usage_error(argv, words, capsys):
+    # uvicorn took 70000 and -5 to getaddrinfo ("Servname not supported"), and a bad
+    # --health-port failed the app's start-up with a traceback in the log.
+    with pytest.raises(SystemExit) as stopped:
+        build_parser("serve").parse_args(argv)
+    assert stopped.value.code == 2
+    assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "value"), [
+    ("--bind-deadline", "-1"), ("--max-staleness", "0"), ("--assume-ttl", "-0.5"),
+    ("--scheduler-http-timeout", "-3"), ("--max-body-bytes", "-5"), ("--header-timeout", "0"),
+])
+def test_serve_refuses_a_limit_that_is_not_positive(flag, value):
+    # These started a server that could never answer (a body limit of -5 bytes) or bind (a
+    # deadline already past).
+    from extender.serve import StartupError, build_runtime
+
+    args = build_parser("serve").parse_args(["serve", flag, value])
+    with pytest.raises(StartupError) as refused:
+        build_runtime(args)
+    assert str(refused.value) == f"{flag} must be positive, got {float(value):g}"
