@@ -25,9 +25,23 @@ PROGRESS_INTERVAL = 10.0
 
 def _duration(text: str) -> int:
     try:
-        return seconds(parse_duration(text))
+        value = seconds(parse_duration(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 0:  # a cost, backoff, grace period, timeout or horizon: never before now
+        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return value
+
+
+def _weight(text: str) -> int:
+    """An extender's weight: kube-scheduler's validation wants a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
 
 
 def _horizon(given: int | None, follow: Follow | None) -> tuple[int | None, str]:
@@ -128,7 +142,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the real run stopped watching; 0: no limit)")
     ext = p.add_argument_group("extender in the loop")
     ext.add_argument("--extender", metavar="URL", help="URL prefix of a running extender")
-    ext.add_argument("--extender-weight", type=int, default=1)
+    ext.add_argument("--extender-weight", type=_weight, default=1)
     ext.add_argument("--extender-filter-verb", default="filter")
     ext.add_argument("--extender-prioritize-verb", default="prioritize")
     ext.add_argument("--extender-preempt-verb", default="preempt")

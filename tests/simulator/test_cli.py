@@ -78,3 +78,20 @@ def test_ten_thousand_pods_on_a_thousand_nodes(tmp_path):
     assert totals["pods"] == 10000
     assert totals["scheduled"] + totals["pending"] == 10000
     assert not totals["truncated"]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--cycle-cost=-1"], "argument --cycle-cost: must not be negative: '-1'"),
+    (["--max-time=-10"], "argument --max-time: must not be negative: '-10'"),
+    (["--pod-initial-backoff=-1"], "argument --pod-initial-backoff: must not be negative: '-1'"),
+    (["--victim-grace-period=-2"], "argument --victim-grace-period: must not be negative: '-2'"),
+    (["--extender-weight", "0"], "argument --extender-weight: must be positive, got 0"),
+])
+def test_a_negative_duration_or_weight_is_a_usage_error(tmp_path, capsys, argv, words):
+    # A bare negative number (a duration with a unit could not be negative) was taken: a
+    # negative cycle cost ran virtual time backwards, a horizon of -10 ended the run before its
+    # first pod. kube-scheduler refuses an extender weight below 1.
+    with pytest.raises(SystemExit) as stopped:
+        main([*_inputs(tmp_path), *argv])
+    assert stopped.value.code == 2
+    assert words in capsys.readouterr().err
