@@ -116,10 +116,22 @@ def run_up(args: argparse.Namespace) -> int:
             nodes = node_objects.identical(args.nodes)
         if args.policy is not None and not args.policy.is_file():
             raise SandboxError(f"--policy {args.policy}: no such file")
+        for flag, value in (("--scheduler-qps", args.scheduler_qps),
+                            ("--heartbeat", args.heartbeat)):
+            if not value > 0:
+                raise SandboxError(f"{flag} {value:g}: must be positive")
+        sandbox = Sandbox(args.state_dir or default_state_dir(), built, progress=_progress)
+        running = sandbox.registry.running()
+        if running:
+            # Refused before anything starts: the failure path below stops what it finds in
+            # the state directory, and these are another `up`'s, still in use.
+            names = ", ".join(f"{p.name} ({p.pid})" for p in running)
+            raise SandboxError(f"a sandbox is already running in {sandbox.state_dir}: {names}; "
+                               f"`extender sandbox down --state-dir {sandbox.state_dir}` first, "
+                               f"or give another --state-dir")
     except (BuildError, SandboxError, ValueError) as exc:
         print(f"sandbox up: {exc}", file=sys.stderr)
         return 1
-    sandbox = Sandbox(args.state_dir or default_state_dir(), built, progress=_progress)
     try:
         sandbox.start_control_plane()
         sandbox.start_agent(nodes, heartbeat=args.heartbeat)
