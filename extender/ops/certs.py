@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -111,10 +112,22 @@ def run_certs(args: argparse.Namespace) -> int:
         return 2
     text = yaml.safe_dump_all(secrets, sort_keys=False)
     if args.output is not None:
-        args.output.write_text(text)
-        args.output.chmod(0o600)
+        try:
+            _write_private(args.output, text)
+        except OSError as exc:
+            print(f"certs: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         count = sum(doc["kind"] == "Secret" for doc in secrets)
         print(f"wrote {count} Secrets to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write the Secrets (private keys among them) readable by the owner alone from the
+    first byte: created 0600, and an existing file made 0600 before it is filled."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), 0o600)
+        out.write(text)

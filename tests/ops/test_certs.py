@@ -107,3 +107,18 @@ def test_serve_speaks_mutual_tls_with_them(capsys, tmp_path: Path) -> None:
 def test_bad_days_is_a_clear_error(capsys) -> None:
     assert main(["certs", "--days", "0"]) == 2
     assert capsys.readouterr().err.strip() == "certs: --days 0: must be positive"
+
+
+def test_output_is_the_owners_alone_and_an_unwritable_one_is_a_clear_error(
+        capsys, tmp_path: Path) -> None:
+    out = tmp_path / "secrets.yaml"
+    out.write_text("old")
+    out.chmod(0o644)  # an earlier file, readable by all: its new keys must not be
+    assert main(["certs", "-o", str(out)]) == 0
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert [d["kind"] for d in yaml.safe_load_all(out.read_text())].count("Secret") == 2
+    capsys.readouterr()
+    missing = tmp_path / "no-such-dir" / "secrets.yaml"
+    assert main(["certs", "-o", str(missing)]) == 2  # once a traceback
+    assert capsys.readouterr().err.strip() == (
+        f"certs: cannot write {missing}: No such file or directory")
