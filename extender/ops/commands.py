@@ -144,7 +144,12 @@ def run_render_config(args: argparse.Namespace) -> int:
         print(f"render-config: {exc}", file=sys.stderr)
         return 2
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"render-config: cannot write {args.output}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(text)
     return 0

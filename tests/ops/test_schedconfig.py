@@ -465,6 +465,10 @@ def test_render_config_command(tmp_path: Path, capsys: pytest.CaptureFixture) ->
     assert extender["nodeCacheCapable"] is False and extender["httpTimeout"] == "2s"
     assert _run("render-config", "--managed-resource", "memory") == 2
     assert "not an extended resource name" in capsys.readouterr().err
+    unwritable = tmp_path / "no-such-dir" / "rendered.yaml"
+    assert _run("render-config", "-o", str(unwritable)) == 2  # once a traceback
+    assert capsys.readouterr().err.strip() == (
+        f"render-config: cannot write {unwritable}: No such file or directory")
 
 
 def test_every_flag_is_documented() -> None:
