@@ -277,7 +277,8 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
     else:
         snapshot = args.snapshot or DEFAULT_SNAPSHOT
         if not snapshot.is_file():
-            raise StartupError(f"snapshot {snapshot} not found: pass --snapshot FILE, "
+            what = "is a directory, not a file" if snapshot.is_dir() else "not found"
+            raise StartupError(f"snapshot {snapshot} {what}: pass --snapshot FILE, "
                                "--kubeconfig FILE or --in-cluster")
         try:
             state = load_snapshot(snapshot)

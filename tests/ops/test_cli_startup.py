@@ -160,3 +160,16 @@ def test_serve_refuses_a_limit_that_is_not_positive(flag, value):
     with pytest.raises(StartupError) as refused:
         build_runtime(args)
     assert str(refused.value) == f"{flag} must be positive, got {float(value):g}"
+
+
+def test_a_snapshot_that_is_a_directory_is_named_so(tmp_path):
+    from extender.serve import StartupError, build_runtime
+
+    args = build_parser("serve").parse_args(["serve", "--snapshot", str(tmp_path)])
+    with pytest.raises(StartupError) as refused:
+        build_runtime(args)
+    assert str(refused.value).startswith(f"snapshot {tmp_path} is a directory, not a file: ")
+    missing = tmp_path / "cluster.json"
+    args = build_parser("serve").parse_args(["serve", "--snapshot", str(missing)])
+    with pytest.raises(StartupError, match=f"^snapshot {missing} not found: "):
+        build_runtime(args)
