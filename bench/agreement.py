@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from bench import cliargs
+from extender import cliargs
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 #: (cpu, memory, share of the nodes)

@@ -53,8 +53,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from bench import cliargs, goyardstick
+from bench import goyardstick
 from bench.e2e_kube import Binds, RawApi, client_context, create_all, open_watch
+from extender import cliargs
 
 JSON = dict[str, Any]
 BENCH = Path(__file__).resolve().parent

@@ -37,7 +37,7 @@ from typing import Any
 
 import msgspec
 
-from bench import cliargs
+from extender import cliargs
 from extender.files import replacing
 
 JSON = dict[str, Any]

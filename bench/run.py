@@ -67,7 +67,8 @@ from typing import Any
 
 import msgspec
 
-from bench import cliargs, generate, goyardstick, report
+from bench import generate, goyardstick, report
+from extender import cliargs
 
 JSON = dict[str, Any]
 HOST = "127.0.0.1"

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import cliargs
+from extender import cliargs
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 SHAPES = ((4, 16), (8, 32), (16, 64), (32, 128))  # cpu cores, memory GiB

@@ -48,7 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import cliargs
+from extender import cliargs
 
 # The repository's loopback API server (a test double held to the real API's behaviour).
 from tests.kube.fake_apiserver import FakeApiServer

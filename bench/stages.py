@@ -50,8 +50,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import cliargs, generate, proposals, traffic
+from bench import generate, proposals, traffic
 from bench.run import HOST, _pythonpath, cpu_plan, free_port, spawn, wait_ready
+from extender import cliargs
 
 #: (module, attribute, stage): each wrapped function's calls are timed as that stage.
 WRAPPED = [

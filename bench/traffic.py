@@ -75,8 +75,9 @@ from typing import Any
 
 import msgspec
 
-from bench import cliargs, generate, goyardstick, proposals
+from bench import generate, goyardstick, proposals
 from bench.run import HOST, Server, _pythonpath, cpu_plan, free_port, spawn, wait_ready
+from extender import cliargs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

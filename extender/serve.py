@@ -11,6 +11,7 @@ import socket
 import sys
 from pathlib import Path
 
+from extender import cliargs
 from extender.api import memory, metrics
 from extender.api import runtime as runtime_module
 from extender.api.app import create_app
@@ -95,30 +96,12 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _port(text: str) -> int:
-    """A TCP port, 0 (any free one) to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be 0 to 65535, got {value}")
-    return value
-
-
-def _verbosity(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bind-address", "--host", dest="host", default="127.0.0.1",
                         metavar="ADDRESS",
                         help="address to listen on (default: 127.0.0.1; 0.0.0.0 for all). "
                              "--host is an alias")
-    parser.add_argument("--secure-port", "--port", dest="port", type=_port, default=8888,
+    parser.add_argument("--secure-port", "--port", dest="port", type=cliargs.port, default=8888,
                         metavar="PORT",
                         help="port to listen on, HTTPS with --tls-cert-file, else plain HTTP "
                              "(default: 8888). --port is an alias")
@@ -218,13 +201,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="the Lease's name (default: scheduler-extender)")
     election.add_argument("--leader-elect-resource-namespace", default=None,
                           help="the Lease's namespace (default: the pod's own, else default)")
-    parser.add_argument("--health-port", type=_port, default=None,
+    parser.add_argument("--health-port", type=cliargs.port, default=None,
                         help="also serve /healthz, /livez and /readyz over plain HTTP on this port "
                              "(for probes under mutual TLS; never the scheduler verbs)")
     parser.add_argument("--health-host", default=None,
                         help="address of --health-port (default: the same as --bind-address)")
     logs = parser.add_argument_group("logging")
-    logs.add_argument("-v", "--v", dest="verbosity", type=_verbosity, default=None,
+    logs.add_argument("-v", "--v", dest="verbosity", type=cliargs.count, default=None,
                       metavar="LEVEL",
                       help="log verbosity, as klog's: 0 start-up, sync and failures; 4 also one "
                            "line per scheduler request; 10 everything (default: 0)")

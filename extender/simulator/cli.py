@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from extender import cliargs
 from extender.simulator.clock import MILLISECOND, SECOND, seconds
 from extender.simulator.workload import parse_duration
 
@@ -33,17 +34,6 @@ def _duration(text: str) -> int:
     return value
 
 
-def _weight(text: str) -> int:
-    """An extender's weight: kube-scheduler's validation wants a positive integer."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
 def _horizon(given: int | None, follow: Follow | None) -> tuple[int | None, str]:
     """The horizon, and what the summary says cut the run there: as given (0: none), else,
     following a real run, where that run stopped watching (so both are compared over the same
@@ -62,13 +52,6 @@ def _measured(given: int | None, follow: Follow | None, kind: str) -> int | None
         return given
     measured = follow.cycle_seconds.get(kind)
     return None if measured is None else round(measured * SECOND)
-
-
-def _percentage(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError("must be 0 (adaptive) to 100")
-    return value
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -114,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--utilization", metavar="FILE",
                    help="replay node utilization (a time series per node, YAML or JSON) into "
                         "the load-aware scorers' metrics; see extender/simulator/utilization.py")
-    p.add_argument("--percentage-of-nodes-to-score", type=_percentage, metavar="P",
+    p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, metavar="P",
                    help="the share of nodes to find feasible before scoring, as kube-scheduler's "
                         "percentageOfNodesToScore: 0 (the default, as kube-scheduler's) is its "
                         "adaptive share (50%% - nodes/125, at least 5%%; every node below 100 "
@@ -142,7 +125,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the real run stopped watching; 0: no limit)")
     ext = p.add_argument_group("extender in the loop")
     ext.add_argument("--extender", metavar="URL", help="URL prefix of a running extender")
-    ext.add_argument("--extender-weight", type=_weight, default=1)
+    ext.add_argument("--extender-weight", type=cliargs.positive_int, default=1)
     ext.add_argument("--extender-filter-verb", default="filter")
     ext.add_argument("--extender-prioritize-verb", default="prioritize")
     ext.add_argument("--extender-preempt-verb", default="preempt")

@@ -85,7 +85,7 @@ def test_ten_thousand_pods_on_a_thousand_nodes(tmp_path):
     (["--max-time=-10"], "argument --max-time: must not be negative: '-10'"),
     (["--pod-initial-backoff=-1"], "argument --pod-initial-backoff: must not be negative: '-1'"),
     (["--victim-grace-period=-2"], "argument --victim-grace-period: must not be negative: '-2'"),
-    (["--extender-weight", "0"], "argument --extender-weight: must be positive, got 0"),
+    (["--extender-weight", "0"], "argument --extender-weight: must be at least 1, got 0"),
 ])
 def test_a_negative_duration_or_weight_is_a_usage_error(tmp_path, capsys, argv, words):
     # A bare negative number (a duration with a unit could not be negative) was taken: a

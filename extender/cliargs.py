@@ -1,5 +1,6 @@
-"""Argument types the bench's commands share: a number out of range or not a number is a usage
-error naming the option (argparse's exit status 2), not a traceback from deep in a run."""
+"""Argument types the commands share (`extender`'s and `bench/`'s): a number out of range or not
+a number is a usage error naming the option (argparse's exit status 2), not a traceback or a
+server that cannot work. Standard library only, for any layer."""
 
 from __future__ import annotations
 
@@ -34,7 +35,18 @@ def percentage(text: str) -> int:
     """kube-scheduler's `percentageOfNodesToScore`: 0 (adaptive) to 100."""
     value = int(_number(text, int))
     if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be 0 to 100, got {value}")
+        raise argparse.ArgumentTypeError(f"must be 0 (adaptive) to 100, got {value}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0 to 65535, got {value}")
     return value
 
 

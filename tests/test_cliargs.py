@@ -1,6 +1,8 @@
-"""The bench's commands refuse a bad number as a usage error naming the option (exit status 2),
-where they once crashed deep in a run (`bench.stages --nodes 0`: ZeroDivisionError) or
-printed a ValueError traceback (`bench.traffic --nodes abc`)."""
+"""`extender.cliargs`, the argument types the commands share: the bench's commands refuse a bad
+number as a usage error naming the option (exit status 2), where they once crashed deep in a
+run (`bench.stages --nodes 0`: ZeroDivisionError) or printed a ValueError traceback
+(`bench.traffic --nodes abc`); `serve` and `simulate` take their ports, percentages and
+weights through the same types (tests/ops/test_cli_startup.py, tests/simulator/test_cli.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import importlib
 
 import pytest
 
-from bench import cliargs
+from extender import cliargs
 
 
 @pytest.mark.parametrize(("kind", "text", "value"), [
@@ -17,6 +19,8 @@ from bench import cliargs
     (cliargs.count, "0", 0),
     (cliargs.percentage, "100", 100),
     (cliargs.percentage, "0", 0),
+    (cliargs.port, "0", 0),
+    (cliargs.port, "65535", 65535),
     (cliargs.positive_float, "0.25", 0.25),
     (cliargs.non_negative_float, "0", 0.0),
     (cliargs.sizes, "100, 500,,5000", [100, 500, 5000]),
@@ -29,7 +33,9 @@ def test_good_values_read_as_numbers(kind, text, value) -> None:
     (cliargs.positive_int, "0", "must be at least 1, got 0"),
     (cliargs.positive_int, "2.5", "expected an integer, got '2.5'"),
     (cliargs.count, "-1", "must not be negative, got -1"),
-    (cliargs.percentage, "101", "must be 0 to 100, got 101"),
+    (cliargs.percentage, "101", "must be 0 (adaptive) to 100, got 101"),
+    (cliargs.port, "65536", "must be 0 to 65535, got 65536"),
+    (cliargs.port, "http", "expected a port number, got 'http'"),
     (cliargs.positive_float, "0", "must be above 0, got '0'"),
     (cliargs.positive_float, "nan", "must be above 0, got 'nan'"),
     (cliargs.positive_float, "fast", "expected a number, got 'fast'"),
