@@ -121,14 +121,9 @@ def run_up(args: argparse.Namespace) -> int:
             if not value > 0:
                 raise SandboxError(f"{flag} {value:g}: must be positive")
         sandbox = Sandbox(args.state_dir or default_state_dir(), built, progress=_progress)
-        running = sandbox.registry.running()
-        if running:
-            # Refused before anything starts: the failure path below stops what it finds in
-            # the state directory, and these are another `up`'s, still in use.
-            names = ", ".join(f"{p.name} ({p.pid})" for p in running)
-            raise SandboxError(f"a sandbox is already running in {sandbox.state_dir}: {names}; "
-                               f"`extender sandbox down --state-dir {sandbox.state_dir}` first, "
-                               f"or give another --state-dir")
+        # Refused before anything starts: the failure path below stops what it finds in the
+        # state directory, and those would be another `up`'s, still in use.
+        sandbox.refuse_if_running()
     except (BuildError, SandboxError, ValueError) as exc:
         print(f"sandbox up: {exc}", file=sys.stderr)
         return 1

@@ -178,12 +178,18 @@ class Sandbox:
         return asyncio.run(with_api())
 
     # ---- control plane -------------------------------------------------------------------
-    def start_control_plane(self) -> None:
+    def refuse_if_running(self, other_dir: str = "--state-dir") -> None:
+        """SandboxError when processes of another sandbox run in this state directory: they
+        are not this one's to stop (`other_dir`: the option that names another directory)."""
         running = self.registry.running()
         if running:
             names = ", ".join(f"{p.name} ({p.pid})" for p in running)
             raise SandboxError(f"a sandbox is already running in {self.state_dir}: {names}; "
-                               f"`extender sandbox down --state-dir {self.state_dir}` first")
+                               f"`extender sandbox down --state-dir {self.state_dir}` first, "
+                               f"or give another {other_dir}")
+
+    def start_control_plane(self) -> None:
+        self.refuse_if_running()
         for stale in ("etcd-data", "logs"):
             shutil.rmtree(self.state_dir / stale, ignore_errors=True)
         self.registry.file.unlink(missing_ok=True)

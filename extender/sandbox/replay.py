@@ -188,11 +188,10 @@ def run_on_sandbox(args: argparse.Namespace) -> int:
 
     state_dir = args.sandbox_state_dir or default_state_dir().with_name("sandbox-replay")
     sandbox = Sandbox(state_dir, built, progress=_progress)
-    running = sandbox.registry.running()
-    if running:  # another replay's, or one kept with --keep-sandbox: not ours to stop
-        return _fail(f"a sandbox is already running in {state_dir} ("
-                     f"{', '.join(p.name for p in running)}): `extender sandbox down "
-                     f"--state-dir {state_dir}` first, or give another --sandbox-state-dir")
+    try:  # another replay's, or one kept with --keep-sandbox: not ours to stop
+        sandbox.refuse_if_running("--sandbox-state-dir")
+    except SandboxError as exc:
+        return _fail(str(exc))
     try:
         return _replay(args, sandbox, nodes, cluster, steps, settings, profile, policy,
                        version, scheduler_binary)
