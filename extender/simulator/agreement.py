@@ -11,6 +11,11 @@ Pods pair by name, or, where a controller named them at random, by owner in bind
   its choice for the top score (`tiedNodes`: kube-scheduler picks among those at random);
 * **victims**: the pods it preempted are the same (by identity; empty on both sides for most).
 
+Either file may also be a real run's or a simulation's, to see how far the real scheduler
+agrees with itself, or a simulation without `--follow` with a real run: the text then names
+each side by what it is. A real report names no tied best, so where it comes first a node
+agrees only when it is the same node.
+
 Attempts are compared on their own, not in the pod's agreement: kube-scheduler retries when
 its backoff and the cluster's events in real time say so, so they agree when within
 `attempt_tolerance`. The last line of the text is `agreement: A/N pods`.
@@ -47,6 +52,27 @@ def load_report(path: str | Path) -> dict[str, Any]:
         raise AgreementError(f"{path}: not a SimulationReport (extender simulate --report, or "
                              "--on-sandbox --report)")
     return doc
+
+
+def source(report: Mapping[str, Any]) -> str | None:
+    """"real" for a report `--on-sandbox` recorded, "simulated" for the simulator's; None
+    when the report does not say (it has no `inputs`)."""
+    inputs = report.get("inputs")
+    if not isinstance(inputs, Mapping):
+        return None
+    return "real" if inputs.get("onSandbox") else "simulated"
+
+
+def side_names(sim: Mapping[str, Any], real: Mapping[str, Any]) -> tuple[str, str]:
+    """What to call the two sides: "simulated" and "real", as the option names them, unless
+    the reports say otherwise: "first …" and "second …" for two of one kind, or "real" and
+    "simulated" for the other order."""
+    first = source(sim) or SIDES[0]
+    second = source(real) or SIDES[1]
+    if first != second:
+        return first, second
+    kind = "real run" if first == "real" else "simulation"
+    return f"first {kind}", f"second {kind}"
 
 
 def attempt_tolerance(a: int, b: int) -> int:
@@ -168,6 +194,7 @@ def agreement(sim: Mapping[str, Any], real: Mapping[str, Any]) -> dict[str, Any]
         "preemptions": preemptions, "preemptionsAgree": counts["preemptionsAgree"],
         "tiedPlacementsOnOtherNodes": counts["tieFollowed"],
         "divergences": divergences, "attemptsApart": attempts_apart,
+        "sides": list(side_names(sim, real)),
         "totals": {side: {k: (rep.get("totals") or {}).get(k) for k in
                           ("pods", "scheduled", "pending", "preempted", "preemptions")}
                    for side, rep in zip(SIDES, (sim, real), strict=True)},
@@ -188,11 +215,17 @@ def _cell(side: Mapping[str, Any] | None) -> str:
 
 
 def format_agreement(result: Mapping[str, Any]) -> str:
-    """The text `--agreement` prints; its last line is `agreement: A/N pods`."""
+    """The text `--agreement` prints; its last line is `agreement: A/N pods`. The sides are
+    named by `result["sides"]`; the JSON keeps the keys `simulated` and `real` for them."""
     n = result["pods"]
     aspects = result["aspects"]
-    lines = [f"pods compared: {n} (simulated {result['totals']['simulated']['pods']}, real "
+    first, second = result.get("sides") or SIDES
+    width = max(len(first), len(second)) + 1
+    lines = [f"pods compared: {n} ({first} {result['totals']['simulated']['pods']}, {second} "
              f"{result['totals']['real']['pods']})"]
+    if first.endswith("real run") or first == "real":
+        lines.append("  the first report is a real run: it names no tied best, so a node agrees "
+                     "only where it is the same node")
     for aspect in (*ASPECTS, "attempts"):
         extra = " (within the backoff's tolerance; not part of a pod's agreement)" \
             if aspect == "attempts" else ""
@@ -207,11 +240,11 @@ def format_agreement(result: Mapping[str, Any]) -> str:
     for d in divergences:
         pod = (d["real"] or d["simulated"])["pod"]
         lines.append(f"  {pod} [{', '.join(d['differs'])}]")
-        lines.append(f"    simulated: {_cell(d['simulated'])}")
-        lines.append(f"    real:      {_cell(d['real'])}")
+        lines.append(f"    {(first + ':').ljust(width)} {_cell(d['simulated'])}")
+        lines.append(f"    {(second + ':').ljust(width)} {_cell(d['real'])}")
     if result["attemptsApart"]:
         lines.append(f"attempts apart: {len(result['attemptsApart'])}")
         for a in result["attemptsApart"]:
-            lines.append(f"  {a['pod']}: simulated {a['simulated']}, real {a['real']}")
+            lines.append(f"  {a['pod']}: {first} {a['simulated']}, {second} {a['real']}")
     lines.append(f"agreement: {result['agree']}/{n} pods")
     return "\n".join(lines) + "\n"

@@ -66,4 +66,8 @@ def render_agreement_html(sim: Mapping[str, Any], real: Mapping[str, Any],
     return render_compare_html(
         [(names[0], sim, sim_events), (names[1], real, real_events)], None,
         title="extender simulate --agreement", differences=agreement_html(result, names),
-        subtitle="the simulator's prediction against a real kube-scheduler's run")
+        subtitle=_SUBTITLES.get(tuple(result.get("sides") or ()), "two runs, pod by pod"))
+
+
+_SUBTITLES = {("simulated", "real"): "the simulator's prediction against a real kube-scheduler's run",
+              ("first real run", "second real run"): "a real kube-scheduler's run against another"}

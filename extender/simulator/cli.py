@@ -479,7 +479,8 @@ def run_agreement(args: argparse.Namespace) -> int:
             except (OSError, EventsError) as exc:
                 print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
                 return 2
+        first, second = result["sides"]
         write_html(render_agreement_html(sim, real, result, names=(
-            f"simulated: {Path(sim_path).name}", f"real: {Path(real_path).name}"),
+            f"{first}: {Path(sim_path).name}", f"{second}: {Path(real_path).name}"),
             events=events), args.html)
     return 0

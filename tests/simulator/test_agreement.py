@@ -301,3 +301,41 @@ def test_follow_stops_where_the_real_run_stopped_watching(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert (by_name(report)["big"]["status"], by_name(report)["big"]["node"]) == ("Scheduled", "m")
     assert "(settled)" in capsys.readouterr().out
+
+
+def _recorded(report: dict, on_sandbox: bool) -> dict:
+    report["inputs"] = {"onSandbox": {"kubeScheduler": "1.37.2"}} if on_sandbox else {"profile": {}}
+    return report
+
+
+def test_two_real_runs_compare_with_each_other_node_for_node(tmp_path, capsys):
+    # The real scheduler against itself: a real report names no tied best, so only the same
+    # node agrees; the text and the page name each side for what it is.
+    first = tmp_path / "real-1.json"
+    second = tmp_path / "real-2.json"
+    first.write_text(json.dumps(_recorded(_report(_pod("a", node="n1"), _pod("b", node="n2")), True)))
+    second.write_text(json.dumps(_recorded(_report(_pod("a", node="n1"), _pod("b", node="n3")), True)))
+    page = tmp_path / "page.html"
+    assert main(["simulate", "--agreement", str(first), str(second), "--html", str(page)]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert lines[0] == "pods compared: 2 (first real run 2, second real run 2)"
+    assert "a node agrees only where it is the same node" in lines[1]
+    assert "    first real run:  Scheduled on n2" in lines
+    assert "    second real run: Scheduled on n3" in lines
+    assert lines[-1] == "agreement: 1/2 pods"
+    html = page.read_text()
+    assert "first real run: real-1.json" in html and "a real kube-scheduler&#x27;s run against another" in html
+
+
+def test_a_simulation_and_a_real_run_in_either_order_are_named_as_they_are():
+    sim = _recorded(_report(_pod("a", node="n1", tied=["n1", "n2"])), False)
+    real = _recorded(_report(_pod("a", node="n2")), True)
+    assert agreement(sim, real)["sides"] == ["simulated", "real"]
+    assert agreement(sim, real)["agree"] == 1  # the real node is among the tied best
+    swapped = agreement(real, sim)
+    assert swapped["sides"] == ["real", "simulated"] and swapped["agree"] == 0
+    text = format_agreement(swapped)
+    assert "the first report is a real run" in text and "    simulated: Scheduled on n1" in text
+    assert format_agreement(agreement(sim, sim)).startswith(
+        "pods compared: 1 (first simulation 1, second simulation 1)")
