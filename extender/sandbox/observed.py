@@ -342,6 +342,31 @@ def cycle_seconds(obs: Observations) -> dict[str, float]:
             if len(found) >= _MIN_GAPS}
 
 
+#: Victims of one preemptor on one node whose deletions began this close together (wall
+#: seconds) were one preemption: kube-scheduler deletes a preemption's victims within
+#: milliseconds (the last one after the others, 1.34+).
+_ONE_PREEMPTION = 2.0
+
+
+def _eviction_began(track: PodTrack, end: float) -> float:
+    return track.evicted or track.deleted or end
+
+
+def _preemptions(tracks: list[PodTrack], end: float) -> list[list[PodTrack]]:
+    """One preemptor's victims as its preemptions, in time order: a pod whose nominated node
+    was taken before its victims left preempts again, elsewhere or later."""
+    out: list[list[PodTrack]] = []
+    last: dict[str, list[PodTrack]] = {}
+    for track in sorted(tracks, key=lambda t: (_eviction_began(t, end), t.key)):
+        group = last.get(track.evicted_on)
+        if group is None or \
+                _eviction_began(track, end) - _eviction_began(group[0], end) > _ONE_PREEMPTION:
+            group = last[track.evicted_on] = []
+            out.append(group)
+        group.append(track)
+    return out
+
+
 def event_lines(obs: Observations, end: float, truncated: bool) -> list[dict[str, Any]]:
     """The run as the simulator's event log (`--events`): arrivals, attempts (from the
     scheduler's log: the FitError's reasons; plugins are not in the log), nominations,
@@ -384,15 +409,15 @@ def event_lines(obs: Observations, end: float, truncated: bool) -> list[dict[str
         if track.finished is not None:
             emit(track.finished, "complete", pod=track.key, phase=track.phase)
     for preemptor, tracks in victims.items():
-        first = min((t.evicted or t.deleted or end) for t in tracks)
-        emit(first, "preempt", pod=preemptor, node=tracks[0].evicted_on,
-             victims=sorted(t.key for t in tracks))
-        for t in tracks:
-            emit(first, "evict", pod=t.key, node=t.evicted_on, by=preemptor,
-                 gracePeriodSeconds=t.grace if t.grace is not None else 30.0)
-            if t.deleted is not None:
-                emit(t.deleted, "evict", pod=t.key, node=t.evicted_on, by=preemptor,
-                     terminated=True)
+        for preemption in _preemptions(tracks, end):
+            emit(_eviction_began(preemption[0], end), "preempt", pod=preemptor,
+                 node=preemption[0].evicted_on, victims=sorted(t.key for t in preemption))
+            for t in preemption:
+                emit(_eviction_began(t, end), "evict", pod=t.key, node=t.evicted_on,
+                     by=preemptor, gracePeriodSeconds=t.grace if t.grace is not None else 30.0)
+                if t.deleted is not None:
+                    emit(t.deleted, "evict", pod=t.key, node=t.evicted_on, by=preemptor,
+                         terminated=True)
     for wall, node, change in obs.node_changes:
         emit(wall, "node", node=node, change=change)
     emit(end, "end", reason="horizon" if truncated else SETTLED)

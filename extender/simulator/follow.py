@@ -72,14 +72,16 @@ class Follow:
         for pod in bind_order(pods):
             self.nodes.setdefault(report_identity(pod), {}).setdefault(pod["node"], []).append(
                 float(pod["scheduledAtSeconds"]))
-        #: Per identity, the nodes its pods preempted on (their victims' node).
+        #: Per identity, the nodes its pods preempted on (their victims' nodes): a pod whose
+        #: nominated node was taken preempts again elsewhere, so one pod's victims may lie on
+        #: several nodes, each a preemption of its own.
         self.preemptions: dict[str, Counter[str]] = {}
         by_key = {f"{p['namespace']}/{p['name']}": p for p in pods}
         for pod in pods:
             victims = [by_key[k] for k in pod.get("preempted") or () if k in by_key]
-            if victims and victims[0].get("node"):
-                self.preemptions.setdefault(report_identity(pod), Counter())[
-                    victims[0]["node"]] += 1
+            nodes = dict.fromkeys(v["node"] for v in victims if v.get("node"))
+            if nodes:
+                self.preemptions.setdefault(report_identity(pod), Counter()).update(list(nodes))
         #: How long the real scheduler's cycles took, by kind ("failure", "preemption"), as
         #: the replay measured them (`sandbox.observed.cycle_seconds`).
         self.cycle_seconds: dict[str, float] = dict(

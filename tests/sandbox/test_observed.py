@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import datetime
 
-from extender.sandbox.observed import Observations, histogram, parse_scheduler_log, records
+from extender.sandbox.observed import (
+    Observations,
+    event_lines,
+    histogram,
+    parse_scheduler_log,
+    records,
+)
 from extender.simulator.records import PENDING, PREEMPTED, REJECTED, SCHEDULED
 
 LOG = r'''I1129 03:10:00.250000   4242 schedule_one.go:1055] "Unable to schedule pod; no fit; waiting" pod="default/urgent" err="0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
@@ -105,3 +111,41 @@ def test_cycle_durations_are_the_gaps_between_failed_attempts_while_busy():
     # Fewer than five gaps of a kind measure nothing.
     del obs.attempts["default/p11"], obs.attempts["default/p10"]
     assert cycle_seconds(obs) == {"failure": 0.009}
+
+
+def _preempted(obs: Observations, name: str, node: str, began: float, gone: float) -> None:
+    """`name`, bound to `node`, preempted by u-urgent: its deletion began at `began` s."""
+    obs.pod_event("ADDED", _pod(name, f"u-{name}", node=node, phase="Running"), _wall(0),
+                  "cluster")
+    obs.pods[f"u-{name}"].node = node
+    obs.pod_event("MODIFIED", {**_pod(name, f"u-{name}", node=node, deletionTimestamp="x",
+                                      deletionGracePeriodSeconds=2),
+                               "status": {"phase": "Running", "conditions": [{
+                                   "type": "DisruptionTarget",
+                                   "reason": "PreemptionByScheduler"}]}}, _wall(began), "cluster")
+    obs.preempted_event({"reason": "Preempted", "involvedObject": {"uid": f"u-{name}"},
+                         "message": f"Preempted by pod u-urgent on node {node}"})
+    obs.pod_event("DELETED", _pod(name, f"u-{name}", node=node), _wall(gone), "cluster")
+
+
+def test_a_pod_that_preempts_again_is_logged_preemption_by_preemption():
+    # Its node taken before its victims left, a preemptor preempts again, elsewhere or on the
+    # same node later: each preemption is an event at its own time, each victim's eviction
+    # when its deletion began (they were logged as one preemption, at the first one's time).
+    obs = Observations(start=_wall(0))
+    obs.pod_event("ADDED", _pod("urgent", "u-urgent"), _wall(0.1), "workload")
+    _preempted(obs, "a", "n1", 1.0, 3.0)
+    _preempted(obs, "b", "n1", 1.08, 3.1)  # the same preemption: its last victim, 80 ms on
+    _preempted(obs, "c", "n2", 20.0, 22.0)
+    _preempted(obs, "d", "n1", 30.0, 32.0)
+    lines = event_lines(obs, _wall(40), truncated=False)
+    assert [(e["t"], e["node"], e["victims"]) for e in lines if e["action"] == "preempt"] == [
+        (1.0, "n1", ["default/a", "default/b"]), (20.0, "n2", ["default/c"]),
+        (30.0, "n1", ["default/d"])]
+    evictions = [(e["t"], e["pod"], e.get("terminated", False)) for e in lines
+                 if e["action"] == "evict"]
+    assert evictions == [(1.0, "default/a", False), (1.08, "default/b", False),
+                         (3.0, "default/a", True), (3.1, "default/b", True),
+                         (20.0, "default/c", False), (22.0, "default/c", True),
+                         (30.0, "default/d", False), (32.0, "default/d", True)]
+    assert all(e["by"] == "default/urgent" for e in lines if e["action"] == "evict")

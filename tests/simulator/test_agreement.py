@@ -147,6 +147,25 @@ def test_follow_takes_the_real_node_bound_closest_in_time():
     assert follow.choose(_replica("web-yyyyy"), ["n1", "n2"], "n1", 4.0) == "n2"
 
 
+def test_follow_counts_each_node_a_pod_preempted_on():
+    # The real web pod preempted on n1, lost that node before its victim left, and preempted
+    # again on n2: its victims lie on two nodes, two preemptions to follow (only the first
+    # was kept, so the simulation's second one went where it chose itself).
+    from extender.simulator.follow import Follow
+
+    real = {"pods": [_pod("web-aaaaa", node="n2", at=30.0, owner="Deployment/web",
+                          preempted=["default/low-1", "default/low-2", "default/low-3"]),
+                     _pod("low-1", "Preempted", node="n1"), _pod("low-2", "Preempted", node="n2"),
+                     _pod("low-3", "Preempted", node="n2")]}
+    follow = Follow(real)
+    assert dict(follow.preemptions["default/Deployment/web"]) == {"n1": 1, "n2": 1}
+    first = follow.choose_preemption(_replica("web-xxxxx"), "n3", lambda n: f"victims on {n}")
+    second = follow.choose_preemption(_replica("web-xxxxx"), "n3", lambda n: f"victims on {n}")
+    assert (first, second) == (("n1", "victims on n1"), ("n2", "victims on n2"))
+    assert follow.choose_preemption(_replica("web-xxxxx"), "n3", lambda n: "v") is None
+    assert follow.preemptions_taken == 2
+
+
 def test_follow_preempts_where_the_real_run_did(tmp_path):
     cluster = [node("n1", "2", "8Gi"), node("n2", "2", "8Gi"),
                pod("low-1", "2", priority=1, node_name="n1"),
