@@ -375,6 +375,8 @@ class SimulatedCluster:
             del self.pending[pending.uid]
             self.queue.delete(pending)
             self.queue.done(f"{pending.namespace}/{pending.name}")
+            if waiting is None and pending.nominated_node_name:
+                self.queue.nominated_pod_gone(pending)
             rec = self._record(pending, "workload")
             rec.status, rec.finished_at = DELETED, self.clock.now()
             self.settled += 1
@@ -438,13 +440,16 @@ class SimulatedCluster:
     # -- evictions and nominations --------------------------------------------------------------------
 
     def _patch_nomination(self, pod: PodView, node: str) -> None:
-        """The status patch of `nominatedNodeName`, and the informer update that follows."""
+        """The status patch of `nominatedNodeName`, and the informer update that follows: a
+        nomination that changes or goes frees its node for the pods that counted it."""
         current = self.pending.get(pod.uid, pod)
         if current.nominated_node_name == node:
             return
         new = pod_with(current, nominated_node_name=node)
         self.pending[pod.uid] = new
         self.queue.update(current, new)
+        if current.nominated_node_name:
+            self.queue.nominated_pod_gone(current)
 
     def _grace_period(self, victim: PodView) -> int:
         """How long an evicted victim keeps its room: `--victim-grace-period` when given,

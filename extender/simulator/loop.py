@@ -81,6 +81,7 @@ from extender.simulator.profiles import (
 )
 from extender.simulator.queue import (
     BACKOFF_BY_FAILURE,
+    BINDING_ENDS_NOMINATION_QUIETLY,
     POP_FROM_BACKOFF_Q,
     QUEUEING_HINTS,
     PriorityQueue,
@@ -510,7 +511,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         self._forget_attempts(pod.uid)
         self.queue.nominator.delete(pod)
         self.queue.done(pod_key(pod))
-        del self.pending[pod.uid]
+        nominated = self.pending.pop(pod.uid)
         rec = self.records[pod.uid]
         rec.status, rec.node, rec.scheduled_at = SCHEDULED, node_name, now
         rec.failure, rec.nominated_node = "", ""
@@ -523,8 +524,12 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
             self.events.emit(now, "bind", pod=pod.key, node=node_name)
         bound = self.state.pods[pod.uid]
         self._started(bound)
-        # The informer's add event for the bound pod.
+        # The informer's add event for the bound pod; before 1.35, also its delete event as
+        # an unscheduled pod, which ends the nomination it had.
         self.queue.assigned_pod_added(bound)
+        if nominated.nominated_node_name and \
+                self.version_of_profile < BINDING_ENDS_NOMINATION_QUIETLY:
+            self.queue.nominated_pod_gone(nominated)
         if self.progress is not None:
             self.progress(self.settled, self.total, self.cycles)
         self._tell_controller(pod.uid, "pod_bound", node_name)

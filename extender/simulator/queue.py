@@ -23,7 +23,9 @@ queueing hints from 1.32), see reference §D:
   their own that is never popped early; the backoff flusher ticks on whole seconds;
 - from 1.34 a pod's backoff doubles with its unschedulable attempts (or, after an error, its
   consecutive errors), not with all its attempts;
-- the nominator for pods that preemption nominated to a node.
+- the nominator for pods that preemption nominated to a node; a nominated pod's nomination
+  changing or going (and, before 1.35, its binding) moves the pool's pods of lower or equal
+  priority as an AssignedPodDelete would (`hasNominatedNodeNameChanged`, `eventhandlers.go`).
 
 Pop never blocks: it returns None when there is nothing to pop and the loop moves virtual time on.
 Real clocks never give two pods the same timestamp; virtual ones do, so each timestamp
@@ -203,6 +205,9 @@ POP_FROM_BACKOFF_Q = (1, 33)
 #: The release from which the backoff counts unschedulable attempts or consecutive errors
 #: (`UnschedulableCount`, `ConsecutiveErrorsCount`) instead of all attempts.
 BACKOFF_BY_FAILURE = (1, 34)
+#: From this release binding a nominated pod no longer moves the pool as its nomination's
+#: end (`deletePodFromSchedulingQueue(pod, inBinding)`); its deletion still does.
+BINDING_ENDS_NOMINATION_QUIETLY = (1, 35)
 #: `backoffQOrderingWindowDuration`.
 BACKOFF_WINDOW = 1 * SECOND
 #: The queue label of a pod popped from backoffQ (`framework.PopFromBackoffQ`).
@@ -612,6 +617,14 @@ class PriorityQueue:
     def assigned_pod_deleted(self, pod: Pod) -> int:
         """A bound pod went away (deletion, preemption victim): frees room for the pool."""
         return self.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def nominated_pod_gone(self, pod: Pod) -> int:
+        """`pod` no longer holds its nominated node (its nomination changed or went, or it was
+        deleted): pods of lower or equal priority counted it there as if it were bound, so
+        to them it is an AssignedPodDelete (`getLEPriorityPreCheck`)."""
+        priority = pod.priority
+        return self.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE,
+                                                  lambda other: other.priority <= priority)
 
     # -- flushers ------------------------------------------------------------------------------
 

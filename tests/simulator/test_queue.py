@@ -801,3 +801,20 @@ def test_the_backoff_flusher_ticks_on_whole_seconds_from_1_33():
     q = PriorityQueue(clock)
     q.start(Timeline(clock))
     assert q.backoff_flusher.time == 250 * MS  # wait.Until: at once
+
+
+def test_a_nomination_that_goes_moves_the_pool_of_lower_or_equal_priority():
+    # kube-scheduler counts a nominated pod on its node for pods of lower or equal priority;
+    # when the nomination changes or goes (or the pod is deleted), `hasNominatedNodeNameChanged`
+    # moves those pods as an AssignedPodDelete would, and leaves the higher ones in the pool.
+    clock, q = make_queue(plugins=FILTERS)
+    for pod in (FakePod("low", priority=5), FakePod("peer", priority=10),
+                FakePod("high", priority=20)):
+        q.add(pod)
+    for _ in range(3):
+        assert fail(q, q.pop(), "NodeResourcesFit") == UNSCHEDULABLE
+    clock.advance_to(20 * SECOND)  # every backoff over: moved pods go straight to activeQ
+    nominated = FakePod("preemptor", priority=10, nominated_node_name="n1")
+    assert q.nominated_pod_gone(nominated) == 2
+    assert names(q.active_pods()) == ["peer", "low"]
+    assert names(q.unschedulable_pods()) == ["high"]
