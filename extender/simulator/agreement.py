@@ -63,6 +63,10 @@ def source(report: Mapping[str, Any]) -> str | None:
     return "real" if inputs.get("onSandbox") else "simulated"
 
 
+#: The names `side_names` gives a real report in the first place.
+_REAL_FIRST = ("real", "first real run")
+
+
 def side_names(sim: Mapping[str, Any], real: Mapping[str, Any]) -> tuple[str, str]:
     """What to call the two sides: "simulated" and "real", as the option names them, unless
     the reports say otherwise: "first …" and "second …" for two of one kind, or "real" and
@@ -223,7 +227,7 @@ def format_agreement(result: Mapping[str, Any]) -> str:
     width = max(len(first), len(second)) + 1
     lines = [f"pods compared: {n} ({first} {result['totals']['simulated']['pods']}, {second} "
              f"{result['totals']['real']['pods']})"]
-    if first.endswith("real run") or first == "real":
+    if first in _REAL_FIRST:
         lines.append("  the first report is a real run: it names no tied best, so a node agrees "
                      "only where it is the same node")
     for aspect in (*ASPECTS, "attempts"):

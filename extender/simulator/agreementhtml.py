@@ -29,6 +29,11 @@ def _side(side: Mapping[str, Any] | None) -> str:
     return "<br>".join(escape(p) for p in parts)
 
 
+#: The page's subtitle by the comparison's sides (`agreement.side_names`).
+_SUBTITLES = {("simulated", "real"): "the simulator's prediction against a real kube-scheduler's run",
+              ("first real run", "second real run"): "a real kube-scheduler's run against another"}
+
+
 def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
     """Divergences first, then the counts."""
     n = result["pods"]
@@ -67,7 +72,3 @@ def render_agreement_html(sim: Mapping[str, Any], real: Mapping[str, Any],
         [(names[0], sim, sim_events), (names[1], real, real_events)], None,
         title="extender simulate --agreement", differences=agreement_html(result, names),
         subtitle=_SUBTITLES.get(tuple(result.get("sides") or ()), "two runs, pod by pod"))
-
-
-_SUBTITLES = {("simulated", "real"): "the simulator's prediction against a real kube-scheduler's run",
-              ("first real run", "second real run"): "a real kube-scheduler's run against another"}

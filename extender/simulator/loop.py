@@ -511,7 +511,7 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         self._forget_attempts(pod.uid)
         self.queue.nominator.delete(pod)
         self.queue.done(pod_key(pod))
-        nominated = self.pending.pop(pod.uid)
+        pending = self.pending.pop(pod.uid)
         rec = self.records[pod.uid]
         rec.status, rec.node, rec.scheduled_at = SCHEDULED, node_name, now
         rec.failure, rec.nominated_node = "", ""
@@ -527,9 +527,9 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         # The informer's add event for the bound pod; before 1.35, also its delete event as
         # an unscheduled pod, which ends the nomination it had.
         self.queue.assigned_pod_added(bound)
-        if nominated.nominated_node_name and \
+        if pending.nominated_node_name and \
                 self.version_of_profile < BINDING_ENDS_NOMINATION_QUIETLY:
-            self.queue.nominated_pod_gone(nominated)
+            self.queue.nominated_pod_gone(pending)
         if self.progress is not None:
             self.progress(self.settled, self.total, self.cycles)
         self._tell_controller(pod.uid, "pod_bound", node_name)
