@@ -48,6 +48,8 @@ NOT_ON_SANDBOX = ("compare", "extender", "serve_api", "utilization", "plot", "fo
                   "agreement")
 #: Quiet time that ends a replay: more than kube-scheduler's 10 s maximum backoff.
 DEFAULT_SETTLE = 15.0
+#: kube-scheduler's `-v` for a replay: from 2 it logs each attempt, which the replay reads.
+MIN_VERBOSITY, MAX_VERBOSITY = 2, 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,10 +74,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--keep-sandbox", action="store_true",
                    help="leave the sandbox running afterwards (extender sandbox down "
                         "--state-dir DIR stops it)")
+    g.add_argument("--scheduler-verbosity", type=_verbosity, default=MIN_VERBOSITY,
+                   metavar="N",
+                   help=f"kube-scheduler's -v (default {MIN_VERBOSITY}, what the replay reads; "
+                        "5 logs every move of its queue, with the event that made it, 10 every "
+                        "API call: for finding out why a run went its way; the log is in the "
+                        "sandbox's logs/kube-scheduler.log, kept with --keep-sandbox)")
     g.add_argument("--scheduler-plugins", action="store_true",
                    help="run kube-scheduler built with sigs.k8s.io/scheduler-plugins (extender "
                         "sandbox build --scheduler-plugins), for Coscheduling, "
                         "CapacityScheduling and the others")
+
+
+def _verbosity(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not MIN_VERBOSITY <= value <= MAX_VERBOSITY:
+        raise argparse.ArgumentTypeError(
+            f"must be {MIN_VERBOSITY} to {MAX_VERBOSITY} (the replay reads kube-scheduler's "
+            f"-v={MIN_VERBOSITY} lines), got {value}")
+    return value
 
 
 def _settle(text: str) -> float:
@@ -240,7 +260,8 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
     if scheduler_binary is not None:
         sandbox.run(_grant_scheduler_plugins)
     names = [p["schedulerName"] for p in settings.get("profiles") or []] or ["default-scheduler"]
-    options = SchedulerOptions(qps=500.0, burst=1000, extra=settings, args=("-v=2",),
+    options = SchedulerOptions(qps=500.0, burst=1000, extra=settings,
+                               args=(f"-v={args.scheduler_verbosity}",),
                                scheduler_names=names)
     if scheduler_binary is not None:
         sandbox.scheduler_binary = scheduler_binary
@@ -274,7 +295,7 @@ def _replay(args: argparse.Namespace, sandbox: Any, nodes: list[dict[str, Any]],
     report = build_report(result, profile)
     report["inputs"]["onSandbox"] = {
         "kubernetesVersion": version, "timeScale": args.time_scale,
-        "settleSeconds": args.settle,
+        "settleSeconds": args.settle, "schedulerVerbosity": args.scheduler_verbosity,
         "scheduler": "scheduler-plugins" if scheduler_binary is not None else "kube-scheduler",
         "configuration": settings, "cycleSeconds": cycle_seconds(obs)}
     lines = event_lines(obs, end, truncated)

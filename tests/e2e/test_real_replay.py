@@ -100,14 +100,19 @@ def test_a_replay_on_the_real_scheduler_agrees_with_the_simulation(built, tmp_pa
     policy = _write(tmp_path / "policy.yaml", [POLICY])
     inputs = ["--cluster", str(cluster), "--workload", str(workload), "--policy", str(policy)]
     real, sim = tmp_path / "real.json", tmp_path / "sim.json"
+    # At -v=5 kube-scheduler logs its queue's moves too; the replay reads its -v=2 lines alike.
     assert main(["simulate", *inputs, "--on-sandbox", "--settle", "4", "--report", str(real),
                  "--events", str(tmp_path / "real.jsonl"), "--html", str(tmp_path / "real.html"),
-                 "--sandbox-state-dir", str(tmp_path / "sandbox")]) == 0
+                 "--sandbox-state-dir", str(tmp_path / "sandbox"),
+                 "--scheduler-verbosity", "5"]) == 0
     summary = capsys.readouterr().out.strip().splitlines()[-1]
     assert summary.startswith("9 scheduled, 0 pending, 1 preempted, 0 deleted;"), summary
     report = json.loads(real.read_text())
     assert report["kind"] == "SimulationReport" and report["inputs"]["onSandbox"]["scheduler"] \
         == "kube-scheduler"
+    assert report["inputs"]["onSandbox"]["schedulerVerbosity"] == 5
+    log = (tmp_path / "sandbox" / "logs" / "kube-scheduler.log").read_text(errors="replace")
+    assert 'moved to an internal scheduling queue' in log and 'event="UnscheduledPodAdd"' in log
     pods = {p["name"]: p for p in report["pods"]}
     assert pods["urgent"]["node"] == "b2" and pods["urgent"]["preempted"] == ["default/filler"]
     assert pods["filler"]["status"] == "Preempted" and pods["filler"]["preemptedBy"] == \

@@ -5,6 +5,7 @@ it is (but extenders), and the workload as timed steps."""
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,18 @@ def test_dynamic_resources_speaks_where_the_simulator_writes_its_word():
     newest = policy_profile(parse_policy({"apiVersion": "scheduler-extender/v1",
                                           "kind": "ExtenderPolicy"}, "p"), "default-scheduler")
     assert {"name": "DynamicResources"} not in newest["plugins"]["multiPoint"]["enabled"]
+
+
+def test_scheduler_verbosity_is_what_the_replay_can_read(capsys):
+    from extender.cli import main
+    from extender.sandbox.replay import _verbosity
+
+    assert _verbosity("2") == 2 and _verbosity("10") == 10
+    for bad, words in (("1", "must be 2 to 10 (the replay reads kube-scheduler's -v=2 lines), "
+                              "got 1"),
+                       ("11", "must be 2 to 10"), ("five", "not a whole number: 'five'")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(words)):
+            _verbosity(bad)
+    with pytest.raises(SystemExit):
+        main(["simulate", "--on-sandbox", "--scheduler-verbosity", "0"])
+    assert "argument --scheduler-verbosity: must be 2 to 10" in capsys.readouterr().err
