@@ -1,7 +1,8 @@
 """The simulator against the real kube-scheduler on a generated cluster and workload.
 
     python -m bench.agreement --out DIR [--nodes 200] [--pods 2000] [--seed 1]
-        [--scheduler-plugins] [--percentage-of-nodes-to-score P] [--time-scale F] [--run]
+        [--scheduler-plugins] [--percentage-of-nodes-to-score P] [--time-scale F]
+        [--scheduler-verbosity N] [--run]
 
 writes DIR/cluster.yaml (nodes of three shapes over three zones, a few hundred low-priority
 pods already bound), DIR/workload.yaml (PriorityClasses; Deployments arriving one every few
@@ -30,6 +31,7 @@ from typing import Any
 import yaml
 
 from extender import cliargs
+from extender.sandbox.replay import scheduler_verbosity
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 #: (cpu, memory, share of the nodes)
@@ -202,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None,
                    metavar="P")
     p.add_argument("--time-scale", type=cliargs.positive_float, default=1.0)
+    p.add_argument("--scheduler-verbosity", type=scheduler_verbosity, default=None, metavar="N",
+                   help="kube-scheduler's -v in the replay (extender simulate "
+                        "--scheduler-verbosity; 5 logs every queue move)")
     p.add_argument("--run", action="store_true", help="replay, simulate, compare")
     args = p.parse_args(argv)
     write(args.out, args.nodes, args.pods, args.seed, args.scheduler_plugins)
@@ -216,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             "--sandbox-state-dir", str(args.out / "sandbox")]
     if args.scheduler_plugins:
         real.append("--scheduler-plugins")
+    if args.scheduler_verbosity is not None:
+        real += ["--scheduler-verbosity", str(args.scheduler_verbosity)]
     steps = [
         [*common, *real, "--report", str(args.out / "real.json"),
          "--events", str(args.out / "real.jsonl")],

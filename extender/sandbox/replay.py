@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--keep-sandbox", action="store_true",
                    help="leave the sandbox running afterwards (extender sandbox down "
                         "--state-dir DIR stops it)")
-    g.add_argument("--scheduler-verbosity", type=_verbosity, default=MIN_VERBOSITY,
+    g.add_argument("--scheduler-verbosity", type=scheduler_verbosity, default=MIN_VERBOSITY,
                    metavar="N",
                    help=f"kube-scheduler's -v (default {MIN_VERBOSITY}, what the replay reads; "
                         "5 logs every move of its queue, with the event that made it, 10 every "
@@ -86,7 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "CapacityScheduling and the others")
 
 
-def _verbosity(text: str) -> int:
+def scheduler_verbosity(text: str) -> int:
+    """`--scheduler-verbosity`: kube-scheduler's `-v` for a replay, 2 to 10."""
     try:
         value = int(text)
     except ValueError:

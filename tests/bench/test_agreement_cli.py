@@ -37,11 +37,19 @@ def test_a_replay_that_cannot_start_stops_the_run_without_a_traceback(tmp_path: 
     env = {**os.environ, "EXTENDER_SANDBOX_CACHE": str(tmp_path / "cache")}
     out = tmp_path / "out"
     result = _run(["--out", str(out), "--nodes", "12", "--pods", "60", "--run",
-                   "--scheduler-plugins"], env)
+                   "--scheduler-plugins", "--scheduler-verbosity", "5"], env)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert "extender sandbox build" in result.stderr  # the replay's own words: how to fix it
     assert "python -m bench.agreement: stopped: extender simulate exited 2" in result.stderr
     # Only the replay was started: the simulation and the comparison read what it writes.
     assert result.stdout.count("$ extender simulate") == 1
+    assert "--scheduler-plugins --scheduler-verbosity 5 --report" in result.stdout
     assert not (out / "real.json").exists() and not (out / "agreement.json").exists()
+
+
+def test_a_scheduler_verbosity_the_replay_cannot_read_is_refused(tmp_path: Path) -> None:
+    result = _run(["--out", str(tmp_path), "--scheduler-verbosity", "1"], dict(os.environ))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "argument --scheduler-verbosity: must be 2 to 10" in result.stderr
+    assert not (tmp_path / "cluster.yaml").exists()
