@@ -480,7 +480,16 @@ def run_agreement(args: argparse.Namespace) -> int:
                 print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
                 return 2
         first, second = result["sides"]
+        sim_name, real_name = _file_names(sim_path, real_path)
         write_html(render_agreement_html(sim, real, result, names=(
-            f"{first}: {Path(sim_path).name}", f"{second}: {Path(real_path).name}"),
-            events=events), args.html)
+            f"{first}: {sim_name}", f"{second}: {real_name}"), events=events), args.html)
     return 0
+
+
+def _file_names(a: str, b: str) -> tuple[str, str]:
+    """Two files as a page names them: their names, or with their folders where the names are
+    the same (two runs' `real.json`)."""
+    pa, pb = Path(a), Path(b)
+    if pa.name != pb.name:
+        return pa.name, pb.name
+    return str(Path(pa.parent.name, pa.name)), str(Path(pb.parent.name, pb.name))
