@@ -479,17 +479,10 @@ def run_agreement(args: argparse.Namespace) -> int:
             except (OSError, EventsError) as exc:
                 print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
                 return 2
+        from extender.simulator.compare import file_labels
+
         first, second = result["sides"]
-        sim_name, real_name = _file_names(sim_path, real_path)
+        sim_name, real_name = file_labels([sim_path, real_path])
         write_html(render_agreement_html(sim, real, result, names=(
             f"{first}: {sim_name}", f"{second}: {real_name}"), events=events), args.html)
     return 0
-
-
-def _file_names(a: str, b: str) -> tuple[str, str]:
-    """Two files as a page names them: their names, or with their folders where the names are
-    the same (two runs' `real.json`)."""
-    pa, pb = Path(a), Path(b)
-    if pa.name != pb.name:
-        return pa.name, pb.name
-    return str(Path(pa.parent.name, pa.name)), str(Path(pb.parent.name, pb.name))

@@ -38,8 +38,9 @@ def _key(p: Mapping[str, Any]) -> str:
     return f"{p['namespace']}/{p['name']}"
 
 
-def policy_names(paths: Sequence[str]) -> list[str]:
-    """Short labels for two policy files: their names, else their paths when the names clash."""
+def file_labels(paths: Sequence[str]) -> list[str]:
+    """Short labels for two files (policies, reports): their names, else their paths as given
+    when the names clash (two runs' `real.json`)."""
     names = [Path(p).name for p in paths]
     return names if len(set(names)) == len(names) else list(paths)
 
@@ -148,7 +149,7 @@ def run_compare(args: argparse.Namespace, run: Run) -> int:
     text on stdout (stderr with `--report -`), `--report` a SimulationComparison (both
     reports and the differences), `--html` one page with both runs."""
     path_a, path_b = args.compare
-    names = policy_names([path_a, path_b])
+    names = file_labels([path_a, path_b])
     for flag in ("plot", "events"):
         if getattr(args, flag):
             print(f"extender simulate: --{flag} does not combine with --compare", file=sys.stderr)

@@ -345,14 +345,14 @@ def test_two_real_runs_compare_with_each_other_node_for_node(tmp_path, capsys):
     assert lines[-1] == "agreement: 1/2 pods"
     html = page.read_text()
     assert "first real run: real-1.json" in html and "a real kube-scheduler&#x27;s run against another" in html
-    # Two runs' reports of one name are told apart by their folders.
+    # Two runs' reports of one name are told apart by their paths, as --compare tells policies.
     for run in ("run-a", "run-b"):
         (tmp_path / run).mkdir()
         (tmp_path / run / "real.json").write_text(first.read_text())
-    assert main(["simulate", "--agreement", str(tmp_path / "run-a" / "real.json"),
-                 str(tmp_path / "run-b" / "real.json"), "--html", str(page)]) == 0
+    run_a, run_b = tmp_path / "run-a" / "real.json", tmp_path / "run-b" / "real.json"
+    assert main(["simulate", "--agreement", str(run_a), str(run_b), "--html", str(page)]) == 0
     html = page.read_text()
-    assert "first real run: run-a/real.json" in html and "second real run: run-b/real.json" in html
+    assert f"first real run: {run_a}" in html and f"second real run: {run_b}" in html
 
 
 def test_a_simulation_and_a_real_run_in_either_order_are_named_as_they_are():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from extender.cli import main
-from extender.simulator.compare import compare_reports, format_comparison, policy_names
+from extender.simulator.compare import compare_reports, file_labels, format_comparison
 
 from .helpers import LEAST_ALLOCATED_ONLY, at, node, pod, simulate, write
 from .htmltree import parse
@@ -101,8 +101,8 @@ def test_the_differences_between_two_reports(reports):
 
 
 def test_labels_are_file_names_unless_they_clash():
-    assert policy_names(["config/a.yaml", "x/b.yaml"]) == ["a.yaml", "b.yaml"]
-    assert policy_names(["one/policy.yaml", "two/policy.yaml"]) == ["one/policy.yaml",
+    assert file_labels(["config/a.yaml", "x/b.yaml"]) == ["a.yaml", "b.yaml"]
+    assert file_labels(["one/policy.yaml", "two/policy.yaml"]) == ["one/policy.yaml",
                                                                    "two/policy.yaml"]
 
 
