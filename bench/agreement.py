@@ -31,7 +31,6 @@ from typing import Any
 import yaml
 
 from extender import cliargs
-from extender.sandbox.replay import scheduler_verbosity
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 #: (cpu, memory, share of the nodes)
@@ -204,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None,
                    metavar="P")
     p.add_argument("--time-scale", type=cliargs.positive_float, default=1.0)
-    p.add_argument("--scheduler-verbosity", type=scheduler_verbosity, default=None, metavar="N",
+    p.add_argument("--scheduler-verbosity", type=cliargs.scheduler_verbosity, default=None, metavar="N",
                    help="kube-scheduler's -v in the replay (extender simulate "
                         "--scheduler-verbosity; 5 logs every queue move)")
     p.add_argument("--run", action="store_true", help="replay, simulate, compare")

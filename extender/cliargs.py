@@ -50,6 +50,21 @@ def port(text: str) -> int:
     return value
 
 
+#: kube-scheduler's `-v` for a replay (`simulate --on-sandbox`): from 2 it logs each attempt,
+#: which the replay reads; 10 is klog's most.
+MIN_SCHEDULER_VERBOSITY, MAX_SCHEDULER_VERBOSITY = 2, 10
+
+
+def scheduler_verbosity(text: str) -> int:
+    """`--scheduler-verbosity`: kube-scheduler's `-v` for a replay, 2 to 10."""
+    value = int(_number(text, int))
+    if not MIN_SCHEDULER_VERBOSITY <= value <= MAX_SCHEDULER_VERBOSITY:
+        raise argparse.ArgumentTypeError(
+            f"must be {MIN_SCHEDULER_VERBOSITY} to {MAX_SCHEDULER_VERBOSITY} (the replay reads "
+            f"kube-scheduler's -v={MIN_SCHEDULER_VERBOSITY} lines), got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """A number above 0 (seconds, rates, scales)."""
     value = float(_number(text, float))

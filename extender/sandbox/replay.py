@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from extender import cliargs
 from extender.sandbox.api import Api, ApiError, path
 from extender.sandbox.observed import Observations
 from extender.sandbox.replayplan import (
@@ -48,8 +49,6 @@ NOT_ON_SANDBOX = ("compare", "extender", "serve_api", "utilization", "plot", "fo
                   "agreement")
 #: Quiet time that ends a replay: more than kube-scheduler's 10 s maximum backoff.
 DEFAULT_SETTLE = 15.0
-#: kube-scheduler's `-v` for a replay: from 2 it logs each attempt, which the replay reads.
-MIN_VERBOSITY, MAX_VERBOSITY = 2, 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,9 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--keep-sandbox", action="store_true",
                    help="leave the sandbox running afterwards (extender sandbox down "
                         "--state-dir DIR stops it)")
-    g.add_argument("--scheduler-verbosity", type=scheduler_verbosity, default=MIN_VERBOSITY,
-                   metavar="N",
-                   help=f"kube-scheduler's -v (default {MIN_VERBOSITY}, what the replay reads; "
+    g.add_argument("--scheduler-verbosity", type=cliargs.scheduler_verbosity,
+                   default=cliargs.MIN_SCHEDULER_VERBOSITY, metavar="N",
+                   help=f"kube-scheduler's -v (default {cliargs.MIN_SCHEDULER_VERBOSITY}, what "
+                        "the replay reads; "
                         "5 logs every move of its queue, with the event that made it, 10 every "
                         "API call: for finding out why a run went its way; the log is in the "
                         "sandbox's logs/kube-scheduler.log, kept with --keep-sandbox)")
@@ -84,19 +84,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="run kube-scheduler built with sigs.k8s.io/scheduler-plugins (extender "
                         "sandbox build --scheduler-plugins), for Coscheduling, "
                         "CapacityScheduling and the others")
-
-
-def scheduler_verbosity(text: str) -> int:
-    """`--scheduler-verbosity`: kube-scheduler's `-v` for a replay, 2 to 10."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not MIN_VERBOSITY <= value <= MAX_VERBOSITY:
-        raise argparse.ArgumentTypeError(
-            f"must be {MIN_VERBOSITY} to {MAX_VERBOSITY} (the replay reads kube-scheduler's "
-            f"-v={MIN_VERBOSITY} lines), got {value}")
-    return value
 
 
 def _settle(text: str) -> float:

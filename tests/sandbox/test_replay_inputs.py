@@ -180,12 +180,12 @@ def test_dynamic_resources_speaks_where_the_simulator_writes_its_word():
 
 def test_scheduler_verbosity_is_what_the_replay_can_read(capsys):
     from extender.cli import main
-    from extender.sandbox.replay import scheduler_verbosity as _verbosity
+    from extender.cliargs import scheduler_verbosity as _verbosity
 
     assert _verbosity("2") == 2 and _verbosity("10") == 10
     for bad, words in (("1", "must be 2 to 10 (the replay reads kube-scheduler's -v=2 lines), "
                               "got 1"),
-                       ("11", "must be 2 to 10"), ("five", "not a whole number: 'five'")):
+                       ("11", "must be 2 to 10"), ("five", "expected an integer, got 'five'")):
         with pytest.raises(argparse.ArgumentTypeError, match=re.escape(words)):
             _verbosity(bad)
     with pytest.raises(SystemExit):
