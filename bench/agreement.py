@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None,
                    metavar="P")
     p.add_argument("--time-scale", type=cliargs.positive_float, default=1.0)
-    p.add_argument("--scheduler-verbosity", type=cliargs.scheduler_verbosity, default=None, metavar="N",
+    p.add_argument("--scheduler-verbosity", type=cliargs.scheduler_verbosity, default=None,
+                   metavar="N",
                    help="kube-scheduler's -v in the replay (extender simulate "
                         "--scheduler-verbosity; 5 logs every queue move)")
     p.add_argument("--run", action="store_true", help="replay, simulate, compare")
