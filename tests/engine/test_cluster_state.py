@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.model import k8s
 from extender.model.pod import PodView
 
@@ -91,6 +92,42 @@ def test_watch_confirmation_replaces_the_assumption():
     clock.now += 60
     assert state.expire_assumptions() == []
     assert state.nodes["n1"].requested.milli_cpu == 2000
+
+
+def test_an_event_older_than_the_bind_leaves_the_assumption_standing():
+    # Seen on the real control plane: the extender's watch delivered a pod's creation after
+    # kube-scheduler had already filtered it and the bind verb had bound it. Forgetting the
+    # assumption freed its CPU and its quota, and the next pod was let in past the quota.
+    clock = FakeClock()
+    state = ClusterState(clock)
+    state.apply_node(node("n1", cpu="4"))
+    state.apply_pod(pod("p", "2"))
+    state.assume(state.pending_pod("uid-p"), "n1", ttl=30)
+    stale = state.apply_pod(pod("p", "2", labels={"seen": "late"}))
+    assert stale is not None and stale.node_name == "n1"
+    assert state.nodes["n1"].requested.milli_cpu == 2000 and set(state.nodes["n1"].pods) == {"uid-p"}
+    assert state.store(QuotaStore).used("default").milli_cpu == 2000
+    assert "uid-p" in state.assumed and state.pending_pod("uid-p") is None
+    # Unconfirmed, it expires as before, back to the pod as last seen pending.
+    clock.now += 31
+    assert [p.name for p in state.expire_assumptions()] == ["p"]
+    assert state.nodes["n1"].requested.milli_cpu == 0
+    assert state.store(QuotaStore).used("default").milli_cpu == 0
+    assert state.pending_pod("uid-p").labels == {"seen": "late"}
+
+
+def test_after_the_bind_a_terminal_or_bound_event_still_applies():
+    state = ClusterState(FakeClock())
+    state.apply_node(node("n1"))
+    state.apply_node(node("n2"))
+    state.apply_pod(pod("p", "1"))
+    state.assume(state.pending_pod("uid-p"), "n1", ttl=30)
+    state.apply_pod(pod("p", "1", "n1", "Running"))  # the binding, confirmed
+    assert not state.assumed and state.nodes["n1"].requested.milli_cpu == 1000
+    state.apply_pod(pod("q", "1"))
+    state.assume(state.pending_pod("uid-q"), "n2", ttl=30)
+    state.apply_pod(pod("q", "1", phase="Failed"))  # gone before any node ran it
+    assert "uid-q" not in state.pods and state.nodes["n2"].requested.milli_cpu == 0
 
 
 def test_recreated_pod_with_new_uid_replaces_the_old_one():
