@@ -193,6 +193,8 @@ class FakeApiServer(LoopbackServer):
         self._changed: asyncio.Event | None = None
         self._watches: set[asyncio.StreamWriter] = set()
         self._watch_resources: dict[asyncio.StreamWriter, str] = {}
+        #: plural -> the newest resourceVersion its watches deliver (`hold_watches`).
+        self._watch_limits: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
@@ -338,6 +340,19 @@ class FakeApiServer(LoopbackServer):
             current = self.objects[plural].get(key_of(obj))
             self.rv += 1
             self._record(plural, type_, current, copy.deepcopy(obj))
+
+    def hold_watches(self, plural: str, through: int | None = None) -> None:
+        """Deliver `plural`'s watch events only up to resourceVersion `through` (default: the
+        current one) until `release_watches`: a watcher that has fallen behind, in order, as
+        one starved of CPU while another client (kube-scheduler) is already ahead."""
+        with self._lock:
+            self._watch_limits[plural] = self.rv if through is None else through
+        self._wake()
+
+    def release_watches(self, plural: str) -> None:
+        with self._lock:
+            self._watch_limits.pop(plural, None)
+        self._wake()
 
     # ---- metrics.k8s.io ------------------------------------------------------------------
     def set_node_metrics(self, name: str, cpu: str, memory: str, *, window: str = "10.062s",
@@ -624,7 +639,12 @@ class FakeApiServer(LoopbackServer):
                     if last < self.compacted_rv:
                         return await gone(last)
                     pending = events_since(self.history, last, res.plural)
-                    last = self.rv
+                    limit = self._watch_limits.get(res.plural)
+                    if limit is None:
+                        last = self.rv
+                    else:  # held: up to the limit, and the rest when released
+                        pending = [ev for ev in pending if ev.rv <= limit]
+                        last = max(last, min(limit, self.rv))
                 for ev in pending:
                     out = translate(ev, terms, ns)
                     if out is not None:

@@ -232,6 +232,44 @@ def test_quota_never_exceeded_by_concurrent_filter_and_bind(apiserver: FakeApiSe
         or o.endswith("is more than Max") for o in rejected), rejected
 
 
+def test_a_watch_behind_the_bind_verb_does_not_free_the_quota(apiserver: FakeApiServer,
+                                                              tmp_path: Path) -> None:
+    # Seen on the real control plane, with 200 pods created at once: kube-scheduler's watch
+    # is ahead of the extender's, so the bind verb binds a pod whose creation the extender's
+    # watch delivers afterwards. That event is older than the binding; taking it for the pod's
+    # state freed its quota, and one pod too many was let in.
+    server = apiserver
+    server.load([ko.node("node-0", cpu="64", memory="256Gi", pods="500")])
+    server.put({"kind": "Namespace", "metadata": {"name": "team"}})
+    server.put(_elastic_quota("team", "200m", "200m"))
+    extender = Extender(server, tmp_path, _policy(tmp_path, ["NodeResourcesFit", "CapacityScheduling"]))
+    try:
+        extender.wait_ready()
+        server.hold_watches("pods")
+        pods = [server.put(ko.pod(f"p-{i}", namespace="team", cpu="100m", memory="64Mi"))
+                for i in range(3)]
+        created = server.rv
+        with extender.client() as client:
+            for pod in pods[:2]:
+                reply = client.post("/filter", json={"Pod": pod, "NodeNames": ["node-0"]}).json()
+                assert reply["NodeNames"] == ["node-0"], reply
+                assert client.post("/bind", json=_bind_body(pod, "node-0")).json() == {"Error": ""}
+            # The watch catches up with the creations, not yet with the bindings.
+            server.hold_watches("pods", through=created)
+            synced = client.get("/readyz", params={"resourceVersion": str(created),
+                                                   "timeoutSeconds": "10"})
+            assert synced.status_code == 200, synced.text
+            reply = client.post("/filter", json={"Pod": pods[2], "NodeNames": ["node-0"]}).json()
+    finally:
+        server.release_watches("pods")
+        extender.stop()
+    assert reply["NodeNames"] == [], reply
+    assert reply["FailedNodes"] == {"node-0": "Pod team/p-2 is rejected in PreFilter because "
+                                              "ElasticQuota team is more than Max"}, reply
+    assert [p["metadata"]["name"] for p in server.items("Pod") if p["spec"].get("nodeName")] \
+        == ["p-0", "p-1"]
+
+
 def test_missing_crd_is_a_readiness_message(tmp_path: Path) -> None:
     with FakeApiServer(bookmark_interval=0.5, without=("podgroups",)) as server:
         server.load([ko.node("node-0")])
