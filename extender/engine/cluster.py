@@ -152,8 +152,12 @@ class ClusterState:
             # assumed it is older than the binding (our informer behind kube-scheduler's, or a
             # relist page read before the bind). kube-scheduler's cache keeps an assumed pod
             # through such events; forgetting it would free its node and quota for another pod.
+            # The stores still see the object (a PodGroup counts its members as its lister does).
+            assumed = self.pods.get(view.uid)
+            for store in self._pod_stores:
+                store.pod_seen(view, assumed)
             assumption.pending = view
-            return self.pods.get(view.uid)
+            return assumed
         before = self.pods.get(view.uid)
         for store in self._pod_stores:
             store.pod_seen(view, before)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from extender.engine.cluster import ClusterState
 from extender.engine.plugins.capacity_scheduling.store import QuotaStore
+from extender.engine.plugins.coscheduling.store import PodGroupStore
 from extender.model import k8s
 from extender.model.pod import PodView
+from extender.model.scheduling import POD_GROUP_LABEL
 
 
 def node(name: str, cpu: str = "4", pods: str = "110") -> k8s.Node:
@@ -101,19 +103,21 @@ def test_an_event_older_than_the_bind_leaves_the_assumption_standing():
     clock = FakeClock()
     state = ClusterState(clock)
     state.apply_node(node("n1", cpu="4"))
-    state.apply_pod(pod("p", "2"))
-    state.assume(state.pending_pod("uid-p"), "n1", ttl=30)
-    stale = state.apply_pod(pod("p", "2", labels={"seen": "late"}))
+    # Bound from the filter request's pod, before the watch ever showed it.
+    state.assume(PodView.from_k8s(pod("p", "2")), "n1", ttl=30)
+    stale = state.apply_pod(pod("p", "2", labels={"seen": "late", POD_GROUP_LABEL: "g"}))
     assert stale is not None and stale.node_name == "n1"
     assert state.nodes["n1"].requested.milli_cpu == 2000 and set(state.nodes["n1"].pods) == {"uid-p"}
     assert state.store(QuotaStore).used("default").milli_cpu == 2000
     assert "uid-p" in state.assumed and state.pending_pod("uid-p") is None
+    # The object is seen all the same: its PodGroup counts it, as upstream's pod lister would.
+    assert state.store(PodGroupStore).members == {("default", "g"): {"uid-p": False}}
     # Unconfirmed, it expires as before, back to the pod as last seen pending.
     clock.now += 31
     assert [p.name for p in state.expire_assumptions()] == ["p"]
     assert state.nodes["n1"].requested.milli_cpu == 0
     assert state.store(QuotaStore).used("default").milli_cpu == 0
-    assert state.pending_pod("uid-p").labels == {"seen": "late"}
+    assert state.pending_pod("uid-p").labels == {"seen": "late", POD_GROUP_LABEL: "g"}
 
 
 def test_after_the_bind_a_terminal_or_bound_event_still_applies():

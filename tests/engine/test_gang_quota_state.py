@@ -83,15 +83,13 @@ def test_incremental_quota_use_and_membership_equal_a_recount(ops: list[tuple]) 
                 state.delete_pod(old.metadata.namespace, old.metadata.name, old.metadata.uid)
             pod = _pod(i, ns, cpu, node, phase, group, gated)
             assumed = state.assumed.get(pod.metadata.uid)
+            live[i] = pod
+            state.apply_pod(pod)
             if assumed is not None and not node and phase == "Pending":
                 # After a bind, an event without a node is older than the binding: the
-                # assumed pod stands, and the API server holds what was bound.
-                state.apply_pod(pod)
+                # assumed pod stands (its PodGroup membership follows the object).
                 assert state.assumed[pod.metadata.uid] is assumed
                 assert state.pods[pod.metadata.uid].node_name == assumed.node_name
-            else:
-                live[i] = pod
-                state.apply_pod(pod)
         elif kind == "delete":
             old = live.pop(step[1], None)
             if old is not None:
