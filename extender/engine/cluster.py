@@ -157,6 +157,7 @@ class ClusterState:
             for store in self._pod_stores:
                 store.pod_seen(view, assumed)
             assumption.pending = view
+            self._touch()  # what the stores keep may have changed (replies are kept by generation)
             return assumed
         before = self.pods.get(view.uid)
         for store in self._pod_stores:

@@ -105,6 +105,7 @@ def test_an_event_older_than_the_bind_leaves_the_assumption_standing():
     state.apply_node(node("n1", cpu="4"))
     # Bound from the filter request's pod, before the watch ever showed it.
     state.assume(PodView.from_k8s(pod("p", "2")), "n1", ttl=30)
+    generation = state.generation
     stale = state.apply_pod(pod("p", "2", labels={"seen": "late", POD_GROUP_LABEL: "g"}))
     assert stale is not None and stale.node_name == "n1"
     assert state.nodes["n1"].requested.milli_cpu == 2000 and set(state.nodes["n1"].pods) == {"uid-p"}
@@ -112,6 +113,7 @@ def test_an_event_older_than_the_bind_leaves_the_assumption_standing():
     assert "uid-p" in state.assumed and state.pending_pod("uid-p") is None
     # The object is seen all the same: its PodGroup counts it, as upstream's pod lister would.
     assert state.store(PodGroupStore).members == {("default", "g"): {"uid-p": False}}
+    assert state.generation > generation  # so replies kept for the old membership are not reused
     # Unconfirmed, it expires as before, back to the pod as last seen pending.
     clock.now += 31
     assert [p.name for p in state.expire_assumptions()] == ["p"]
