@@ -158,6 +158,7 @@ async def metrics_route(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     metrics.STATE_NODES.set(len(runtime.state.nodes))
     metrics.STATE_PODS.set(len(runtime.state.pods))
+    metrics.raise_to(metrics.LATE_POD_EVENTS, runtime.state.late_pod_events)
     for name, size in cache_sizes(runtime).items():
         metrics.CACHE_ENTRIES.labels(name).set(size)
     for name, size in cache_bytes(runtime).items():

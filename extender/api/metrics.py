@@ -77,6 +77,10 @@ INFORMER_STALE_EVENTS = Counter(
     "extender_informer_stale_events_total",
     "Watch events ignored because their resourceVersion was not newer than the informer's.",
     ["resource"])
+LATE_POD_EVENTS = Counter(
+    "extender_informer_late_pod_events_total",
+    "Pod watch events older than this extender's bind of the pod (its watch behind "
+    "kube-scheduler's); the bind's assumption stood through them.")
 CACHE_ENTRIES = Gauge("extender_cache_entries",
                       "Entries in each bounded cache or table (see docs/operations.md).", ["cache"])
 CONNECTIONS_REFUSED = Counter("extender_connections_refused_total",
@@ -126,6 +130,18 @@ def labelled(metric: Any, *values: str) -> Any:
 
 
 _children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def raise_to(counter: Any, total: int) -> None:
+    """Bring an unlabelled counter up to `total`, a count kept elsewhere and read when
+    /metrics is scraped (a counter never goes down: a smaller total changes nothing)."""
+    key = id(counter)
+    if total > _totals.get(key, 0):
+        counter.inc(total - _totals.get(key, 0))
+        _totals[key] = total
+
+
+_totals: dict[int, int] = {}
 
 
 def exposition() -> tuple[bytes, str]:

@@ -59,6 +59,9 @@ class ClusterState:
         self.image_nodes: Counter[str] = Counter()
         self.nominated: dict[str, dict[str, PodView]] = {}
         self.assumed: dict[str, Assumption] = {}
+        #: Pod events older than the bind that assumed the pod (`apply_pod`): how often the
+        #: watch ran behind the bind verb (`extender_informer_late_pod_events_total`).
+        self.late_pod_events = 0
         self._recent_pending: dict[str, PodView] = {}
         self.namespaces: dict[str, Mapping[str, str]] = {}  # name -> labels
         self.services: dict[tuple[str, str], Mapping[str, str] | None] = {}  # -> spec.selector
@@ -153,6 +156,7 @@ class ClusterState:
             # relist page read before the bind). kube-scheduler's cache keeps an assumed pod
             # through such events; forgetting it would free its node and quota for another pod.
             # The stores still see the object (a PodGroup counts its members as its lister does).
+            self.late_pod_events += 1
             assumed = self.pods.get(view.uid)
             for store in self._pod_stores:
                 store.pod_seen(view, assumed)

@@ -114,6 +114,7 @@ def test_an_event_older_than_the_bind_leaves_the_assumption_standing():
     # The object is seen all the same: its PodGroup counts it, as upstream's pod lister would.
     assert state.store(PodGroupStore).members == {("default", "g"): {"uid-p": False}}
     assert state.generation > generation  # so replies kept for the old membership are not reused
+    assert state.late_pod_events == 1  # /metrics: extender_informer_late_pod_events_total
     # Unconfirmed, it expires as before, back to the pod as last seen pending.
     clock.now += 31
     assert [p.name for p in state.expire_assumptions()] == ["p"]
@@ -134,6 +135,7 @@ def test_after_the_bind_a_terminal_or_bound_event_still_applies():
     state.assume(state.pending_pod("uid-q"), "n2", ttl=30)
     state.apply_pod(pod("q", "1", phase="Failed"))  # gone before any node ran it
     assert "uid-q" not in state.pods and state.nodes["n2"].requested.milli_cpu == 0
+    assert state.late_pod_events == 0
 
 
 def test_recreated_pod_with_new_uid_replaces_the_old_one():

@@ -11,10 +11,12 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
 from extender import __version__, serve
+from extender.api import metrics
 from extender.api.app import create_app
 from extender.api.runtime import Runtime
 from extender.cli import build_parser
@@ -226,3 +228,11 @@ def test_dashboard_is_importable_grafana_json():
             assert target["datasource"]["uid"] == "${datasource}"
             assert target["expr"].count("(") == target["expr"].count(")")
 
+
+
+def test_a_count_kept_elsewhere_only_ever_raises_its_counter():
+    registry = CollectorRegistry()
+    counter = Counter("test_kept_elsewhere_total", "A count the state keeps.", registry=registry)
+    for total, shown in ((3, 3.0), (2, 3.0), (3, 3.0), (5, 5.0)):
+        metrics.raise_to(counter, total)
+        assert registry.get_sample_value("test_kept_elsewhere_total") == shown
