@@ -149,23 +149,21 @@ class ClusterState:
     def apply_pod(self, pod: k8s.Pod) -> PodView | None:
         """Add or update a pod from its object. Returns the view kept, or None if dropped."""
         view = PodView.from_k8s(pod, slim=bool(pod.spec.node_name))
+        before = self.pods.get(view.uid)
+        for store in self._pod_stores:
+            store.pod_seen(view, before)
         assumption = self.assumed.get(view.uid)
         if assumption is not None and not view.node_name and not view.is_terminal:
             # The watch delivers a pod's events in order, so one without a node after the bind
             # assumed it is older than the binding (our informer behind kube-scheduler's, or a
             # relist page read before the bind). kube-scheduler's cache keeps an assumed pod
             # through such events; forgetting it would free its node and quota for another pod.
-            # The stores still see the object (a PodGroup counts its members as its lister does).
+            # The stores have still seen the object (a PodGroup counts its members as its
+            # lister does).
             self.late_pod_events += 1
-            assumed = self.pods.get(view.uid)
-            for store in self._pod_stores:
-                store.pod_seen(view, assumed)
             assumption.pending = view
             self._touch()  # what the stores keep may have changed (replies are kept by generation)
-            return assumed
-        before = self.pods.get(view.uid)
-        for store in self._pod_stores:
-            store.pod_seen(view, before)
+            return before
         self._forget(view.uid)
         key = (view.namespace, view.name)
         stale_uid = self._uid_by_key.get(key)
