@@ -18,7 +18,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY extender ./extender
-# pip picks the binary wheels that uvloop, httptools, msgspec and pydantic-core publish
+# pip picks the binary wheels that uvloop, httptools, msgspec, pydantic-core and xxhash publish
 # for manylinux, so nothing is compiled here either.
 RUN pip wheel --no-deps --wheel-dir /wheels . \
  && python -m venv --without-pip /opt/venv \

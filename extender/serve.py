@@ -274,6 +274,8 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
     if getattr(args, "record", None) is not None:
         start_recording(runtime, args, policy_source, snapshot)
     configure_load_metrics(runtime, runtime.live.client if runtime.live is not None else None)
+    if runtime.live is not None:
+        configure_topology_cache(runtime)
     configure_gang_and_quota(runtime, args)
     configure_leader_election(runtime, args)
     log.info("extender configured", extra={
@@ -545,6 +547,26 @@ def configure_load_metrics(runtime: Runtime, client: KubeClient | None) -> None:
     runtime.readiness = with_detail(runtime.readiness, "load-metrics", refresher.detail)
     runtime.startup.append(refresher.start)
     runtime.shutdown.insert(0, refresher.stop)  # before the Kubernetes client closes
+
+
+def configure_topology_cache(runtime: Runtime) -> None:
+    """NodeResourceTopologyMatch's overreserve cache against a live cluster: its pod lister
+    and resync loop (`extender.state.nrtresync`); nothing without the cache. Offline no report
+    ever arrives, so the reservations of its binds last."""
+    from extender.state.nrtresync import enable_cache
+
+    recorder = runtime.recorder
+
+    def flushed(nodes: list[str]) -> None:
+        metrics.NRT_CACHE_FLUSHES.inc(len(nodes))
+        if recorder is not None:
+            recorder.nrt_resync(nodes)
+
+    resync = enable_cache(runtime.profile, runtime.state, on_flush=flushed,
+                          on_round=metrics.NRT_CACHE_RESYNCS.inc)
+    if resync is not None:
+        runtime.startup.append(resync.start)
+        runtime.shutdown.insert(0, resync.stop)
 
 
 def export_informer_metrics(live: LiveState) -> None:

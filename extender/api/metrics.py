@@ -81,6 +81,14 @@ LATE_POD_EVENTS = Counter(
     "extender_informer_late_pod_events_total",
     "Pod watch events older than this extender's bind of the pod (its watch behind "
     "kube-scheduler's); the bind's assumption stood through them.")
+NRT_CACHE_RESYNCS = Counter(
+    "extender_nrt_cache_resyncs_total",
+    "Rounds of the NodeResourceTopology overreserve cache's resync (one every "
+    "cacheResyncPeriodSeconds).")
+NRT_CACHE_FLUSHES = Counter(
+    "extender_nrt_cache_flushed_nodes_total",
+    "Nodes whose NodeResourceTopology the overreserve cache took afresh at a resync (their "
+    "reservations dropped): a matching pod fingerprint, or a changed Topology Manager.")
 CACHE_ENTRIES = Gauge("extender_cache_entries",
                       "Entries in each bounded cache or table (see docs/operations.md).", ["cache"])
 CONNECTIONS_REFUSED = Counter("extender_connections_refused_total",

@@ -41,6 +41,7 @@ from extender.api.offload import Offloader
 from extender.api.runtime import Runtime, configure_gang_and_quota
 from extender.engine import registry
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import BUILTIN_POLICY, parse_policy, policy_document
 from extender.engine.profile import build_profile
@@ -50,6 +51,7 @@ from extender.state import recording
 from extender.state.binder import BindError, SnapshotBinder, assume
 from extender.state.gate import gate_for
 from extender.state.informer import apply_change, sink_for, spec_named
+from extender.state.nrtresync import enable_cache
 from extender.state.snapshot import apply_object
 
 #: Loop turns a replay waits for its bind tasks to settle before calling it stalled.
@@ -226,6 +228,8 @@ def build_runtime(header: recording.Header, clock: ReplayClock,
     profile = build_profile(policy)
     state = ClusterState(clock=clock.monotonic, wall_clock=clock.wall)
     state.store(TrimaranStore).since = header.assignments_since
+    if header.mode == "live":  # the overreserve cache's pod lister, as serve turns it on
+        enable_cache(profile, state)
     flags = header.flags
     binder = ReplayBinder(state, flags.assume_ttl, quiet, api=header.mode == "live")
     runtime = Runtime(profile, state, binder, wall_clock=clock.wall,
@@ -315,6 +319,8 @@ class _Replay:
             self.gate.call(self.state.store(TrimaranStore).set_metrics, entry.snapshot)
         elif isinstance(entry, recording.PermitTimeout):
             self.clock.time_out(entry.uid)
+        elif isinstance(entry, recording.NRTResync):
+            self.gate.call(self._nrt_resync, entry)
 
     def _informer(self, entry: Any) -> None:
         spec = spec_named(entry.resource)
@@ -330,6 +336,12 @@ class _Replay:
         elif isinstance(entry, recording.RelistPage):
             payload = [decoder.decode(item) for item in entry.items]
         self.gate.call(apply_change, sink, _CHANGE[type(entry)], payload)
+
+    def _nrt_resync(self, entry: recording.NRTResync) -> None:
+        flushed = self.state.store(TopologyStore).resync()
+        if flushed != entry.nodes:
+            self._mismatch(None, f"NodeResourceTopology cache resync at t={entry.t}: took "
+                                 f"{flushed}, the recording took {entry.nodes}")
 
     def _expire(self, entry: recording.Expire) -> None:
         if self.gate.busy:

@@ -82,6 +82,8 @@ class ClusterState:
         self._store_of_kind = {kind: self.stores[cls]
                                for kind, cls in registry.STORE_OF_KIND.items()}
         self._pod_stores = tuple(self.stores.values())
+        self._object_stores = tuple(s for s in self._pod_stores
+                                    if type(s).pod_object is not PluginStore.pod_object)
 
     def store(self, cls: type[S]) -> S:
         """The plugin store of that class (`ClusterContext.store`)."""
@@ -152,6 +154,8 @@ class ClusterState:
         before = self.pods.get(view.uid)
         for store in self._pod_stores:
             store.pod_seen(view, before)
+        for store in self._object_stores:
+            store.pod_object(pod, view)
         assumption = self.assumed.get(view.uid)
         if assumption is not None and not view.node_name and not view.is_terminal:
             # The watch delivers a pod's events in order, so one without a node after the bind

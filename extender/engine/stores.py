@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from extender.model import k8s
 from extender.model.pod import PodView
 
 
@@ -102,6 +103,11 @@ class PluginStore:
     # ---- pod events, as kube-scheduler's cache sees them ----------------------------------
     def pod_seen(self, pod: PodView, before: PodView | None) -> None:
         """A pod's object added or updated (`before`: the view it replaces, if any)."""
+
+    def pod_object(self, pod: k8s.Pod, view: PodView) -> None:
+        """A pod's object added or updated, terminal ones too, with its view: only for a store
+        that reads more of the object than the view keeps (`ClusterState` calls the stores
+        that define it)."""
 
     def pod_placed(self, pod: PodView) -> None:
         """A bound (or assumed) pod starts counting on its node."""

@@ -519,7 +519,8 @@ class NRTZone(_Base):
 
 
 class NodeResourceTopology(_Base):
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    #: Annotated: the overreserve cache reads the pods' fingerprint there when no attribute has it.
+    metadata: AnnotatedMeta = msgspec.field(default_factory=AnnotatedMeta)
     #: Deprecated (v1alpha2): `[SingleNUMANodeContainerLevel]` and the like; attributes win.
     topology_policies: list[str] | None = None
     zones: list[NRTZone] | None = None

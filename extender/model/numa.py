@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from extender.model import k8s
+from extender.model import k8s, podfingerprint
 from extender.model.quantity import NANO, nano_value, scaled_from_nanos
 
 ZONE_TYPE_NODE = "Node"
@@ -149,21 +149,38 @@ class NumaCell:
 class NRTView:
     """A `NodeResourceTopology` as the plugin reads it. Build with `NRTView.from_k8s`."""
 
-    __slots__ = ("name", "resource_version", "manager", "cells")
+    __slots__ = ("name", "resource_version", "manager", "cells", "fingerprint",
+                 "fingerprint_method", "fingerprint_attribute")
 
     name: str
     resource_version: str
     manager: TopologyManager
     #: The NUMA cells in zone order, with the reported `available` amounts.
     cells: tuple[NumaCell, ...]
+    #: The fingerprint of the pods the report accounts for (`model.podfingerprint`): its
+    #: attribute's, else its annotation's; "" when it has none.
+    fingerprint: str
+    #: Whether the fingerprint came from the attribute (only that one says its method).
+    fingerprint_attribute: bool
+    #: The attribute saying which pods the agent counted ("" when absent).
+    fingerprint_method: str
 
     @classmethod
     def from_k8s(cls, nrt: k8s.NodeResourceTopology) -> NRTView:
         self = cls.__new__(cls)
-        self.name = nrt.metadata.name
-        self.resource_version = nrt.metadata.resource_version
+        meta = nrt.metadata
+        self.name = meta.name
+        self.resource_version = meta.resource_version
         self.manager = topology_manager(nrt)
         self.cells = numa_cells(nrt.zones or ())
+        # The first of a name counts (`attribute.Get`).
+        attributes = {a.name: a.value for a in reversed(nrt.attributes or ())}
+        self.fingerprint_attribute = podfingerprint.ATTRIBUTE in attributes
+        if self.fingerprint_attribute:
+            self.fingerprint = attributes[podfingerprint.ATTRIBUTE]
+        else:
+            self.fingerprint = (meta.annotations or {}).get(podfingerprint.ANNOTATION, "")
+        self.fingerprint_method = attributes.get(podfingerprint.ATTRIBUTE_METHOD, "")
         return self
 
     def with_reserved(self, reserved: Iterable[Mapping[str, int]]) -> tuple[NumaCell, ...]:
@@ -289,6 +306,25 @@ def effective_request(spec: k8s.PodSpec) -> dict[str, int]:
     for name, amount in _nanos(spec.overhead).items():
         total[name] = total.get(name, 0) + amount
     return total
+
+
+def exclusive_resources(spec: k8s.PodSpec) -> bool:
+    """`resourcerequests.AreExclusiveForPod`: an init or app container requests a resource the
+    kubelet hands out exclusively: a non-native one (a device), or, in a Guaranteed pod,
+    whole cpus, memory or hugepages."""
+    containers = [*(spec.init_containers or ()), *(spec.containers or ())]
+    requested = [c.resources.requests for c in containers if c.resources and c.resources.requests]
+    if any(not is_native_resource(name) for requests in requested for name in requests):
+        return True
+    if not requested or qos_class(spec) != QOS_GUARANTEED:
+        return False
+    for requests in requested:
+        for name, amount in _nanos(requests).items():
+            if name == CPU and amount > 0 and -(-amount // 10**9) * 1000 == -(-amount // 10**6):
+                return True  # Value() * 1000 == MilliValue(): whole cpus
+            if (name == MEMORY or is_hugepages(name)) and amount > 0:
+                return True
+    return False
 
 
 def include_non_native(spec: k8s.PodSpec) -> bool:

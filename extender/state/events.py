@@ -29,7 +29,6 @@ nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 import threading
@@ -42,6 +41,7 @@ from typing import Any
 from extender.engine.framework import Status
 from extender.engine.preemption.evaluator import ABSENT, fit_error_message
 from extender.kube.client import ApiError, KubeClient, KubeError
+from extender.state.background import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -195,11 +195,7 @@ class EventRecorder:
                        asyncio.create_task(self._series_loop(), name="events-series")]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks = []
         self._loop = None
 

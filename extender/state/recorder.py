@@ -176,6 +176,10 @@ class Recorder:
         uids = [pod.uid for pod in pods]
         self.write(lambda: recording.Expire(t=t, w=w, now=now, uids=uids))
 
+    def nrt_resync(self, nodes: list[str]) -> None:
+        t, w = self.now()
+        self.write(lambda: recording.NRTResync(t=t, w=w, nodes=list(nodes)))
+
     async def permit_wait(self, decided: asyncio.Future[str], timeout: float, uid: str) -> str:
         """Permit's wait (`permit.wait_decided`), with the timeout recorded when it fires
         before the group decided: the timer's own callback writes it, so holds whose deadlines

@@ -186,8 +186,17 @@ class PermitTimeout(msgspec.Struct, tag="permit-timeout", tag_field="record",
     uid: str
 
 
+class NRTResync(msgspec.Struct, tag="nrt-resync", tag_field="record", omit_defaults=True):
+    """A round of NodeResourceTopologyMatch's overreserve cache resync that took fresh reports
+    for these nodes (a round that takes none changes nothing, and is not recorded)."""
+
+    t: float
+    w: float
+    nodes: list[str]
+
+
 Entry = In | Out | Load | Apply | Delete | RelistBegin | RelistPage | RelistEnd | Expire | \
-    Metrics | Bind | PermitTimeout
+    Metrics | Bind | PermitTimeout | NRTResync
 INFORMER_CHANGES = (Apply, Delete, RelistBegin, RelistPage, RelistEnd)
 
 _encoder = msgspec.json.Encoder()

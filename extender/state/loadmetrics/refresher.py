@@ -22,7 +22,6 @@ state's snapshot (`TrimaranStore.metrics`) fresh, never on a request's path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from extender.engine.cluster import ClusterState
 from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.model.loadmetrics import Data, NodeMetrics, WatcherMetrics
+from extender.state.background import cancel_and_wait
 from extender.state.gate import gate_for
 from extender.state.loadmetrics.source import ERROR, OK, TIMEOUT, LoadSource, SourceError
 
@@ -221,10 +221,7 @@ class LoadMetricsRefresher:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         await self.source.aclose()
 
     # ---- what it knows -----------------------------------------------------------------

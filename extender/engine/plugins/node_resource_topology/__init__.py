@@ -11,11 +11,16 @@ resource-topology-exporter) publishes per node. `../shared/reference/plugins-nex
 * Score (no NormalizeScore): MostAllocated, LeastAllocated, BalancedAllocation (single-numa-node
   nodes only) or LeastNUMANodes (any policy); only Guaranteed pods are scored (others: 100); a
   node without data scores 0.
-* The overreserve cache (`cacheResyncPeriodSeconds` > 0): the pods this extender has bound to a
-  node since its NodeResourceTopology last changed are taken from every NUMA cell of it until
-  the next report arrives (`TopologyStore.reservations`). Upstream waits for a report
-  whose pod fingerprint matches the pods it knows on the node (its resync loop); the extender
-  takes the next report. Foreign-pod detection is not done.
+* The overreserve cache (`cacheResyncPeriodSeconds` > 0): the plugin reads the cache's copy of
+  each node's report, with the pods this extender bound to the node since taken from every NUMA
+  cell (`TopologyStore`). A Filter rejection marks the node; every period (`serve`, live:
+  `state.nrtresync`), a marked node whose latest report carries the pod fingerprint of the pods
+  on it gets that report as its copy, its reservations dropped; a report that changes the
+  Topology Manager's configuration does so at the next resync whatever its fingerprint.
+  Two differences from upstream: a node's first report is taken whenever it arrives (upstream
+  lists the reports once, at its start, and never learns of a node added later, whose pods it
+  then places as if it had no report), and pods bound by other schedulers are not detected
+  (`foreignPodsDetect`: upstream would take such a node for stale until a resync matches).
 
 The plugin reads the cluster (`node_topology`, `topology_reservations` of the state), so it has
 the cross-node shape; its verdict on a node depends only on that node, and preemption's
@@ -107,11 +112,12 @@ class NodeResourceTopologyMatch:
         """`GetCachedNRTCopy`: the node's report and its NUMA cells, with the overreserve
         cache's reservations taken off when it is on."""
         store = ctx.store(TopologyStore)
-        view = store.node_topology(node_name)
+        if not self.args.overreserve:
+            view = store.node_topology(node_name)
+            return (None, ()) if view is None else (view, view.cells)
+        view = store.cached_topology(node_name)
         if view is None:
             return None, ()
-        if not self.args.overreserve:
-            return view, view.cells
         return view, view.with_reserved(store.reservations(node_name))
 
     # ---- Filter -------------------------------------------------------------------------
@@ -130,8 +136,14 @@ class NodeResourceTopologyMatch:
             reason = single_numa_verdict(view.manager.scope, pod, cells,
                                          node_resource_names(node.node.allocatable.scalar))
         except AccountingError as exc:
-            return Status(Code.ERROR, (INCONSISTENT_ACCOUNTING, str(exc)), NAME)
-        return None if reason is None else unschedulable(NAME, reason)
+            status = Status(Code.ERROR, (INCONSISTENT_ACCOUNTING, str(exc)), NAME)
+        else:
+            if reason is None:
+                return None
+            status = unschedulable(NAME, reason)
+        if self.args.overreserve:
+            ctx.store(TopologyStore).node_maybe_overreserved(node.node.name)
+        return status
 
     # ---- Score (no NormalizeScore) ------------------------------------------------------
     def node_score(self, pod: NumaPod, node_name: str, ctx: ClusterContext) -> int:

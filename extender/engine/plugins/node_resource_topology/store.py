@@ -1,16 +1,25 @@
-"""NodeResourceTopologyMatch's data: each node's NodeResourceTopology (named after it), and
-the overreserve cache's reservations: the pods this extender bound to such a node since its
-report last changed, dropped when the next report arrives."""
+"""NodeResourceTopologyMatch's data: each node's NodeResourceTopology report, and the
+overreserve cache (scheduler-plugins' `cache.OverReserve`, v0.34.7) built on them.
+
+The cache keeps its own copy of each node's report and takes from every NUMA cell of it the
+pods bound to the node since (`reserved`). A newer report does not replace the copy by
+itself: it may predate the kubelet's admission of those pods. The copy is replaced (flushed,
+the reservations dropped) by the cache's resync, every `cacheResyncPeriodSeconds`, and only for
+a node a Filter rejected a pod on since its last reservation (`maybe_overreserved`), when the
+node's latest report carries a pod fingerprint (`model.podfingerprint`) equal to that of the
+pods known on the node; or at once when a report changes the node's Topology Manager
+configuration. The resync needs the pods as upstream's pod lister has them, so the store
+keeps them, once `enable` (serve, live) turns the cache on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from extender.engine.stores import PluginStore, WatchedResource
-from extender.model import k8s
-from extender.model.numa import NRTView, effective_request
+from extender.model import k8s, podfingerprint
+from extender.model.numa import NRTView, effective_request, exclusive_resources
 from extender.model.pod import PodView
 
 # kubernetes-sigs' NodeResourceTopology (manifests/components/numa).
@@ -19,32 +28,98 @@ NODE_RESOURCE_TOPOLOGIES = WatchedResource(
     k8s.NodeResourceTopology, crd="noderesourcetopologies.topology.node.k8s.io",
     component="numa", namespaced=False)
 
+#: `cache.resyncMethod`: which pods the fingerprint counts.
+RESYNC_AUTODETECT = "Autodetect"
+RESYNC_ALL = "All"
+RESYNC_ONLY_EXCLUSIVE_RESOURCES = "OnlyExclusiveResources"
+#: `cache.informerMode`: which pods the lister holds and counts.
+INFORMER_SHARED = "Shared"
+INFORMER_DEDICATED = "Dedicated"
+
+
+class ListedPod(NamedTuple):
+    """A pod as the resync reads it from the lister."""
+
+    namespace: str
+    name: str
+    node_name: str
+    phase: str
+    exclusive: bool  # `resourcerequests.AreExclusiveForPod`
+
+
+def relevant(pod: ListedPod, informer_mode: str) -> bool:
+    """`podprovider.IsPodRelevantShared` / `IsPodRelevantDedicated`: a Running pod with the
+    shared informer; a bound pod past Pending (a finished one too) with the dedicated one."""
+    if informer_mode == INFORMER_DEDICATED:
+        return pod.phase != "Pending" and bool(pod.node_name)
+    return pod.phase == "Running"
+
+
+def expected_fingerprint(report: NRTView, method: str) -> tuple[str, bool]:
+    """`podFingerprintForNodeTopology`: the report's fingerprint ("" when it has none) and
+    whether only pods with exclusive resources count: the attribute's, counting those with
+    `OnlyExclusiveResources` or, with `Autodetect`, when the report's method attribute says
+    so; else the annotation's, counting every pod."""
+    if report.fingerprint_attribute:
+        only_exclusive = method == RESYNC_ONLY_EXCLUSIVE_RESOURCES or (
+            method == RESYNC_AUTODETECT
+            and report.fingerprint_method == podfingerprint.METHOD_WITH_EXCLUSIVE_RESOURCES)
+        return report.fingerprint, only_exclusive
+    return report.fingerprint, False
+
 
 @dataclass
 class TopologyStore(PluginStore):
+    #: Each node's latest report, as the watch delivered it: what the plugin reads without
+    #: the cache (passthrough), and what a resync takes (upstream reads it from the API).
     topologies: dict[str, NRTView] = field(default_factory=dict)
-    #: node -> {pod "namespace/name": effective request in nano-units}.
+    #: The cache's copy of each node's report: the first one seen, then what a flush put there.
+    cached: dict[str, NRTView] = field(default_factory=dict)
+    #: node -> {pod "namespace/name": effective request in nano-units} (`assumedResources`).
     reserved: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    #: Nodes a Filter rejected a pod on since their last reservation (`nodesMaybeOverreserved`).
+    maybe_overreserved: set[str] = field(default_factory=set)
+    #: Nodes whose report changed their Topology Manager configuration (`nodesWithAttrUpdate`).
+    reconfigured: set[str] = field(default_factory=set)
+    #: Flushes so far (`OverReserve.generation`).
+    generation: int = 0
+    #: The cache's `resyncMethod` and `informerMode` (any other value than Dedicated: the
+    #: shared informer), set by `enable`, which turns the pod lister on.
+    method: str = RESYNC_AUTODETECT
+    informer_mode: str = INFORMER_DEDICATED
+    listing: bool = False
+    #: `resyncScope` All: reports are watched for a change of configuration (else not).
+    watches_configuration: bool = True
+    #: Every pod object seen, by uid, once listing (the resync's pod lister).
+    pods: dict[str, ListedPod] = field(default_factory=dict)
 
+    def enable(self, method: str, informer_mode: str, resync_scope: str = "All") -> None:
+        """Turn the pod lister on, before the pods are listed: the resync counts them."""
+        self.method, self.informer_mode, self.listing = method, informer_mode, True
+        self.watches_configuration = resync_scope == "All"
+
+    # ---- the reports ----------------------------------------------------------------------
     def apply(self, kind: str, obj: Any) -> None:
-        """A new report (another resourceVersion, or none) supersedes what was reserved on
-        the node: the agent has seen those pods."""
+        """A report: the latest of its node. The cache takes it only as the node's first one;
+        one that changes the Topology Manager's configuration marks the node for a flush
+        (upstream's cache takes only the reports listed at its start: see the plugin's
+        docstring)."""
         view = NRTView.from_k8s(obj)
-        current = self.topologies.get(view.name)
-        if (current is None or not view.resource_version
-                or current.resource_version != view.resource_version):
-            self.reserved.pop(view.name, None)
+        cached = self.cached.get(view.name)
+        if cached is None:
+            self.cached[view.name] = view
+        elif self.watches_configuration and cached.manager != view.manager:
+            self.reconfigured.add(view.name)
         self.topologies[view.name] = view
 
     def delete(self, kind: str, namespace: str, name: str) -> bool:
-        self.reserved.pop(name, None)
+        """The report is gone; the cache keeps its copy (as upstream's, which never drops one)."""
         return self.topologies.pop(name, None) is not None
 
     def keys(self, kind: str) -> list[tuple[str, str]]:
         return [("", name) for name in self.topologies]
 
     def replace(self, kind: str, objects: Iterable[Any]) -> None:
-        # Reports that did not change keep their reservations (`apply` decides).
         objects = list(objects)
         listed = {obj.metadata.name for obj in objects}
         for name in [n for n in self.topologies if n not in listed]:
@@ -52,11 +127,16 @@ class TopologyStore(PluginStore):
         super().replace(kind, objects)
 
     def node_topology(self, node_name: str) -> NRTView | None:
-        """The node's NodeResourceTopology, or None."""
+        """The node's latest report, or None (what passthrough reads)."""
         return self.topologies.get(node_name)
 
+    def cached_topology(self, node_name: str) -> NRTView | None:
+        """The cache's copy of the node's report, or None."""
+        return self.cached.get(node_name)
+
+    # ---- reservations -----------------------------------------------------------------------
     def reservations(self, node_name: str) -> Sequence[Mapping[str, int]]:
-        """Effective requests of the pods bound to the node since its last report."""
+        """Effective requests of the pods reserved on the node since its last flush."""
         found = self.reserved.get(node_name)
         return tuple(found.values()) if found else ()
 
@@ -64,7 +144,74 @@ class TopologyStore(PluginStore):
         self.reserve(pod, node_name)
 
     def reserve(self, pod: PodView, node_name: str) -> None:
-        """The overreserve cache's Reserve (only nodes with a report: the others have nothing
-        to correct)."""
-        if node_name in self.topologies and pod.pod_spec is not None:
+        """`ReserveNodeResources`: the pod counts against every cell of the node's copy, and
+        the node is no longer taken for overreserved (only nodes with a report: the others
+        have nothing to correct)."""
+        if node_name in self.cached and pod.pod_spec is not None:
             self.reserved.setdefault(node_name, {})[pod.key] = effective_request(pod.pod_spec)
+        self.maybe_overreserved.discard(node_name)
+
+    def node_maybe_overreserved(self, node_name: str) -> None:
+        """`NodeMaybeOverReserved`: a Filter rejected a pod on the node."""
+        self.maybe_overreserved.add(node_name)
+
+    # ---- the pod lister ---------------------------------------------------------------------
+    def pod_object(self, pod: k8s.Pod, view: PodView) -> None:
+        if not self.listing:
+            return
+        # Only the exclusive-resource methods read it (`Autodetect`: when a report says so).
+        exclusive = self.method != RESYNC_ALL and exclusive_resources(pod.spec)
+        self.pods[view.uid] = ListedPod(view.namespace, view.name, view.node_name, view.phase,
+                                        exclusive)
+
+    def pod_deleted(self, namespace: str, name: str, uid: str | None) -> None:
+        if uid is not None:
+            self.pods.pop(uid, None)
+        else:
+            for key in [k for k, p in self.pods.items() if (p.namespace, p.name) == (namespace, name)]:
+                del self.pods[key]
+
+    def pods_relisted(self, kept: Callable[[str], bool]) -> None:
+        for uid in [u for u in self.pods if not kept(u)]:
+            del self.pods[uid]
+
+    # ---- the resync ---------------------------------------------------------------------------
+    def resync(self) -> list[str]:
+        """`OverReserve.Resync`: flush each node marked overreserved whose latest report's pod
+        fingerprint matches the relevant pods the lister holds on it (a node with none is
+        left), and each node whose configuration changed; returns the flushed nodes."""
+        if not self.maybe_overreserved and not self.reconfigured:
+            return []
+        on_node: dict[str, list[ListedPod]] = {}
+        for pod in self.pods.values():
+            if relevant(pod, self.informer_mode):
+                on_node.setdefault(pod.node_name, []).append(pod)
+        flushed: list[NRTView] = []
+        for node in sorted(self.maybe_overreserved):
+            report = self.topologies.get(node)
+            listed = on_node.get(node)
+            if report is None or not listed:
+                continue
+            expected, only_exclusive = expected_fingerprint(report, self.method)
+            if not expected:
+                continue
+            counted = [(p.namespace, p.name) for p in listed if p.exclusive or not only_exclusive]
+            if podfingerprint.matches(expected, counted):
+                flushed.append(report)
+        flushed += [self.topologies[n] for n in sorted(self.reconfigured) if n in self.topologies]
+        return self.flush(flushed)
+
+    def flush(self, reports: Iterable[NRTView]) -> list[str]:
+        """`FlushNodes`: each report becomes its node's copy, its reservations and marks gone."""
+        names = []
+        for report in reports:
+            name = report.name
+            self.cached[name] = report
+            self.reserved.pop(name, None)
+            self.maybe_overreserved.discard(name)
+            self.reconfigured.discard(name)
+            names.append(name)
+        if names:
+            self.generation += 1
+            self.host.changed()
+        return names
