@@ -316,7 +316,13 @@ def exclusive_resources(spec: k8s.PodSpec) -> bool:
     requested = [c.resources.requests for c in containers if c.resources and c.resources.requests]
     if any(not is_native_resource(name) for requests in requested for name in requests):
         return True
-    if not requested or qos_class(spec) != QOS_GUARANTEED:
+    if not requested:
+        return False
+    if spec.resources is None and not all(
+            c.resources and c.resources.limits and CPU in c.resources.limits
+            and MEMORY in c.resources.limits for c in containers):
+        return False  # most pods: not Guaranteed, seen without reading a quantity
+    if qos_class(spec) != QOS_GUARANTEED:
         return False
     for requests in requested:
         for name, amount in _nanos(requests).items():

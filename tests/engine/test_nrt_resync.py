@@ -320,3 +320,58 @@ def test_a_report_from_before_the_kubelet_admitted_the_pod_keeps_its_reservation
     assert store.resync() == ["n1"]
     assert store.reservations("n1") == ()
     assert verdict(state, second) is None  # cell 1 has its 4 cpus
+
+
+def _exclusive_reference(spec: k8s.PodSpec) -> bool:
+    """AreExclusiveForPod as upstream writes it: each container's requests, each judged with
+    the pod's QoS."""
+    from extender.model.numa import (
+        QOS_GUARANTEED,
+        container_requests,
+        is_hugepages,
+        is_native_resource,
+        qos_class,
+    )
+
+    qos = qos_class(spec)
+    for c in [*(spec.init_containers or ()), *(spec.containers or ())]:
+        for name, amount in container_requests(c).items():
+            if not is_native_resource(name):
+                return True
+            if qos != QOS_GUARANTEED:
+                continue
+            if name == CPU and amount > 0 and units(amount) * 1000 == -(-amount // 10**6):
+                return True
+            if (name == MEMORY or is_hugepages(name)) and amount > 0:
+                return True
+    return False
+
+
+def test_exclusive_resources_fast_path_is_the_reference_on_random_pods() -> None:
+    rng = random.Random(7)
+    amounts = {CPU: ["0", "100m", "1", "1500m", "2", "2001m"], MEMORY: ["0", "1Gi", "512Mi"],
+               "hugepages-2Mi": ["0", "2Mi"], "vendor/nic": ["0", "1"]}
+
+    def resources() -> dict[str, str] | None:
+        if rng.random() < 0.15:
+            return None
+        names = [n for n in amounts if rng.random() < (0.8 if n in (CPU, MEMORY) else 0.1)]
+        return {n: rng.choice(amounts[n]) for n in names}
+
+    seen = {True: 0, False: 0}
+    for i in range(3000):
+        def one(name: str) -> dict:
+            requests = resources()
+            limits = dict(requests) if requests is not None and rng.random() < 0.6 else resources()
+            return container(name, requests, limits)
+
+        obj = pod(f"p{i}", [one(f"c{j}") for j in range(rng.randint(0, 3))],
+                  [one(f"i{j}") for j in range(rng.randint(0, 2))])
+        if rng.random() < 0.1:
+            obj["spec"]["resources"] = {"requests": {CPU: "1", MEMORY: "1Gi"},
+                                        "limits": {CPU: "1", MEMORY: "1Gi"}}
+        spec = k8s.convert(obj, k8s.Pod).spec
+        expected = _exclusive_reference(spec)
+        assert exclusive_resources(spec) is expected, obj
+        seen[expected] += 1
+    assert min(seen.values()) > 300  # both answers drawn often
