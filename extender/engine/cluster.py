@@ -84,6 +84,8 @@ class ClusterState:
         self._pod_stores = tuple(self.stores.values())
         self._object_stores = tuple(s for s in self._pod_stores
                                     if type(s).pod_object is not PluginStore.pod_object)
+        self._scheduling_stores = tuple(s for s in self._pod_stores
+                                        if type(s).pod_scheduling is not PluginStore.pod_scheduling)
 
     def store(self, cls: type[S]) -> S:
         """The plugin store of that class (`ClusterContext.store`)."""
@@ -249,6 +251,8 @@ class ClusterState:
     # ---- pending pods seen in requests, and binding ------------------------------------
     def remember_pending(self, pod: PodView) -> None:
         """Keep a pod seen in a filter/prioritize request so a later bind can assume it."""
+        for store in self._scheduling_stores:
+            store.pod_scheduling(pod)
         if not pod.uid or pod.node_name:
             return
         recent = self._recent_pending

@@ -109,6 +109,11 @@ class PluginStore:
         that reads more of the object than the view keeps (`ClusterState` calls the stores
         that define it)."""
 
+    def pod_scheduling(self, pod: PodView) -> None:
+        """kube-scheduler asked this extender about the pending pod (a filter or prioritize):
+        its `schedulerName` is a profile that calls this extender (`ClusterState` calls the
+        stores that define it)."""
+
     def pod_placed(self, pod: PodView) -> None:
         """A bound (or assumed) pod starts counting on its node."""
 

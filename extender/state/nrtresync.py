@@ -78,6 +78,7 @@ def enable_cache(profile: Any, state: ClusterState,
     if plugin is None:
         return None
     cache = plugin.args.cache
-    state.store(TopologyStore).enable(cache.resync_method, cache.informer_mode, cache.resync_scope)
+    state.store(TopologyStore).enable(cache.resync_method, cache.informer_mode, cache.resync_scope,
+                                      cache.foreign_pods_detect)
     return TopologyResync(state, float(plugin.args.cache_resync_period_seconds), on_flush,
                           on_round)

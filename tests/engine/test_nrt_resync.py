@@ -52,10 +52,13 @@ def report(zones: list, *, fingerprint: str | None = None, annotation: str | Non
     return k8s.convert(obj, k8s.NodeResourceTopology)
 
 
-def store_with(*reports: k8s.NodeResourceTopology) -> tuple[ClusterState, TopologyStore]:
+def store_with(*reports: k8s.NodeResourceTopology, foreign: str = "None"
+               ) -> tuple[ClusterState, TopologyStore]:
+    """A state whose cache lists pods (upstream's tests make the cache without foreign-pod
+    detection, which the plugin sets up)."""
     state = ClusterState()
     store = state.store(TopologyStore)
-    store.enable("Autodetect", INFORMER_DEDICATED)
+    store.enable("Autodetect", INFORMER_DEDICATED, foreign_detect=foreign)
     for obj in reports:
         state.apply("NodeResourceTopology", obj)
     return state, store
@@ -120,11 +123,11 @@ def test_a_malformed_or_other_version_fingerprint_never_matches() -> None:
     ("Pending", INFORMER_DEDICATED, False),  # IsPodRelevantDedicated: Pending never counts
 ])
 def test_which_pods_the_lister_counts(phase: str, mode: str, counted: bool) -> None:
-    assert relevant(ListedPod("namespace1", "pod1", "node1", phase, False), mode) is counted
+    assert relevant(ListedPod("namespace1", "pod1", "node1", phase, "", False), mode) is counted
 
 
 def test_an_unbound_pod_never_counts() -> None:
-    assert not relevant(ListedPod("ns", "p", "", "Failed", False), INFORMER_DEDICATED)
+    assert not relevant(ListedPod("ns", "p", "", "Failed", "", False), INFORMER_DEDICATED)
 
 
 # ---- exclusive resources (resourcerequests/exclusive_test.go) --------------------------------
@@ -253,7 +256,7 @@ def test_the_resync_method_decides_which_pods_the_fingerprint_counts(
         method: str, report_method: str | None, flushed: bool) -> None:
     state = ClusterState()
     store = state.store(TopologyStore)
-    store.enable(method, INFORMER_DEDICATED)
+    store.enable(method, INFORMER_DEDICATED, foreign_detect="None")
     state.apply("NodeResourceTopology", report(DEFAULT_ZONES))
     store.node_maybe_overreserved("node1")
     attributes = {podfingerprint.ATTRIBUTE_METHOD: report_method} if report_method else None
@@ -279,7 +282,7 @@ def test_a_changed_topology_manager_is_taken_at_the_next_resync() -> None:
 def test_resync_scope_only_resources_does_not_watch_the_configuration() -> None:
     state = ClusterState()
     store = state.store(TopologyStore)
-    store.enable("Autodetect", INFORMER_DEDICATED, "OnlyResources")
+    store.enable("Autodetect", INFORMER_DEDICATED, "OnlyResources", "None")
     state.apply("NodeResourceTopology", report(DEFAULT_ZONES))
     state.apply("NodeResourceTopology", report(FLUSHED_ZONES, policies=["SingleNUMANodePodLevel"]))
     assert store.reconfigured == set() and store.resync() == []
@@ -375,3 +378,95 @@ def test_exclusive_resources_fast_path_is_the_reference_on_random_pods() -> None
         assert exclusive_resources(spec) is expected, obj
         seen[expected] += 1
     assert min(seen.values()) > 300  # both answers drawn often
+
+
+# ---- foreign pods (cache/foreign_pods_test.go, TestNodeWithForeignPods) ----------------------
+def bound_pod(name: str, scheduler: str | None, node: str | None, requests: dict | None = None
+              ) -> k8s.Pod:
+    obj = pod(name, [container("c", requests, requests)], namespace="namespace1",
+              node=node or "")
+    if scheduler is not None:
+        obj["spec"]["schedulerName"] = scheduler
+    return k8s.convert(obj, k8s.Pod)
+
+
+@pytest.mark.parametrize(("scheduler", "node", "profiles", "foreign"), [
+    (None, None, [], False),  # empty
+    (None, None, ["secondary-scheduler"], False),  # no-node-no-profile
+    (None, "node1", ["secondary-scheduler"], True),  # node-no-profile-no-devs (and -devs-only)
+    ("secondary-scheduler", "node1", ["secondary-scheduler"], False),  # node-profile
+    ("secondary-scheduler-B", "node1",
+     ["secondary-scheduler-A", "secondary-scheduler-B", "fancy-scheduler"], False),  # multi
+])
+def test_which_pods_are_foreign(scheduler: str | None, node: str | None, profiles: list[str],
+                                foreign: bool) -> None:
+    state, store = store_with(report(DEFAULT_ZONES), foreign="All")
+    for name in profiles:
+        state.remember_pending(pod_view({**pod("asking", []), "spec": {
+            "containers": [], "schedulerName": name}}))
+    state.apply_pod(bound_pod("pod1", scheduler, node))
+    assert store.has_foreign_pods("node1") is foreign
+
+
+def test_a_node_with_foreign_pods_is_stale_until_a_resync_matches() -> None:
+    state, store = store_with(report(DEFAULT_ZONES), report(DEFAULT_ZONES, name="node2"),
+                              foreign="All")
+    state.remember_pending(pod_view(pod("asking", [])))  # our profile: "" here
+    state.apply_pod(bound_pod("ours", "", "node1"))
+    state.apply_pod(bound_pod("theirs", "default-scheduler", "node2"))
+    assert not store.has_foreign_pods("node1") and store.has_foreign_pods("node2")
+    plugin = NodeResourceTopologyMatch(NodeResourceTopologyMatchArgs.model_validate(
+        {"cacheResyncPeriodSeconds": 5}))
+    assert plugin.topology("node2", state) is None  # GetCachedNRTCopy: not Fresh
+    state.apply_pod(running(pod("theirs", [container("c", None)], namespace="namespace1"),
+                            "node2"))
+    assert store.resync() == []  # its report has no fingerprint: still stale
+    state.apply("NodeResourceTopology", report(
+        DEFAULT_ZONES, name="node2", fingerprint=podfingerprint.sign([("namespace1", "theirs")])))
+    assert store.resync() == ["node2"]
+    assert not store.has_foreign_pods("node2") and plugin.topology("node2", state) is not None
+
+
+def test_a_node_without_a_report_never_has_foreign_pods() -> None:
+    """TestUnknownNodeWithForeignPods."""
+    state, store = store_with(report(DEFAULT_ZONES), foreign="All")
+    state.apply_pod(bound_pod("theirs", "default-scheduler", "node-bogus"))
+    assert not store.has_foreign_pods("node-bogus") and store.resync() == []
+
+
+def test_only_exclusive_resources_and_none_modes() -> None:
+    state, store = store_with(report(DEFAULT_ZONES), foreign="OnlyExclusiveResources")
+    state.apply_pod(bound_pod("burstable", "default-scheduler", "node1", {CPU: "1"}))
+    assert not store.has_foreign_pods("node1")
+    state.apply_pod(bound_pod("devices", "default-scheduler", "node1", {NIC: "1"}))
+    assert store.has_foreign_pods("node1")
+    state, store = store_with(report(DEFAULT_ZONES), foreign="None")
+    state.apply_pod(bound_pod("devices", "default-scheduler", "node1", {NIC: "1"}))
+    assert not store.has_foreign_pods("node1")
+
+
+def test_a_deleted_foreign_pod_still_marks_its_node_and_a_learned_profile_clears_it() -> None:
+    state, store = store_with(report(DEFAULT_ZONES), foreign="All")
+    store.enable("Autodetect", INFORMER_DEDICATED, foreign_detect="None")
+    state.apply_pod(bound_pod("theirs", "other", "node1"))  # not detecting yet
+    store.enable("Autodetect", INFORMER_DEDICATED, foreign_detect="All")
+    state.delete_pod("namespace1", "theirs", "uid-namespace1-theirs")  # DeleteFunc marks too
+    assert store.has_foreign_pods("node1")
+    generation = state.generation
+    state.remember_pending(pod_view({**pod("asking", []), "spec": {
+        "containers": [], "schedulerName": "other"}}))
+    assert not store.has_foreign_pods("node1") and state.generation > generation
+
+
+def test_filter_refuses_a_stale_node_and_score_gives_it_zero() -> None:
+    state = cluster_from_objects([node_for("n1", ZONES), nrt("n1", ZONES, POLICY)])
+    state.store(TopologyStore).enable("Autodetect", INFORMER_DEDICATED)
+    state.apply_pod(bound_pod("theirs", "default-scheduler", "n1"))
+    wanted = guaranteed("p", {CPU: "1", MEMORY: "1Gi"})
+    assert verdict(state, wanted) == "invalid node topology data"
+    plugin = NodeResourceTopologyMatch(NodeResourceTopologyMatchArgs.model_validate(
+        {"cacheResyncPeriodSeconds": 5}))
+    from extender.engine.framework import CycleState
+
+    assert plugin.score(CycleState(), pod_view(wanted), [state.nodes["n1"]], state) == [0]
+    assert verdict(state, wanted, args=None) is None  # passthrough: no cache, nothing stale

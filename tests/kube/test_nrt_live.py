@@ -84,7 +84,8 @@ def _metric(extender: Extender, name: str, **labels: str) -> float:
 def test_serve_keeps_a_bind_until_a_report_counts_the_pod(
         apiserver: FakeApiServer, tmp_path: Path) -> None:
     """A report made before the kubelet admitted the bound pod (its fingerprint counts no pod)
-    leaves the pod reserved; the one that counts it is taken at the next resync."""
+    leaves the pod reserved; the one that counts it is taken at the next resync. A pod another
+    scheduler binds then makes the node stale."""
     policy = nrt_policy(filters=True, scores=False, args={"cacheResyncPeriodSeconds": 1})
     policy_path = tmp_path / "policy.json"
     policy_path.write_text(json.dumps(policy))
@@ -132,6 +133,13 @@ def test_serve_keeps_a_bind_until_a_report_counts_the_pod(
             apiserver.update("NodeResourceTopology", "", "n1", counted)
             until(lambda: passes(second), "the resync to take the report")
             assert _metric(extender, "extender_nrt_cache_flushed_nodes_total") == 1
+            # A pod another scheduler bound makes the node stale to the cache.
+            other = guaranteed("other", {"cpu": "1", "memory": "1Gi"})
+            other["spec"].update(nodeName="n1", schedulerName="default-scheduler")
+            apiserver.put(other)
+            until(lambda: client.post("/filter", json={"Pod": second, "NodeNames": ["n1"]}).json()
+                  ["FailedNodes"] == {"n1": "invalid node topology data"},
+                  "the foreign pod to make n1 stale")
     finally:
         extender.stop()
 

@@ -17,10 +17,13 @@ resource-topology-exporter) publishes per node. `../shared/reference/plugins-nex
   `state.nrtresync`), a marked node whose latest report carries the pod fingerprint of the pods
   on it gets that report as its copy, its reservations dropped; a report that changes the
   Topology Manager's configuration does so at the next resync whatever its fingerprint.
-  Two differences from upstream: a node's first report is taken whenever it arrives (upstream
-  lists the reports once, at its start, and never learns of a node added later, whose pods it
-  then places as if it had no report), and pods bound by other schedulers are not detected
-  (`foreignPodsDetect`: upstream would take such a node for stale until a resync matches).
+  A node where a pod of another scheduler ran since is stale (`foreignPodsDetect`): Filter
+  answers `invalid node topology data` (Unschedulable) and Score 0 until a resync takes its
+  report. Two differences from upstream: a node's first report is taken whenever it arrives
+  (upstream lists the reports once, at its start, and never learns of a node added later,
+  whose pods it then places as if it had no report), and the profiles that are not "another
+  scheduler" are learned from the pods kube-scheduler asks about (upstream's are its own
+  profiles' names, known from its start).
 
 The plugin reads the cluster (`node_topology`, `topology_reservations` of the state), so it has
 the cross-node shape; its verdict on a node depends only on that node, and preemption's
@@ -66,9 +69,14 @@ from extender.model.numa import (
 from extender.model.pod import PodView
 
 NAME = "NodeResourceTopologyMatch"
+#: Filter's answer on a node the cache takes for stale (`!info.Fresh`).
+INVALID_TOPOLOGY = "invalid node topology data"
 #: The cluster event resource the plugin registers (`EventsToRegister`, GVK form).
 NODE_RESOURCE_TOPOLOGY = "noderesourcetopologies.v1alpha2.topology.node.k8s.io"
 LEAST_NUMA_NODES = "LeastNUMANodes"
+
+
+_STALE = unschedulable(NAME, INVALID_TOPOLOGY)
 
 
 def pod_info(pod: PodView) -> NumaPod | None:
@@ -108,13 +116,16 @@ class NodeResourceTopologyMatch:
 
     # ---- the node's report, through the cache -----------------------------------------
     def topology(self, node_name: str, ctx: ClusterContext
-                 ) -> tuple[NRTView | None, Sequence[NumaCell]]:
+                 ) -> tuple[NRTView | None, Sequence[NumaCell]] | None:
         """`GetCachedNRTCopy`: the node's report and its NUMA cells, with the overreserve
-        cache's reservations taken off when it is on."""
+        cache's reservations taken off when it is on; None when the cache takes the node
+        for stale (pods of another scheduler ran there since it took the node's report)."""
         store = ctx.store(TopologyStore)
         if not self.args.overreserve:
             view = store.node_topology(node_name)
             return (None, ()) if view is None else (view, view.cells)
+        if store.has_foreign_pods(node_name):
+            return None
         view = store.cached_topology(node_name)
         if view is None:
             return None, ()
@@ -129,7 +140,10 @@ class NodeResourceTopologyMatch:
         return TopologyFilterState(self, info, ctx)
 
     def filter_node(self, pod: NumaPod, node: NodeInfo, ctx: ClusterContext) -> Status | None:
-        view, cells = self.topology(node.node.name, ctx)
+        found = self.topology(node.node.name, ctx)
+        if found is None:
+            return _STALE
+        view, cells = found
         if view is None or view.manager.policy != POLICY_SINGLE_NUMA_NODE:
             return None
         try:
@@ -147,7 +161,8 @@ class NodeResourceTopologyMatch:
 
     # ---- Score (no NormalizeScore) ------------------------------------------------------
     def node_score(self, pod: NumaPod, node_name: str, ctx: ClusterContext) -> int:
-        view, cells = self.topology(node_name, ctx)
+        found = self.topology(node_name, ctx)
+        view, cells = found if found is not None else (None, ())  # stale: scores 0
         if view is None:
             return 0
         manager = view.manager

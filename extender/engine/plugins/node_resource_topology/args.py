@@ -58,9 +58,10 @@ class NRTScoringStrategy(_Args):
 class NodeResourceTopologyCache(_Args):
     """`cache`: how the overreserve cache resyncs (`TopologyStore`): `resyncMethod` (which pods
     the fingerprint counts), `informerMode` (which pods the lister counts: Dedicated, or any
-    other value the shared informer's Running ones) and `resyncScope` (All: a report that
-    changes the Topology Manager's configuration is taken at the next resync) as upstream
-    reads them; `foreignPodsDetect` is accepted and does nothing (the plugin's docstring)."""
+    other value the shared informer's Running ones), `resyncScope` (All: a report that
+    changes the Topology Manager's configuration is taken at the next resync) and
+    `foreignPodsDetect` (None, All, OnlyExclusiveResources: which pods of other schedulers
+    make a node stale), as upstream reads them."""
 
     foreign_pods_detect: str = Field(default="All", alias="foreignPodsDetect")
     resync_method: str = Field(default="Autodetect", alias="resyncMethod")

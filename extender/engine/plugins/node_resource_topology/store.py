@@ -9,7 +9,13 @@ a node a Filter rejected a pod on since its last reservation (`maybe_overreserve
 node's latest report carries a pod fingerprint (`model.podfingerprint`) equal to that of the
 pods known on the node; or at once when a report changes the node's Topology Manager
 configuration. The resync needs the pods as upstream's pod lister has them, so the store
-keeps them, once `enable` (serve, live) turns the cache on."""
+keeps them, once `enable` (serve, live) turns the cache on.
+
+A node where a pod of another scheduler runs (or ran: its events, since the node's last flush)
+is stale to the cache (`foreignPodsDetect`): the plugin refuses it ("invalid node topology
+data") and scores it 0 until the resync takes a report for it. Upstream knows its own profiles
+from its configuration; the extender learns them from the pods kube-scheduler asks it about
+(`pod_scheduling`), so until a profile's first request its pods count as another's."""
 
 from __future__ import annotations
 
@@ -32,6 +38,9 @@ NODE_RESOURCE_TOPOLOGIES = WatchedResource(
 RESYNC_AUTODETECT = "Autodetect"
 RESYNC_ALL = "All"
 RESYNC_ONLY_EXCLUSIVE_RESOURCES = "OnlyExclusiveResources"
+#: `cache.foreignPodsDetect`: which pods of other schedulers make a node stale.
+FOREIGN_NONE = "None"
+FOREIGN_ONLY_EXCLUSIVE_RESOURCES = "OnlyExclusiveResources"
 #: `cache.informerMode`: which pods the lister holds and counts.
 INFORMER_SHARED = "Shared"
 INFORMER_DEDICATED = "Dedicated"
@@ -44,6 +53,7 @@ class ListedPod(NamedTuple):
     name: str
     node_name: str
     phase: str
+    scheduler_name: str
     exclusive: bool  # `resourcerequests.AreExclusiveForPod`
 
 
@@ -90,13 +100,21 @@ class TopologyStore(PluginStore):
     listing: bool = False
     #: `resyncScope` All: reports are watched for a change of configuration (else not).
     watches_configuration: bool = True
+    #: `foreignPodsDetect`: None, All or OnlyExclusiveResources (any other value: All).
+    foreign_detect: str = FOREIGN_NONE
     #: Every pod object seen, by uid, once listing (the resync's pod lister).
     pods: dict[str, ListedPod] = field(default_factory=dict)
+    #: The schedulerNames of the pods kube-scheduler asked about: the profiles calling us.
+    profiles: set[str] = field(default_factory=set)
+    #: node -> the schedulerNames of the pods that had an event there since its last flush.
+    scheduled_by: dict[str, set[str]] = field(default_factory=dict)
 
-    def enable(self, method: str, informer_mode: str, resync_scope: str = "All") -> None:
+    def enable(self, method: str, informer_mode: str, resync_scope: str = "All",
+               foreign_detect: str = "All") -> None:
         """Turn the pod lister on, before the pods are listed: the resync counts them."""
         self.method, self.informer_mode, self.listing = method, informer_mode, True
         self.watches_configuration = resync_scope == "All"
+        self.foreign_detect = foreign_detect
 
     # ---- the reports ----------------------------------------------------------------------
     def apply(self, kind: str, obj: Any) -> None:
@@ -155,21 +173,49 @@ class TopologyStore(PluginStore):
         """`NodeMaybeOverReserved`: a Filter rejected a pod on the node."""
         self.maybe_overreserved.add(node_name)
 
+    # ---- foreign pods -------------------------------------------------------------------------
+    def pod_scheduling(self, pod: PodView) -> None:
+        if pod.scheduler_name not in self.profiles:
+            self.profiles.add(pod.scheduler_name)
+            if self.scheduled_by:
+                self.host.changed()  # a node's pods of that profile are no longer foreign
+
+    def has_foreign_pods(self, node_name: str) -> bool:
+        """Whether a pod of another scheduler had an event on the node since its last flush
+        (`nodesWithForeignPods`): the cache takes it for stale."""
+        seen = self.scheduled_by.get(node_name)
+        return seen is not None and not seen <= self.profiles
+
+    def _pod_event(self, pod: ListedPod) -> None:
+        """`foreignCache` on a pod's add, update or delete (`IsForeignPod`, then
+        `NodeHasForeignPods`, which ignores a node without a report)."""
+        if self.foreign_detect == FOREIGN_NONE or not pod.node_name \
+                or pod.node_name not in self.cached:
+            return
+        if self.foreign_detect == FOREIGN_ONLY_EXCLUSIVE_RESOURCES and not pod.exclusive:
+            return
+        self.scheduled_by.setdefault(pod.node_name, set()).add(pod.scheduler_name)
+
     # ---- the pod lister ---------------------------------------------------------------------
     def pod_object(self, pod: k8s.Pod, view: PodView) -> None:
         if not self.listing:
             return
         # Only the exclusive-resource methods read it (`Autodetect`: when a report says so).
-        exclusive = self.method != RESYNC_ALL and exclusive_resources(pod.spec)
-        self.pods[view.uid] = ListedPod(view.namespace, view.name, view.node_name, view.phase,
-                                        exclusive)
+        exclusive = (self.method != RESYNC_ALL
+                     or self.foreign_detect == FOREIGN_ONLY_EXCLUSIVE_RESOURCES) \
+            and exclusive_resources(pod.spec)
+        listed = ListedPod(view.namespace, view.name, view.node_name, view.phase,
+                           view.scheduler_name, exclusive)
+        self.pods[view.uid] = listed
+        self._pod_event(listed)
 
     def pod_deleted(self, namespace: str, name: str, uid: str | None) -> None:
-        if uid is not None:
-            self.pods.pop(uid, None)
-        else:
-            for key in [k for k, p in self.pods.items() if (p.namespace, p.name) == (namespace, name)]:
-                del self.pods[key]
+        keys = [uid] if uid is not None else [
+            k for k, p in self.pods.items() if (p.namespace, p.name) == (namespace, name)]
+        for key in keys:
+            listed = self.pods.pop(key, None)
+            if listed is not None:
+                self._pod_event(listed)
 
     def pods_relisted(self, kept: Callable[[str], bool]) -> None:
         for uid in [u for u in self.pods if not kept(u)]:
@@ -177,17 +223,20 @@ class TopologyStore(PluginStore):
 
     # ---- the resync ---------------------------------------------------------------------------
     def resync(self) -> list[str]:
-        """`OverReserve.Resync`: flush each node marked overreserved whose latest report's pod
-        fingerprint matches the relevant pods the lister holds on it (a node with none is
-        left), and each node whose configuration changed; returns the flushed nodes."""
-        if not self.maybe_overreserved and not self.reconfigured:
+        """`OverReserve.Resync`: flush each node marked overreserved or with foreign pods whose
+        latest report's pod fingerprint matches the relevant pods the lister holds on it (a
+        node with none is left), and each node whose configuration changed; returns the
+        flushed nodes."""
+        desynced = self.maybe_overreserved | {n for n in self.scheduled_by
+                                              if self.has_foreign_pods(n)}
+        if not desynced and not self.reconfigured:
             return []
         on_node: dict[str, list[ListedPod]] = {}
         for pod in self.pods.values():
             if relevant(pod, self.informer_mode):
                 on_node.setdefault(pod.node_name, []).append(pod)
         flushed: list[NRTView] = []
-        for node in sorted(self.maybe_overreserved):
+        for node in sorted(desynced):
             report = self.topologies.get(node)
             listed = on_node.get(node)
             if report is None or not listed:
@@ -210,6 +259,7 @@ class TopologyStore(PluginStore):
             self.reserved.pop(name, None)
             self.maybe_overreserved.discard(name)
             self.reconfigured.discard(name)
+            self.scheduled_by.pop(name, None)
             names.append(name)
         if names:
             self.generation += 1
