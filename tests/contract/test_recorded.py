@@ -29,7 +29,8 @@ def _id(path: Path) -> str:
 def test_the_recorded_scenarios_are_there() -> None:
     scenarios = {str(m.parent.relative_to(RECORDED)) for m in MANIFESTS}
     assert {"1.37.2/extender-decides-placement-names", "1.37.2/extender-decides-placement-nodes",
-            "1.37.2/extender-reasons-in-failed-scheduling"} <= scenarios
+            "1.37.2/extender-reasons-in-failed-scheduling",
+            "1.37.2/a-bind-counts-until-the-report-that-counts-its-pod"} <= scenarios
     total = sum(p.stat().st_size for p in RECORDED.rglob("*") if p.is_file())
     assert total < 1_000_000, f"the committed recordings take {total} bytes"
 
@@ -98,3 +99,16 @@ def test_fixture_recordings_are_gzipped_jsonl(tmp_path: Path) -> None:
         lines = gzip.decompress(path.read_bytes()).splitlines()
         assert json.loads(lines[0])["record"] == "header"
         assert all(json.loads(line)["record"] != "header" for line in lines[1:])
+
+
+@pytest.mark.parametrize(("test_id", "name"), [
+    ("tests/e2e/test_real_placement.py::test_extender_decides_placement[names]",
+     "extender-decides-placement-names"),
+    # `--dist loadgroup` appends the test's group: not part of the scenario's name.
+    ("tests/e2e/test_real_numa.py::test_a_bind_counts_until_the_report_that_counts_its_pod@sandbox",
+     "a-bind-counts-until-the-report-that-counts-its-pod"),
+])
+def test_a_scenario_is_named_after_its_test(test_id: str, name: str) -> None:
+    from tests.e2e.realcluster import scenario_dir_name
+
+    assert scenario_dir_name(test_id) == name

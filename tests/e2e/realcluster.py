@@ -116,7 +116,8 @@ class Kube:
 def scenario_dir_name(test_id: str) -> str:
     """A scenario's recording directory: the test's name without `test_`, its parameters
     kept (`test_extender_decides_placement[names]` -> `extender-decides-placement-names`)."""
-    name = test_id.rpartition("::")[2].removeprefix("test_").lower()
+    # xdist's `--dist loadgroup` names a grouped test `test_x@group`: the group is not its name.
+    name = test_id.rpartition("::")[2].partition("@")[0].removeprefix("test_").lower()
     name = "".join(c if c.isalnum() else "-" for c in name)
     return "-".join(part for part in name.split("-") if part)
 
