@@ -470,3 +470,21 @@ def test_filter_refuses_a_stale_node_and_score_gives_it_zero() -> None:
 
     assert plugin.score(CycleState(), pod_view(wanted), [state.nodes["n1"]], state) == [0]
     assert verdict(state, wanted, args=None) is None  # passthrough: no cache, nothing stale
+
+
+def test_a_node_both_marked_and_reconfigured_is_taken_once() -> None:
+    state, store = store_with(report(DEFAULT_ZONES))
+    store.node_maybe_overreserved("node1")
+    state.apply("NodeResourceTopology", report(FLUSHED_ZONES, fingerprint=POD1_FINGERPRINT,
+                                               policies=["SingleNUMANodePodLevel"]))
+    state.apply_pod(running(TEST_POD))
+    generation = store.generation
+    assert store.resync() == ["node1"] and store.generation == generation + 1
+
+
+def test_a_relist_that_drops_a_foreign_pod_marks_its_node() -> None:
+    state, store = store_with(report(DEFAULT_ZONES), foreign="None")
+    state.apply_pod(bound_pod("theirs", "other", "node1"))
+    store.enable("Autodetect", INFORMER_DEDICATED, foreign_detect="All")
+    state.replace_pods([])  # the relist no longer has it: a delete event
+    assert store.has_foreign_pods("node1") and "uid-namespace1-theirs" not in store.pods

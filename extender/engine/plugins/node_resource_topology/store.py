@@ -219,7 +219,7 @@ class TopologyStore(PluginStore):
 
     def pods_relisted(self, kept: Callable[[str], bool]) -> None:
         for uid in [u for u in self.pods if not kept(u)]:
-            del self.pods[uid]
+            self._pod_event(self.pods.pop(uid))  # a relist's deletion is a delete event
 
     # ---- the resync ---------------------------------------------------------------------------
     def resync(self) -> list[str]:
@@ -233,7 +233,7 @@ class TopologyStore(PluginStore):
             return []
         on_node: dict[str, list[ListedPod]] = {}
         for pod in self.pods.values():
-            if relevant(pod, self.informer_mode):
+            if pod.node_name in desynced and relevant(pod, self.informer_mode):
                 on_node.setdefault(pod.node_name, []).append(pod)
         flushed: list[NRTView] = []
         for node in sorted(desynced):
@@ -247,7 +247,9 @@ class TopologyStore(PluginStore):
             counted = [(p.namespace, p.name) for p in listed if p.exclusive or not only_exclusive]
             if podfingerprint.matches(expected, counted):
                 flushed.append(report)
-        flushed += [self.topologies[n] for n in sorted(self.reconfigured) if n in self.topologies]
+        taken = {report.name for report in flushed}
+        flushed += [self.topologies[n] for n in sorted(self.reconfigured)
+                    if n in self.topologies and n not in taken]
         return self.flush(flushed)
 
     def flush(self, reports: Iterable[NRTView]) -> list[str]:
