@@ -434,15 +434,16 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
 
 
 def refuse_replicas_without_election(runtime: Runtime) -> None:
-    """Without `--leader-elect`, a policy with Coscheduling or CapacityScheduling must run as
-    one replica: several would split a gang's held binds and a quota's reservations between
-    processes. Checked in a cluster, where the pod can find itself (`POD_NAME`, else its
-    hostname) and its controller; an API error is logged, not fatal."""
-    from extender.ops.crosscheck import STATEFUL
+    """Without `--leader-elect`, a policy with Coscheduling, CapacityScheduling or
+    NodeResourceTopologyMatch's overreserve cache must run as one replica: several would split
+    a gang's held binds and a quota's or a node's reservations between processes. Checked in a
+    cluster, where the pod can find itself (`POD_NAME`, else its hostname) and its controller;
+    an API error is logged, not fatal."""
+    from extender.ops.crosscheck import stateful_plugins
     from extender.state.replicas import replica_count
 
     live = runtime.live
-    stateful = [n for n in runtime.profile.filter_names if n in STATEFUL]
+    stateful = stateful_plugins(runtime.profile)
     pod = os.environ.get("POD_NAME") or (socket.gethostname() if _in_a_pod() else "")
     if live is None or not stateful or not pod:
         return
@@ -463,7 +464,7 @@ def refuse_replicas_without_election(runtime: Runtime) -> None:
         raise StartupError(
             f"{controller} runs {replicas} replicas of this extender (pod {namespace}/{pod}) "
             f"and its policy enables {' and '.join(stateful)}: without --leader-elect they "
-            "would split held binds and quota reservations between processes that cannot see "
+            "would split held binds and reservations between processes that cannot see "
             "each other's; add --leader-elect (manifests/components/ha does) or run one replica")
 
 

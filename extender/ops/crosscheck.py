@@ -5,9 +5,12 @@ and the extender's Deployment against both.
   extender's `httpTimeout` in kube-scheduler's configuration must outlast it (the wait, the
   extender's `--bind-deadline` and 2 s, as `render-config --policy` writes), and the extender
   must be the binder (`bindVerb`), or the holds never happen.
-- A policy with Coscheduling or CapacityScheduling keeps holds and reservations in one
-  process: several extender replicas need `--leader-elect` (only the leader then answers), or
-  they split a gang's binds and a quota's reservations between processes.
+- A policy with NodeResourceTopologyMatch's overreserve cache (`cacheResyncPeriodSeconds` > 0)
+  reserves in the bind verb: without `bindVerb` its copy of each node's report never counts
+  the pods kube-scheduler binds.
+- A policy with Coscheduling, CapacityScheduling or that cache keeps holds and reservations in
+  one process: several extender replicas need `--leader-elect` (only the leader then answers),
+  or they split a gang's binds and a quota's or a node's reservations between processes.
 
 `check-config` runs these on a pair of files given together, and on rendered manifests
 (`kubectl kustomize DIR | extender check-config -`: `schedconfig.check_manifests` finds the
@@ -23,6 +26,23 @@ from extender.ops.problems import Collector
 
 STATEFUL = ("Coscheduling", "CapacityScheduling")
 DEFAULT_BIND_DEADLINE = 4.0
+
+
+def overreserve_period(profile: Any) -> int | None:
+    """NodeResourceTopologyMatch's `cacheResyncPeriodSeconds` in `profile` when its
+    overreserve cache is on, else None."""
+    from extender.state.nrtresync import cache_plugin
+
+    plugin = cache_plugin(profile)
+    return None if plugin is None else plugin.args.cache_resync_period_seconds
+
+
+def stateful_plugins(profile: Any) -> list[str]:
+    """The enabled plugins whose holds or reservations live in the extender's process."""
+    found = [n for n in profile.filter_names if n in STATEFUL]
+    if overreserve_period(profile) is not None:
+        found.append("NodeResourceTopologyMatch")
+    return found
 
 
 def permit_wait(policy: Any) -> float | None:
@@ -41,12 +61,20 @@ def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str =
     """kube-scheduler's configuration `config` (parsed) against the extender's `policy`."""
     from extender.state.permit import http_timeout_for
 
+    extenders = config.get("extenders") if isinstance(config.get("extenders"), list) else []
+    binders = [(i, e) for i, e in enumerate(extenders) if isinstance(e, dict) and e.get("bindVerb")]
+    from extender.engine.profile import build_profile
+
+    period = overreserve_period(build_profile(policy))
+    if period is not None and not binders:
+        out.error(f"{where}extenders", "the extender's policy enables NodeResourceTopologyMatch's "
+                  f"overreserve cache (cacheResyncPeriodSeconds {period}), which reserves in the "
+                  "bind verb: register bindVerb, or its copy of each node's report never counts "
+                  "the pods kube-scheduler binds")
     wait = permit_wait(policy)
     if wait is None:
         return
     needed = http_timeout_for(wait, bind_deadline)
-    extenders = config.get("extenders") if isinstance(config.get("extenders"), list) else []
-    binders = [(i, e) for i, e in enumerate(extenders) if isinstance(e, dict) and e.get("bindVerb")]
     if not binders:
         out.error(f"{where}extenders", "the extender's policy enables Coscheduling, whose Permit "
                   "runs in the bind verb: register bindVerb, or the gang's binds are never held")
@@ -72,7 +100,7 @@ def check_replicas(name: str, replicas: int, args: list[str], policy: Any,
 
     if replicas <= 1 or "--leader-elect" in args:
         return
-    stateful = [n for n in build_profile(policy).filter_names if n in STATEFUL]
+    stateful = stateful_plugins(build_profile(policy))
     if stateful:
         out.error(f"Deployment/{name}.spec.replicas",
                   f"{replicas} replicas without --leader-elect would split "

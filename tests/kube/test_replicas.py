@@ -1,5 +1,6 @@
-"""`serve` refuses a policy with Coscheduling or CapacityScheduling on one of several
-replicas without `--leader-elect`: the pod finds itself and its controller in the API."""
+"""`serve` refuses a policy with Coscheduling, CapacityScheduling or NodeResourceTopologyMatch's
+overreserve cache on one of several replicas without `--leader-elect`: the pod finds itself and
+its controller in the API."""
 
 from __future__ import annotations
 
@@ -65,9 +66,20 @@ def test_several_replicas_with_a_gang_policy_are_refused(
     assert str(refused.value) == (
         f"{owner_kind}/scheduler-extender-7c9f runs 2 replicas of this extender (pod "
         f"{NS}/scheduler-extender-7c9f-abcde) and its policy enables Coscheduling: without "
-        "--leader-elect they would split held binds and quota reservations between processes "
+        "--leader-elect they would split held binds and reservations between processes "
         "that cannot see each other's; add --leader-elect (manifests/components/ha does) or "
         "run one replica")
+
+
+def test_several_replicas_with_the_numa_cache_are_refused(
+        apiserver: FakeApiServer, kube_config: ClusterConfig, as_the_pod: None) -> None:
+    _deployed(apiserver, replicas=3)
+    numa = {**PLAIN, "plugins": {"filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}},
+            "pluginConfig": [{"name": "NodeResourceTopologyMatch",
+                              "args": {"cacheResyncPeriodSeconds": 5}}]}
+    with pytest.raises(StartupError, match="its policy enables NodeResourceTopologyMatch: "):
+        _check(kube_config, numa)
+    _check(kube_config, {**numa, "pluginConfig": []})  # without the cache: nothing kept
 
 
 def test_one_replica_or_a_stateless_policy_starts(

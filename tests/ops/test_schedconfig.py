@@ -608,3 +608,20 @@ def test_a_queue_sort_of_scheduler_plugins_is_not_offered_through_the_verbs() ->
                        "the extender's simulator runs it (plugins.queueSort in an ExtenderPolicy)")
     assert "through the extender verbs" in kubeversions.plugin_problem(
         "NetworkOverhead", (1, 37), "kubescheduler.config.k8s.io/v1")
+
+
+def test_the_numa_cache_needs_the_bind_verb(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """check-config on kube-scheduler's configuration and the extender's policy together: the
+    overreserve cache reserves in the bind verb."""
+    policy = _write(tmp_path, {
+        "apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+        "plugins": {"filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}},
+        "pluginConfig": [{"name": "NodeResourceTopologyMatch",
+                          "args": {"cacheResyncPeriodSeconds": 5}}]}, "policy.yaml")
+    unbound = _write(tmp_path, _mutated(lambda d: d["extenders"][0].pop("bindVerb")))
+    assert _run("check-config", str(unbound), str(policy)) == 1
+    assert (f"{unbound}: extenders: the extender's policy enables NodeResourceTopologyMatch's "
+            "overreserve cache (cacheResyncPeriodSeconds 5), which reserves in the bind verb: "
+            "register bindVerb, or its copy of each node's report never counts the pods "
+            "kube-scheduler binds") in capsys.readouterr().out.splitlines()
+    assert _run("check-config", str(CONFIG / "scheduler-config.yaml"), str(policy)) == 0
