@@ -23,17 +23,26 @@ ATTRIBUTE_METHOD = "nodeTopologyPodsFingerprintMethod"
 METHOD_WITH_EXCLUSIVE_RESOURCES = "with-exclusive-resources"
 
 
-def sign(pods: Iterable[tuple[str, str]]) -> str:
-    """The fingerprint of the pods, given as (namespace, name) pairs, in any order."""
-    hashes = sorted(xxhash.xxh64_intdigest(name.encode(), seed=xxhash.xxh64_intdigest(
-        namespace.encode())) for namespace, name in pods)
-    total = xxhash.xxh64_intdigest(struct.pack(f"<{len(hashes)}Q", *hashes))
+def pod_hash(namespace: str, name: str) -> int:
+    """One pod's part of a fingerprint."""
+    return xxhash.xxh64_intdigest(name.encode(), seed=xxhash.xxh64_intdigest(namespace.encode()))
+
+
+def sign_hashes(hashes: Iterable[int]) -> str:
+    """The fingerprint of the pods whose `pod_hash`es these are, in any order."""
+    ordered = sorted(hashes)
+    total = xxhash.xxh64_intdigest(struct.pack(f"<{len(ordered)}Q", *ordered))
     return f"{PREFIX}{VERSION}{total:016x}"
 
 
-def matches(expected: str, pods: Iterable[tuple[str, str]]) -> bool:
-    """`Fingerprint.Check`: whether `expected` is this package's version and the pods' sum. A
-    malformed or other-version fingerprint never matches."""
+def sign(pods: Iterable[tuple[str, str]]) -> str:
+    """The fingerprint of the pods, given as (namespace, name) pairs, in any order."""
+    return sign_hashes(pod_hash(namespace, name) for namespace, name in pods)
+
+
+def matches(expected: str, hashes: Iterable[int]) -> bool:
+    """`Fingerprint.Check`: whether `expected` is this package's version and the sum of the
+    pods whose `pod_hash`es these are. A malformed or other-version fingerprint never matches."""
     if len(expected) < 16 or expected[:4] != PREFIX or expected[4:8] != VERSION:
         return False
-    return expected[8:] == sign(pods)[8:]
+    return expected[8:] == sign_hashes(hashes)[8:]

@@ -100,12 +100,14 @@ def test_golden_signs_in_any_order(listing: list[str], golden: str) -> None:
     assert podfingerprint.sign(pods) == golden  # type: ignore[arg-type]
     random.Random(12345).shuffle(pods)
     assert podfingerprint.sign(pods) == golden  # type: ignore[arg-type]
-    assert podfingerprint.matches(golden, pods)  # type: ignore[arg-type]
-    assert not podfingerprint.matches(golden, pods[1:])  # type: ignore[arg-type]
+    hashes = [podfingerprint.pod_hash(namespace, name) for namespace, name in pods]
+    assert podfingerprint.matches(golden, hashes)
+    assert not podfingerprint.matches(golden, hashes[1:])
 
 
 def test_a_malformed_or_other_version_fingerprint_never_matches() -> None:
-    pods = [("namespace1", "pod1")]
+    pods = [podfingerprint.pod_hash("namespace1", "pod1")]
+    assert podfingerprint.matches(POD1_FINGERPRINT, pods)
     assert not podfingerprint.matches("pfp0v001", pods)  # too short: ErrMalformed
     assert not podfingerprint.matches("pfp1v001" + POD1_FINGERPRINT[8:], pods)  # prefix
     assert not podfingerprint.matches("pfp0v002" + POD1_FINGERPRINT[8:], pods)  # version
@@ -123,11 +125,11 @@ def test_a_malformed_or_other_version_fingerprint_never_matches() -> None:
     ("Pending", INFORMER_DEDICATED, False),  # IsPodRelevantDedicated: Pending never counts
 ])
 def test_which_pods_the_lister_counts(phase: str, mode: str, counted: bool) -> None:
-    assert relevant(ListedPod("namespace1", "pod1", "node1", phase, "", False), mode) is counted
+    assert relevant(ListedPod("namespace1", "pod1", "node1", phase, "", False, 0), mode) is counted
 
 
 def test_an_unbound_pod_never_counts() -> None:
-    assert not relevant(ListedPod("ns", "p", "", "Failed", "", False), INFORMER_DEDICATED)
+    assert not relevant(ListedPod("ns", "p", "", "Failed", "", False, 0), INFORMER_DEDICATED)
 
 
 # ---- exclusive resources (resourcerequests/exclusive_test.go) --------------------------------
@@ -488,3 +490,66 @@ def test_a_relist_that_drops_a_foreign_pod_marks_its_node() -> None:
     store.enable("Autodetect", INFORMER_DEDICATED, foreign_detect="All")
     state.replace_pods([])  # the relist no longer has it: a delete event
     assert store.has_foreign_pods("node1") and "uid-namespace1-theirs" not in store.pods
+
+
+def test_skipping_known_mismatches_resyncs_as_checking_every_node() -> None:
+    """A node whose report was found not to match is checked again only once the report or
+    one of its pods changed: on random event sequences that gives the flushes checking every
+    marked node each round gives."""
+    rng = random.Random(11)
+    nodes = ["a", "b", "c"]
+    flushes = 0
+    for _ in range(150):
+        states = [ClusterState(), ClusterState()]
+        for state in states:
+            state.store(TopologyStore).enable("Autodetect", INFORMER_DEDICATED,
+                                              foreign_detect="None")
+            for name in nodes:
+                state.apply("NodeResourceTopology", report(DEFAULT_ZONES, name=name))
+        running_on: dict[str, set[tuple[str, str]]] = {n: set() for n in nodes}
+        for step in range(40):
+            kind = rng.random()
+            node = rng.choice(nodes)
+            if kind < 0.4:
+                name = f"p{rng.randint(0, 5)}"
+                phase = rng.choice(["Pending", "Running", "Succeeded"])
+                obj = running(pod(name, [], namespace="ns"), node)
+                obj = msgspec_replace_phase(obj, phase)
+                for state in states:
+                    state.apply_pod(obj)
+                for pods in running_on.values():
+                    pods.discard(("ns", name))
+                if phase != "Pending":
+                    running_on[node].add(("ns", name))
+            elif kind < 0.5:
+                name = f"p{rng.randint(0, 5)}"
+                for state in states:
+                    state.delete_pod("ns", name, f"uid-ns-{name}")
+                for pods in running_on.values():
+                    pods.discard(("ns", name))
+            elif kind < 0.7:
+                # The agent reports: the node's pods, a stale set, or no fingerprint.
+                choice = rng.random()
+                pods = list(running_on[node]) if choice < 0.5 else [("ns", "gone")]
+                fingerprint = podfingerprint.sign(pods) if choice < 0.9 else None
+                for state in states:
+                    state.apply("NodeResourceTopology", report(DEFAULT_ZONES, name=node,
+                                                               fingerprint=fingerprint))
+            elif kind < 0.85:
+                for state in states:
+                    state.store(TopologyStore).node_maybe_overreserved(node)
+            else:
+                fast, slow = (s.store(TopologyStore) for s in states)
+                slow.mismatched.clear()
+                taken = fast.resync()
+                assert taken == slow.resync(), step
+                flushes += len(taken)
+        assert states[0].store(TopologyStore).cached.keys() == \
+            states[1].store(TopologyStore).cached.keys()
+    assert flushes > 50  # the sequences reach matching reports often (81)
+
+
+def msgspec_replace_phase(obj: k8s.Pod, phase: str) -> k8s.Pod:
+    import msgspec
+
+    return msgspec.structs.replace(obj, status=msgspec.structs.replace(obj.status, phase=phase))

@@ -55,6 +55,7 @@ class ListedPod(NamedTuple):
     phase: str
     scheduler_name: str
     exclusive: bool  # `resourcerequests.AreExclusiveForPod`
+    fingerprint_hash: int  # its part of a node's pod fingerprint (`podfingerprint.pod_hash`)
 
 
 def relevant(pod: ListedPod, informer_mode: str) -> bool:
@@ -102,8 +103,12 @@ class TopologyStore(PluginStore):
     watches_configuration: bool = True
     #: `foreignPodsDetect`: None, All or OnlyExclusiveResources (any other value: All).
     foreign_detect: str = FOREIGN_NONE
-    #: Every pod object seen, by uid, once listing (the resync's pod lister).
+    #: Every pod object seen, by uid, once listing (the resync's pod lister), and by node.
     pods: dict[str, ListedPod] = field(default_factory=dict)
+    by_node: dict[str, dict[str, ListedPod]] = field(default_factory=dict)
+    #: node -> the report the resync last found not to match the node's pods: checked again
+    #: only once the report or one of the node's pods changed.
+    mismatched: dict[str, NRTView] = field(default_factory=dict)
     #: The schedulerNames of the pods kube-scheduler asked about: the profiles calling us.
     profiles: set[str] = field(default_factory=set)
     #: node -> the schedulerNames of the pods that had an event there since its last flush.
@@ -205,21 +210,37 @@ class TopologyStore(PluginStore):
                      or self.foreign_detect == FOREIGN_ONLY_EXCLUSIVE_RESOURCES) \
             and exclusive_resources(pod.spec)
         listed = ListedPod(view.namespace, view.name, view.node_name, view.phase,
-                           view.scheduler_name, exclusive)
+                           view.scheduler_name, exclusive,
+                           podfingerprint.pod_hash(view.namespace, view.name))
+        self._unlist(view.uid)
         self.pods[view.uid] = listed
+        self.by_node.setdefault(listed.node_name, {})[view.uid] = listed
+        self.mismatched.pop(listed.node_name, None)
         self._pod_event(listed)
+
+    def _unlist(self, uid: str) -> ListedPod | None:
+        listed = self.pods.pop(uid, None)
+        if listed is not None:
+            on_node = self.by_node[listed.node_name]
+            del on_node[uid]
+            if not on_node:
+                del self.by_node[listed.node_name]
+            self.mismatched.pop(listed.node_name, None)
+        return listed
 
     def pod_deleted(self, namespace: str, name: str, uid: str | None) -> None:
         keys = [uid] if uid is not None else [
             k for k, p in self.pods.items() if (p.namespace, p.name) == (namespace, name)]
         for key in keys:
-            listed = self.pods.pop(key, None)
+            listed = self._unlist(key)
             if listed is not None:
                 self._pod_event(listed)
 
     def pods_relisted(self, kept: Callable[[str], bool]) -> None:
         for uid in [u for u in self.pods if not kept(u)]:
-            self._pod_event(self.pods.pop(uid))  # a relist's deletion is a delete event
+            listed = self._unlist(uid)
+            assert listed is not None
+            self._pod_event(listed)  # a relist's deletion is a delete event
 
     # ---- the resync ---------------------------------------------------------------------------
     def resync(self) -> list[str]:
@@ -231,26 +252,30 @@ class TopologyStore(PluginStore):
                                               if self.has_foreign_pods(n)}
         if not desynced and not self.reconfigured:
             return []
-        on_node: dict[str, list[ListedPod]] = {}
-        for pod in self.pods.values():
-            if pod.node_name in desynced and relevant(pod, self.informer_mode):
-                on_node.setdefault(pod.node_name, []).append(pod)
         flushed: list[NRTView] = []
         for node in sorted(desynced):
             report = self.topologies.get(node)
-            listed = on_node.get(node)
-            if report is None or not listed:
+            if report is None or self.mismatched.get(node) is report:
                 continue
-            expected, only_exclusive = expected_fingerprint(report, self.method)
-            if not expected:
-                continue
-            counted = [(p.namespace, p.name) for p in listed if p.exclusive or not only_exclusive]
-            if podfingerprint.matches(expected, counted):
+            if self._matches(report, node):
                 flushed.append(report)
+            else:
+                self.mismatched[node] = report
         taken = {report.name for report in flushed}
         flushed += [self.topologies[n] for n in sorted(self.reconfigured)
                     if n in self.topologies and n not in taken]
         return self.flush(flushed)
+
+    def _matches(self, report: NRTView, node: str) -> bool:
+        """Whether the report's pod fingerprint is that of the relevant pods on the node (a
+        node without any, or a report without a fingerprint, never matches)."""
+        listed = [p for p in self.by_node.get(node, {}).values()
+                  if relevant(p, self.informer_mode)]
+        expected, only_exclusive = expected_fingerprint(report, self.method)
+        if not listed or not expected:
+            return False
+        return podfingerprint.matches(expected, [p.fingerprint_hash for p in listed
+                                                 if p.exclusive or not only_exclusive])
 
     def flush(self, reports: Iterable[NRTView]) -> list[str]:
         """`FlushNodes`: each report becomes its node's copy, its reservations and marks gone."""
@@ -262,6 +287,7 @@ class TopologyStore(PluginStore):
             self.maybe_overreserved.discard(name)
             self.reconfigured.discard(name)
             self.scheduled_by.pop(name, None)
+            self.mismatched.pop(name, None)
             names.append(name)
         if names:
             self.generation += 1
