@@ -35,9 +35,22 @@ class Process:
             except OSError:
                 return False
             return True
-        if not cmdline:  # a zombie: exited, not yet reaped
-            return False
+        if not cmdline:
+            # A zombie's is empty; so is, for a moment, that of a process whose exec the kernel
+            # is still setting up, which `Popen` has already returned for (a busy machine makes
+            # that moment long enough for a first look).
+            return process_state(self.pid) not in (None, "Z", "X")
         return cmdline.split(b"\0", 1)[0].decode(errors="replace") == self.argv[0]
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of /proc/PID/stat (R, S, D, Z, X, …), None when there is no such pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+    except OSError:
+        return None
+    # The command name, in parentheses, may itself hold ") ": the state follows the last one.
+    return stat.rpartition(")")[2].split()[0] if ")" in stat else None
 
 
 class Registry:
