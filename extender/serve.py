@@ -367,7 +367,7 @@ def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None
         from extender.ops.crosscheck import permit_wait
         from extender.state.permit import MARGIN, http_timeout_for
 
-        wait = permit_wait(runtime.profile.policy)
+        wait = permit_wait(runtime.profile)
         if wait is not None and args.scheduler_http_timeout < http_timeout_for(
                 wait, args.bind_deadline):
             raise StartupError(

@@ -404,9 +404,14 @@ class Profile:
         return tuple(f.name for f in self.filters)
 
     @property
+    def plugins(self) -> tuple[Any, ...]:
+        """The filter plugins, then the score plugins (a plugin at both points may be twice)."""
+        return (*self.filters, *(plugin for plugin, _ in self.scorers))
+
+    @property
     def plugin_names(self) -> tuple[str, ...]:
         """Every plugin the profile runs, at any extension point."""
-        names = [*self.filter_names, *(plugin.name for plugin, _ in self.scorers)]
+        names = [plugin.name for plugin in self.plugins]
         if self.post_filter is not None:
             names.append(self.post_filter.name)
         return tuple(dict.fromkeys(names))

@@ -45,11 +45,8 @@ def stateful_plugins(profile: Any) -> list[str]:
     return found
 
 
-def permit_wait(policy: Any) -> float | None:
-    """Seconds a bind may be held at Coscheduling's Permit under `policy` (None: no gang)."""
-    from extender.engine.profile import build_profile
-
-    profile = build_profile(policy)
+def permit_wait(profile: Any) -> float | None:
+    """Seconds a bind may be held at Coscheduling's Permit in `profile` (None: no gang)."""
     coscheduling = next((p for p in profile.filters if p.name == "Coscheduling"), None)
     if coscheduling is None:
         return None
@@ -59,19 +56,19 @@ def permit_wait(policy: Any) -> float | None:
 def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str = "",
                bind_deadline: float = DEFAULT_BIND_DEADLINE) -> None:
     """kube-scheduler's configuration `config` (parsed) against the extender's `policy`."""
+    from extender.engine.profile import build_profile
     from extender.state.permit import http_timeout_for
 
+    profile = build_profile(policy)
     extenders = config.get("extenders") if isinstance(config.get("extenders"), list) else []
     binders = [(i, e) for i, e in enumerate(extenders) if isinstance(e, dict) and e.get("bindVerb")]
-    from extender.engine.profile import build_profile
-
-    period = overreserve_period(build_profile(policy))
+    period = overreserve_period(profile)
     if period is not None and not binders:
         out.error(f"{where}extenders", "the extender's policy enables NodeResourceTopologyMatch's "
                   f"overreserve cache (cacheResyncPeriodSeconds {period}), which reserves in the "
                   "bind verb: register bindVerb, or its copy of each node's report never counts "
                   "the pods kube-scheduler binds")
-    wait = permit_wait(policy)
+    wait = permit_wait(profile)
     if wait is None:
         return
     needed = http_timeout_for(wait, bind_deadline)

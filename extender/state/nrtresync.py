@@ -21,8 +21,7 @@ log = logging.getLogger("extender.nrtcache")
 
 def cache_plugin(profile: Any) -> NodeResourceTopologyMatch | None:
     """The profile's NodeResourceTopologyMatch when it runs the overreserve cache, else None."""
-    plugins = [*profile.filters, *(plugin for plugin, _ in profile.scorers)]
-    found = next((p for p in plugins if p.name == NAME), None)
+    found = next((p for p in profile.plugins if p.name == NAME), None)
     if isinstance(found, NodeResourceTopologyMatch) and found.args.overreserve:
         return found
     return None

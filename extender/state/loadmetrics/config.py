@@ -33,8 +33,7 @@ def trimaran_specs(profile: Any) -> list[tuple[str, TrimaranSpec]]:
     """(plugin name, its TrimaranSpec arguments) for each enabled plugin that reads node metrics."""
     configs = getattr(profile.policy, "plugin_config", None) or ()
     seen: list[tuple[str, TrimaranSpec]] = []
-    plugins = [*profile.filters, *(plugin for plugin, _ in profile.scorers)]
-    for plugin in plugins:
+    for plugin in profile.plugins:
         record = registry.PLUGINS.get(plugin.name)
         if record is None or not issubclass(record.args_model, TrimaranSpec):
             continue
