@@ -364,7 +364,7 @@ def configure_gang_and_quota(runtime: Runtime, args: argparse.Namespace) -> None
     """Coscheduling's Permit in the bind verb; CapacityScheduling's reservations on filter.
     A recording records which held binds time out (`Recorder.permit_wait`)."""
     if args.scheduler_http_timeout is not None:
-        from extender.ops.crosscheck import permit_wait
+        from extender.engine.plugins.coscheduling import permit_wait
         from extender.state.permit import MARGIN, http_timeout_for
 
         wait = permit_wait(runtime.profile)

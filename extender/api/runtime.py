@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from extender.api.offload import Offloader
 from extender.api.rowreply import REPLIES_PER_LIST
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.coscheduling import Coscheduling
 from extender.engine.profile import Profile
 from extender.model.pod import PodView
 from extender.state.binder import Binder
@@ -111,15 +112,13 @@ def configure_gang_and_quota(runtime: Runtime, *, bind_deadline: float,
     """Coscheduling's Permit in the bind verb (`PermitBinder` around the binder);
     CapacityScheduling's reservations on filter (`quota_reservation_ttl`). `serve` and a
     recording's replay build the same."""
-    coscheduling = next((p for p in runtime.profile.filters if p.name == "Coscheduling"), None)
-    permit_wait = 0.0
+    coscheduling = next((p for p in runtime.profile.filters if isinstance(p, Coscheduling)),
+                        None)
     if coscheduling is not None:
-        manager = coscheduling.manager  # type: ignore[union-attr]
-        permit_wait = float(manager.args.permit_waiting_time_seconds)
         http_timeout = scheduler_http_timeout
         if http_timeout is None:
-            http_timeout = http_timeout_for(permit_wait, bind_deadline)
-        runtime.binder = PermitBinder(runtime.binder, runtime.state, manager,
+            http_timeout = http_timeout_for(coscheduling.manager.default_wait, bind_deadline)
+        runtime.binder = PermitBinder(runtime.binder, runtime.state, coscheduling.manager,
                                       http_timeout=http_timeout, bind_deadline=bind_deadline,
                                       clock=runtime.state.clock, wait=wait,
                                       on_outcome=on_outcome, max_held=max_held)

@@ -117,15 +117,14 @@ def policy_http_timeout(policy: str | Path | None, bind_deadline: float = 4.0) -
     a bind held at Coscheduling's Permit when the policy enables it, else 5s."""
     if policy is None:
         return "5s"
+    from extender.engine.plugins.coscheduling import permit_wait
     from extender.engine.policy import load_policy
     from extender.engine.profile import build_profile
     from extender.state.permit import http_timeout_for
 
-    profile = build_profile(load_policy(policy))
-    coscheduling = next((p for p in profile.filters if p.name == "Coscheduling"), None)
-    if coscheduling is None:
+    wait = permit_wait(build_profile(load_policy(policy)))
+    if wait is None:
         return "5s"
-    wait = coscheduling.manager.args.permit_waiting_time_seconds  # type: ignore[union-attr]
     return max(5.0, http_timeout_for(wait, bind_deadline))
 
 

@@ -45,17 +45,10 @@ def stateful_plugins(profile: Any) -> list[str]:
     return found
 
 
-def permit_wait(profile: Any) -> float | None:
-    """Seconds a bind may be held at Coscheduling's Permit in `profile` (None: no gang)."""
-    coscheduling = next((p for p in profile.filters if p.name == "Coscheduling"), None)
-    if coscheduling is None:
-        return None
-    return float(coscheduling.manager.args.permit_waiting_time_seconds)  # type: ignore[union-attr]
-
-
 def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str = "",
                bind_deadline: float = DEFAULT_BIND_DEADLINE) -> None:
     """kube-scheduler's configuration `config` (parsed) against the extender's `policy`."""
+    from extender.engine.plugins.coscheduling import permit_wait
     from extender.engine.profile import build_profile
     from extender.state.permit import http_timeout_for
 

@@ -32,6 +32,9 @@ def _timeout(capsys, *argv: str) -> str:  # type: ignore[no-untyped-def]
 def test_coscheduling_policy_sets_a_timeout_that_fits_the_permit_wait(tmp_path, capsys) -> None:
     assert _timeout(capsys, "--policy", str(_policy(tmp_path, None))) == "1m6s"  # 60 + 4 + 2
     assert _timeout(capsys, "--policy", str(_policy(tmp_path, 20)), "--bind-deadline", "3") == "25s"
+    # 0 is no wait of its own: a group without scheduleTimeoutSeconds waits the default 60 s
+    # (scheduler-plugins' util.GetWaitTimeDuration), so kube-scheduler must wait as long.
+    assert _timeout(capsys, "--policy", str(_policy(tmp_path, 0))) == "1m6s"
     # serve's default hold bound for that httpTimeout is the whole permit wait.
     assert hold_limit(http_timeout_for(20, 3), 3) == 21.0
 

@@ -11,7 +11,7 @@ every extension point (`core.PodGroupManager` holds their shared state).
 from __future__ import annotations
 
 from extender.engine.args import CoschedulingArgs
-from extender.engine.framework import ClusterContext, CycleState, Status
+from extender.engine.framework import ClusterContext, CycleState, Profile, Status
 from extender.engine.plugins.coscheduling.core import (
     NAME,
     NOT_FOUND,
@@ -23,7 +23,7 @@ from extender.engine.plugins.coscheduling.core import (
 from extender.model.pod import PodView
 
 __all__ = ["NAME", "NOT_FOUND", "OPTIMISTIC_REJECTION", "UNRESERVE_REJECTION", "Coscheduling",
-           "PermitCode", "PodGroupManager"]
+           "PermitCode", "PodGroupManager", "permit_wait"]
 
 
 class Coscheduling:
@@ -39,3 +39,10 @@ class Coscheduling:
         if not pod.pod_group:
             return None
         return self.manager.pre_filter(pod, ctx, ctx.clock())
+
+
+def permit_wait(profile: Profile) -> float | None:
+    """Seconds a bind may be held at Permit in `profile` for a group without its own
+    scheduleTimeoutSeconds (None: the profile has no Coscheduling)."""
+    plugin = next((p for p in profile.filters if isinstance(p, Coscheduling)), None)
+    return None if plugin is None else plugin.manager.default_wait

@@ -96,6 +96,11 @@ class PodGroupManager:
         scheduleTimeoutSeconds, else permitWaitingTimeSeconds, else (0) 60 s."""
         if group is not None and group.schedule_timeout:
             return float(group.schedule_timeout)
+        return self.default_wait
+
+    @property
+    def default_wait(self) -> float:
+        """How long a pod of a group without scheduleTimeoutSeconds waits at Permit."""
         return float(self.args.permit_waiting_time_seconds or DEFAULT_WAIT_SECONDS)
 
     @staticmethod
