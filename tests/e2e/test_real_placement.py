@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from extender.sandbox.controlplane import SchedulerOptions
@@ -37,12 +39,20 @@ def test_extender_decides_placement(scenario: Scenario, node_cache: bool) -> Non
     plain = f"{scenario.scheduler}-plain"
     scenario.start_plain_scheduler(plain)
 
+    # The plain scheduler's pods first, then the extender's one at a time, each once the one
+    # before runs: the informer events of other pods (their binds, the node agent marking them
+    # Running) then do not fall between a filter's reply and its bookkeeping, which drops
+    # what it would have prepared (below) when the state changed in between.
+    for i in range(3):
+        kube.create(pod(f"alone-{i}", ns, plain))
+    wait_until(lambda: _running(kube.pods(ns)) >= {f"alone-{i}" for i in range(3)}, timeout=60,
+               what="the plain scheduler's three pods running")
     for i in range(3):
         # Each its own spec: no filter reply is reused for another (see below).
         kube.create(pod(f"with-{i}", ns, scenario.scheduler, cpu=f"{100 + 10 * i}m"))
-        kube.create(pod(f"alone-{i}", ns, plain))
-    placed = wait_until(lambda: len(b := bound(kube.pods(ns))) == 6 and b, timeout=60,
-                        what="all six pods bound")
+        wait_until(lambda i=i: f"with-{i}" in _running(kube.pods(ns)), timeout=60,
+                   what=f"with-{i} running")
+    placed = bound(kube.pods(ns))
 
     assert {placed[f"with-{i}"] for i in range(3)} == {small}
     assert {placed[f"alone-{i}"] for i in range(3)} == {big}
@@ -59,11 +69,15 @@ def test_extender_decides_placement(scenario: Scenario, node_cache: bool) -> Non
     if node_cache:
         # kube-scheduler's prioritize named the nodes the filter passed, byte for byte: from
         # the second pod on, a filter prepares its pod's prioritize reply unless an informer
-        # event came between its reply and the preparing, and the prioritize is served it
-        # unless one came before the prioritize (the bind of the pod before may come late, as
-        # kube-scheduler binds beside its next cycle). Nothing at all is prepared if the
-        # prioritize names another list. (Distinct pods: one prepared reply serves one.)
+        # event came between its reply and the preparing (the node agent's heartbeat, say),
+        # and the prioritize is served it unless one came before the prioritize. Nothing at
+        # all is prepared if the prioritize names another list. (Distinct pods: one prepared
+        # reply serves one.)
         anticipated = scenario.extender_counts("extender_prioritize_anticipated_total",
                                                "outcome")
         assert 1 <= anticipated.get("prepared", 0) <= 2, anticipated
         assert anticipated.get("used", 0) <= anticipated["prepared"], anticipated
+
+
+def _running(pods: list[dict[str, Any]]) -> set[str]:
+    return {p["metadata"]["name"] for p in pods if p.get("status", {}).get("phase") == "Running"}
