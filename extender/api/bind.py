@@ -12,7 +12,8 @@ from extender.api.body import BadRequest, json_response
 from extender.api.observe import RequestRecord
 from extender.api.reading import decode
 from extender.api.runtime import Runtime
-from extender.state.binder import BindError
+from extender.engine.plugins.node_resource_topology import discards_reserved_nodes
+from extender.state.binder import BindError, bind_ended, reserve
 from extender.state.events import events_of
 
 
@@ -28,13 +29,23 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         raise BadRequest(f"invalid request: {', '.join(missing)} must be set")
     record.pod = f"{args.PodNamespace}/{args.PodName}"
     record.details["node"] = args.Node
+    # Upstream's Reserve, Permit, bind and PostBind (or Unreserve) all happen in this verb.
+    reserve(runtime.state, args.PodUID, args.Node,
+            discarding=discards_reserved_nodes(runtime.profile))
+    failed = False
     try:
         await runtime.binder.bind(args.PodNamespace, args.PodName, args.PodUID, args.Node)
     except BindError as exc:
+        failed = True
         record.outcome = "bind_failed"
         record.details["error"] = str(exc)
         record.details["bind_outcome"] = exc.outcome
         events_of(runtime).bind_failed(args.PodNamespace, args.PodName, args.PodUID, args.Node,
                                        str(exc))
         return json_response(wire.encode(wire.ExtenderBindingResult(Error=str(exc))))
+    finally:
+        # Cancelled (the caller gone), the bind may still have happened: its reservation
+        # stays until a resync, as an overreserve cache errs.
+        bind_ended(runtime.state, args.PodNamespace, args.PodName, args.PodUID, args.Node,
+                   unreserve=failed)
     return json_response(wire.encode(wire.ExtenderBindingResult()))

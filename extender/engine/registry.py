@@ -217,7 +217,7 @@ RECORDS: tuple[PluginRecord, ...] = (
     PluginRecord("LowRiskOverCommitment", args.LowRiskOverCommitmentArgs,
                  score=lambda a, v: LowRiskOverCommitment(a), store=TrimaranStore),
     # scheduler-plugins' NodeResourceTopologyMatch: single-numa-node Filter and NUMA Score over
-    # the nodes' NodeResourceTopology objects (its Reserve is the bind verb's assumption).
+    # the nodes' NodeResourceTopology objects (its Reserve is the bind verb's start).
     PluginRecord("NodeResourceTopologyMatch",
                  node_resource_topology.NodeResourceTopologyMatchArgs,
                  filter=lambda a, v: node_resource_topology.NodeResourceTopologyMatch(a),

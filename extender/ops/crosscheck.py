@@ -7,10 +7,11 @@ and the extender's Deployment against both.
   must be the binder (`bindVerb`), or the holds never happen.
 - A policy with NodeResourceTopologyMatch's overreserve cache (`cacheResyncPeriodSeconds` > 0)
   reserves in the bind verb: without `bindVerb` its copy of each node's report never counts
-  the pods kube-scheduler binds.
-- A policy with Coscheduling, CapacityScheduling or that cache keeps holds and reservations in
-  one process: several extender replicas need `--leader-elect` (only the leader then answers),
-  or they split a gang's binds and a quota's or a node's reservations between processes.
+  the pods kube-scheduler binds; with `discardReservedNodes` no node is ever discarded.
+- A policy with Coscheduling, CapacityScheduling or that cache (or `discardReservedNodes`)
+  keeps holds and reservations in one process: several extender replicas need
+  `--leader-elect` (only the leader then answers), or they split a gang's binds and a quota's
+  or a node's reservations between processes.
 
 `check-config` runs these on a pair of files given together, and on rendered manifests
 (`kubectl kustomize DIR | extender check-config -`: `schedconfig.check_manifests` finds the
@@ -39,8 +40,10 @@ def overreserve_period(profile: Any) -> int | None:
 
 def stateful_plugins(profile: Any) -> list[str]:
     """The enabled plugins whose holds or reservations live in the extender's process."""
+    from extender.engine.plugins.node_resource_topology import discards_reserved_nodes
+
     found = [n for n in profile.filter_names if n in STATEFUL]
-    if overreserve_period(profile) is not None:
+    if overreserve_period(profile) is not None or discards_reserved_nodes(profile):
         found.append("NodeResourceTopologyMatch")
     return found
 
@@ -49,6 +52,7 @@ def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str =
                bind_deadline: float = DEFAULT_BIND_DEADLINE) -> None:
     """kube-scheduler's configuration `config` (parsed) against the extender's `policy`."""
     from extender.engine.plugins.coscheduling import permit_wait
+    from extender.engine.plugins.node_resource_topology import discards_reserved_nodes
     from extender.engine.profile import build_profile
     from extender.state.permit import http_timeout_for
 
@@ -61,6 +65,10 @@ def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str =
                   f"overreserve cache (cacheResyncPeriodSeconds {period}), which reserves in the "
                   "bind verb: register bindVerb, or its copy of each node's report never counts "
                   "the pods kube-scheduler binds")
+    if discards_reserved_nodes(profile) and not binders:
+        out.error(f"{where}extenders", "the extender's policy enables NodeResourceTopologyMatch's "
+                  "discardReservedNodes, which learns of each bind from the bind verb: register "
+                  "bindVerb, or no node is ever discarded")
     wait = permit_wait(profile)
     if wait is None:
         return

@@ -16,6 +16,7 @@ from extender.engine.plugins.coscheduling.core import (
     UNRESERVE_REJECTION,
     PermitCode,
 )
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.engine.profile import Profile
 from extender.engine.queuesort import queue_sort_plugin
 from extender.model.pod import PodView
@@ -117,6 +118,9 @@ class GangScheduling:
         wait = min(wait, MAX_PERMIT_TIMEOUT)
         now = self.clock.now()
         self.state.assume(pod, node_name, math.inf)
+        # Between Reserve and PostBind: a node NodeResourceTopologyMatch's
+        # discardReservedNodes discards.
+        self.state.store(TopologyStore).bind_started(pod.uid, node_name)
         self.changes.node(node_name)
         self.queue.nominator.delete(pod)
         self.version += 1
@@ -159,6 +163,7 @@ class GangScheduling:
     def _unwait(self, waiting: WaitingPod) -> None:
         """Take a pod out of the waiting map (allowed or rejected) and stop its timer."""
         self.waiting.pop(waiting.uid, None)
+        self.state.store(TopologyStore).bind_ended(waiting.uid, waiting.node)
         if waiting.timer is not None:
             Timeline.cancel(waiting.timer)
 
@@ -214,6 +219,8 @@ class GangScheduling:
                 self.gang.manager.reject_group(full_name, self.epoch_now())
                 self._resort_group(waiting.group)
             assumed = self.state.pods.get(waiting.uid)
+            # NodeResourceTopologyMatch's Unreserve: the overreserve cache lets the pod go.
+            self.state.store(TopologyStore).unreserve(pod.key, waiting.node)
             if self.events is not None:
                 self.events.emit(self.clock.now(), "permit", pod=waiting.info.key,
                                  result="reject", message=message)

@@ -73,6 +73,40 @@ def assume(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: 
     gate_for(state).call(_assume_now, state, view, uid, node, ttl)
 
 
+def reserve(state: ClusterState, uid: str, node: str, *, discarding: bool = False) -> None:
+    """What kube-scheduler's Reserve does before Permit and the bind, for the plugins that
+    reserve there: NodeResourceTopologyMatch's overreserve cache takes the pending pod from
+    every NUMA cell of the node now, so a filter that comes while this bind is held at Permit
+    or under way counts it (kube-scheduler starts the next pod's cycle as soon as this one is
+    reserved); with `discarding` (its `discardReservedNodes`), the node is discarded until the
+    bind ends. `bind_ended` when it does."""
+    gate_for(state).call(_reserve_now, state, uid, node, discarding)
+
+
+def _reserve_now(state: ClusterState, uid: str, node: str, discarding: bool) -> None:
+    store = state.store(TopologyStore)
+    view = state.pending_pod(uid)
+    if view is not None:
+        store.reserve(view, node)
+    if discarding:
+        store.bind_started(uid, node)
+
+
+def bind_ended(state: ClusterState, namespace: str, name: str, uid: str, node: str, *,
+               unreserve: bool) -> None:
+    """The end of a bind `reserve` began: upstream's PostBind, or with `unreserve` (the bind
+    failed) its Unreserve: the pod no longer counts on the node."""
+    gate_for(state).call(_bind_ended_now, state, namespace, name, uid, node, unreserve)
+
+
+def _bind_ended_now(state: ClusterState, namespace: str, name: str, uid: str, node: str,
+                    unreserve: bool) -> None:
+    store = state.store(TopologyStore)
+    if unreserve:
+        store.unreserve(f"{namespace}/{name}", node)
+    store.bind_ended(uid, node)
+
+
 def _assume_now(state: ClusterState, view: PodView | None, uid: str, node: str, ttl: float) -> None:
     current = state.pods.get(uid)
     if current is not None and current.node_name:

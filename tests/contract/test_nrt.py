@@ -4,15 +4,21 @@ scores on /prioritize, and a bind counted by the next filter (overreserve cache)
 
 from __future__ import annotations
 
+import asyncio
+
+import httpx
+import pytest
 from starlette.testclient import TestClient
 
 from extender.api.app import create_app
 from extender.api.runtime import Runtime
 from extender.engine.evaluate import cluster_from_objects
+from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.engine.policy import parse_policy
 from extender.engine.profile import build_profile
-from extender.state.binder import SnapshotBinder
+from extender.state.binder import BindError, SnapshotBinder
 from tests.engine.nrt_builders import guaranteed, node_for, nrt, nrt_policy
+from tests.serving import eventually
 
 CPU, MEMORY = "cpu", "memory"
 
@@ -89,3 +95,98 @@ def test_a_bound_pod_counts_until_the_next_report() -> None:
         third = guaranteed("third", {CPU: "3", MEMORY: "1Gi"})
         reply = client.post("/filter", json=names_args(third, ["numa-b"])).json()
         assert reply["FailedNodes"] == {"numa-b": "cannot align container"}
+
+
+class HeldBinder:
+    """Binds that wait until released, then bind offline, or fail when `refuse` is set."""
+
+    def __init__(self, inner: SnapshotBinder) -> None:
+        self.inner = inner
+        self.released = asyncio.Event()
+        self.refuse = False
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str, *,
+                   deadline: float | None = None) -> None:
+        await self.released.wait()
+        if self.refuse:
+            raise BindError("the API server refused the binding", "api_error")
+        await self.inner.bind(namespace, name, uid, node, deadline=deadline)
+
+
+@pytest.mark.anyio
+async def test_a_bind_under_way_counts_and_a_failed_one_stops_counting() -> None:
+    # kube-scheduler reserves a pod (upstream's Reserve: the cache takes it from every cell)
+    # before its Permit and its bind, and starts the next pod's cycle at once: that pod's
+    # filter may come while the bind is held or waits on the API server. A failed bind is
+    # unreserved.
+    first = guaranteed("first", {CPU: "6", MEMORY: "4Gi"})
+    third = guaranteed("third", {CPU: "3", MEMORY: "1Gi"})
+    state = cluster_from_objects(objects())
+    binder = HeldBinder(SnapshotBinder(state, 30.0))
+    profile = build_profile(parse_policy(nrt_policy(args={"cacheResyncPeriodSeconds": 5})))
+    app = create_app(Runtime(profile, state, binder))
+    store = state.store(TopologyStore)
+    bind = {"PodName": "first", "PodNamespace": "default", "PodUID": first["metadata"]["uid"],
+            "Node": "numa-b"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://test") as client:
+        async def fits(pending: dict) -> dict:
+            reply = (await client.post("/filter", json=names_args(pending, ["numa-b"]))).json()
+            return reply["FailedNodes"]
+
+        assert await fits(first) == {}
+        assert await fits(third) == {}  # numa-b has 8 + 2 free cpus
+        held = asyncio.ensure_future(client.post("/bind", json=bind))
+        await eventually(lambda: store.reservations("numa-b"), "the bind's reservation")
+        # `first` may go to either cell: 2 and 0 cpus left for `third` while its bind is held.
+        assert await fits(third) == {"numa-b": "cannot align container"}
+        binder.refuse = True
+        binder.released.set()
+        assert (await held).json() == {"Error": "the API server refused the binding"}
+        assert store.reservations("numa-b") == ()
+        assert await fits(third) == {}
+        # Bound: it counts until a resync takes a report that counts it.
+        binder.refuse = False
+        assert (await client.post("/bind", json=bind)).json() == {"Error": ""}
+        assert len(store.reservations("numa-b")) == 1
+        assert await fits(third) == {"numa-b": "cannot align container"}
+
+
+@pytest.mark.anyio
+async def test_discard_reserved_nodes_while_a_bind_is_under_way() -> None:
+    # upstream's DiscardReserved cache: a node with a pod between Reserve and PostBind (or
+    # Unreserve) is invalid to Filter and 0 to Score; otherwise the reports as they are.
+    first = guaranteed("first", {CPU: "6", MEMORY: "4Gi"})
+    other = guaranteed("other", {CPU: "1", MEMORY: "1Gi"})
+    state = cluster_from_objects(objects())
+    binder = HeldBinder(SnapshotBinder(state, 30.0))
+    policy = nrt_policy(args={"discardReservedNodes": True, "cacheResyncPeriodSeconds": 5,
+                              "scoringStrategy": {"type": "LeastNUMANodes"}})
+    app = create_app(Runtime(build_profile(parse_policy(policy)), state, binder))
+    store = state.store(TopologyStore)
+    nodes = ["numa-a", "numa-b"]
+    bind = {"PodName": "first", "PodNamespace": "default", "PodUID": first["metadata"]["uid"],
+            "Node": "numa-b"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://test") as client:
+        async def verbs(pending: dict) -> tuple[dict, list]:
+            body = names_args(pending, nodes)
+            failed = (await client.post("/filter", json=body)).json()["FailedNodes"]
+            return failed, (await client.post("/prioritize", json=body)).json()
+
+        assert await verbs(other) == ({}, [{"Host": "numa-a", "Score": 9},
+                                           {"Host": "numa-b", "Score": 9}])
+        assert (await client.post("/filter", json=names_args(first, ["numa-b"]))).json()[
+            "NodeNames"] == ["numa-b"]
+        held = asyncio.ensure_future(client.post("/bind", json=bind))
+        await eventually(lambda: store.binding, "the bind under way")
+        assert await verbs(other) == ({"numa-b": "invalid node topology data"},
+                                      [{"Host": "numa-a", "Score": 9},
+                                       {"Host": "numa-b", "Score": 0}])
+        binder.released.set()
+        assert (await held).json() == {"Error": ""}
+        # PostBind: the node is read again, from its report as it is (no reservation: the
+        # discarding cache keeps none).
+        assert store.binding == {}
+        assert await verbs(other) == ({}, [{"Host": "numa-a", "Score": 9},
+                                           {"Host": "numa-b", "Score": 9}])

@@ -80,6 +80,10 @@ def test_several_replicas_with_the_numa_cache_are_refused(
     with pytest.raises(StartupError, match="its policy enables NodeResourceTopologyMatch: "):
         _check(kube_config, numa)
     _check(kube_config, {**numa, "pluginConfig": []})  # without the cache: nothing kept
+    discarding = {**numa, "pluginConfig": [{"name": "NodeResourceTopologyMatch",
+                                            "args": {"discardReservedNodes": True}}]}
+    with pytest.raises(StartupError, match="its policy enables NodeResourceTopologyMatch: "):
+        _check(kube_config, discarding)
 
 
 def test_one_replica_or_a_stateless_policy_starts(

@@ -625,3 +625,13 @@ def test_the_numa_cache_needs_the_bind_verb(tmp_path: Path, capsys: pytest.Captu
             "register bindVerb, or its copy of each node's report never counts the pods "
             "kube-scheduler binds") in capsys.readouterr().out.splitlines()
     assert _run("check-config", str(CONFIG / "scheduler-config.yaml"), str(policy)) == 0
+    discarding = _write(tmp_path, {
+        "apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+        "plugins": {"filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}},
+        "pluginConfig": [{"name": "NodeResourceTopologyMatch",
+                          "args": {"discardReservedNodes": True}}]}, "discarding.yaml")
+    assert _run("check-config", str(unbound), str(discarding)) == 1
+    assert (f"{unbound}: extenders: the extender's policy enables NodeResourceTopologyMatch's "
+            "discardReservedNodes, which learns of each bind from the bind verb: register "
+            "bindVerb, or no node is ever discarded") in capsys.readouterr().out.splitlines()
+    assert _run("check-config", str(CONFIG / "scheduler-config.yaml"), str(discarding)) == 0

@@ -24,6 +24,12 @@ resource-topology-exporter) publishes per node. `../shared/reference/plugins-nex
   whose pods it then places as if it had no report), and the profiles that are not "another
   scheduler" are learned from the pods kube-scheduler asks about (upstream's are its own
   profiles' names, known from its start).
+* Reserve is the bind verb's start (kube-scheduler has no Reserve call for extenders; it binds
+  right after its Reserve and Permit): the cache counts the pod from there, and forgets it
+  if the bind fails (Unreserve). `discardReservedNodes` (upstream's DiscardReserved cache,
+  which takes precedence over the others): a node with a bind under way, from its start to
+  its end (PostBind or Unreserve), is `invalid node topology data` to Filter and 0 to Score;
+  otherwise the reports are read as they are.
 
 The plugin reads the cluster (`node_topology`, `topology_reservations` of the state), so it has
 the cross-node shape; its verdict on a node depends only on that node, and preemption's
@@ -40,6 +46,7 @@ from extender.engine.framework import (
     Code,
     CycleState,
     FilterState,
+    Profile,
     Status,
     unschedulable,
 )
@@ -119,8 +126,11 @@ class NodeResourceTopologyMatch:
                  ) -> tuple[NRTView | None, Sequence[NumaCell]] | None:
         """`GetCachedNRTCopy`: the node's report and its NUMA cells, with the overreserve
         cache's reservations taken off when it is on; None when the cache takes the node
-        for stale (pods of another scheduler ran there since it took the node's report)."""
+        for stale (pods of another scheduler ran there since it took the node's report; with
+        `discardReservedNodes`, a bind under way there)."""
         store = ctx.store(TopologyStore)
+        if self.args.discard_reserved_nodes and store.binding.get(node_name):
+            return None
         if not self.args.overreserve:
             view = store.node_topology(node_name)
             return (None, ()) if view is None else (view, view.cells)
@@ -187,5 +197,12 @@ class NodeResourceTopologyMatch:
         return self.raw_scores(state, pod, nodes, ctx)
 
 
+def discards_reserved_nodes(profile: Profile) -> bool:
+    """Whether `profile` runs NodeResourceTopologyMatch with `discardReservedNodes`: the bind
+    verb then tells the store which nodes have a bind under way."""
+    return any(isinstance(p, NodeResourceTopologyMatch) and p.args.discard_reserved_nodes
+               for p in profile.plugins)
+
+
 __all__ = ["NAME", "NODE_RESOURCE_TOPOLOGY", "NodeResourceTopologyMatch",
-           "NodeResourceTopologyMatchArgs"]
+           "NodeResourceTopologyMatchArgs", "discards_reserved_nodes"]

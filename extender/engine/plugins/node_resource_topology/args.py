@@ -75,8 +75,8 @@ class NodeResourceTopologyMatchArgs(_Args):
     #: > 0: the overreserve cache (pods bound since the node's last report count against every
     #: NUMA cell); <= 0: the reports as they are (passthrough).
     cache_resync_period_seconds: int = Field(default=0, alias="cacheResyncPeriodSeconds")
-    #: Takes precedence over the cache: nodes with pods between Reserve and PostBind are
-    #: skipped. The extender reserves and binds in one verb, so nothing is ever in between.
+    #: Takes precedence over the cache: a node with a pod between Reserve and PostBind (the
+    #: start and the end of a bind verb here) is invalid to Filter and 0 to Score.
     discard_reserved_nodes: bool = Field(default=False, alias="discardReservedNodes")
     cache: NodeResourceTopologyCache = Field(default_factory=NodeResourceTopologyCache)
     preemption_mode: str | None = Field(default=None, alias="preemptionMode")

@@ -113,6 +113,9 @@ class TopologyStore(PluginStore):
     profiles: set[str] = field(default_factory=set)
     #: node -> the schedulerNames of the pods that had an event there since its last flush.
     scheduled_by: dict[str, set[str]] = field(default_factory=dict)
+    #: node -> uids of the pods whose bind is under way there, from the bind verb's Reserve to
+    #: its end (upstream's PostBind or Unreserve): the nodes `discardReservedNodes` discards.
+    binding: dict[str, set[str]] = field(default_factory=dict)
 
     def enable(self, method: str, informer_mode: str, resync_scope: str = "All",
                foreign_detect: str = "All") -> None:
@@ -171,8 +174,37 @@ class TopologyStore(PluginStore):
         the node is no longer taken for overreserved (only nodes with a report: the others
         have nothing to correct)."""
         if node_name in self.cached and pod.pod_spec is not None:
-            self.reserved.setdefault(node_name, {})[pod.key] = effective_request(pod.pod_spec)
+            request = effective_request(pod.pod_spec)
+            on_node = self.reserved.setdefault(node_name, {})
+            if on_node.get(pod.key) != request:
+                on_node[pod.key] = request
+                self.host.changed()
         self.maybe_overreserved.discard(node_name)
+
+    def unreserve(self, pod_key: str, node_name: str) -> None:
+        """`UnreserveNodeResources`: the pod ("namespace/name") no longer counts on the node
+        (its bind failed)."""
+        found = self.reserved.get(node_name)
+        if found is None or found.pop(pod_key, None) is None:
+            return
+        if not found:
+            del self.reserved[node_name]
+        self.host.changed()
+
+    def bind_started(self, uid: str, node_name: str) -> None:
+        """`DiscardReserved.ReserveNodeResources`: the node is discarded until the bind ends."""
+        self.binding.setdefault(node_name, set()).add(uid)
+        self.host.changed()
+
+    def bind_ended(self, uid: str, node_name: str) -> None:
+        """`DiscardReserved.PostBind` (bound) or `UnreserveNodeResources` (failed)."""
+        found = self.binding.get(node_name)
+        if found is None or uid not in found:
+            return
+        found.discard(uid)
+        if not found:
+            del self.binding[node_name]
+        self.host.changed()
 
     def node_maybe_overreserved(self, node_name: str) -> None:
         """`NodeMaybeOverReserved`: a Filter rejected a pod on the node."""
