@@ -113,30 +113,38 @@ class HeldBinder:
         await self.inner.bind(namespace, name, uid, node, deadline=deadline)
 
 
+FIRST = guaranteed("first", {CPU: "6", MEMORY: "4Gi"})
+#: `first` to numa-b.
+BIND_FIRST = {"PodName": "first", "PodNamespace": "default", "PodUID": FIRST["metadata"]["uid"],
+              "Node": "numa-b"}
+
+
+def held_binds(args: dict) -> tuple[httpx.AsyncClient, HeldBinder, TopologyStore]:
+    """A client of the app over `objects()` with the plugin's `args`, whose binds wait for
+    the binder's release; and the plugin's store."""
+    state = cluster_from_objects(objects())
+    binder = HeldBinder(SnapshotBinder(state, 30.0))
+    app = create_app(Runtime(build_profile(parse_policy(nrt_policy(args=args))), state, binder))
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    return client, binder, state.store(TopologyStore)
+
+
 @pytest.mark.anyio
 async def test_a_bind_under_way_counts_and_a_failed_one_stops_counting() -> None:
     # kube-scheduler reserves a pod (upstream's Reserve: the cache takes it from every cell)
     # before its Permit and its bind, and starts the next pod's cycle at once: that pod's
     # filter may come while the bind is held or waits on the API server. A failed bind is
     # unreserved.
-    first = guaranteed("first", {CPU: "6", MEMORY: "4Gi"})
     third = guaranteed("third", {CPU: "3", MEMORY: "1Gi"})
-    state = cluster_from_objects(objects())
-    binder = HeldBinder(SnapshotBinder(state, 30.0))
-    profile = build_profile(parse_policy(nrt_policy(args={"cacheResyncPeriodSeconds": 5})))
-    app = create_app(Runtime(profile, state, binder))
-    store = state.store(TopologyStore)
-    bind = {"PodName": "first", "PodNamespace": "default", "PodUID": first["metadata"]["uid"],
-            "Node": "numa-b"}
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://test") as client:
+    client, binder, store = held_binds({"cacheResyncPeriodSeconds": 5})
+    async with client:
         async def fits(pending: dict) -> dict:
             reply = (await client.post("/filter", json=names_args(pending, ["numa-b"]))).json()
             return reply["FailedNodes"]
 
-        assert await fits(first) == {}
+        assert await fits(FIRST) == {}
         assert await fits(third) == {}  # numa-b has 8 + 2 free cpus
-        held = asyncio.ensure_future(client.post("/bind", json=bind))
+        held = asyncio.ensure_future(client.post("/bind", json=BIND_FIRST))
         await eventually(lambda: store.reservations("numa-b"), "the bind's reservation")
         # `first` may go to either cell: 2 and 0 cpus left for `third` while its bind is held.
         assert await fits(third) == {"numa-b": "cannot align container"}
@@ -147,7 +155,7 @@ async def test_a_bind_under_way_counts_and_a_failed_one_stops_counting() -> None
         assert await fits(third) == {}
         # Bound: it counts until a resync takes a report that counts it.
         binder.refuse = False
-        assert (await client.post("/bind", json=bind)).json() == {"Error": ""}
+        assert (await client.post("/bind", json=BIND_FIRST)).json() == {"Error": ""}
         assert len(store.reservations("numa-b")) == 1
         assert await fits(third) == {"numa-b": "cannot align container"}
 
@@ -156,19 +164,12 @@ async def test_a_bind_under_way_counts_and_a_failed_one_stops_counting() -> None
 async def test_discard_reserved_nodes_while_a_bind_is_under_way() -> None:
     # upstream's DiscardReserved cache: a node with a pod between Reserve and PostBind (or
     # Unreserve) is invalid to Filter and 0 to Score; otherwise the reports as they are.
-    first = guaranteed("first", {CPU: "6", MEMORY: "4Gi"})
     other = guaranteed("other", {CPU: "1", MEMORY: "1Gi"})
-    state = cluster_from_objects(objects())
-    binder = HeldBinder(SnapshotBinder(state, 30.0))
-    policy = nrt_policy(args={"discardReservedNodes": True, "cacheResyncPeriodSeconds": 5,
-                              "scoringStrategy": {"type": "LeastNUMANodes"}})
-    app = create_app(Runtime(build_profile(parse_policy(policy)), state, binder))
-    store = state.store(TopologyStore)
+    client, binder, store = held_binds({"discardReservedNodes": True,
+                                        "cacheResyncPeriodSeconds": 5,
+                                        "scoringStrategy": {"type": "LeastNUMANodes"}})
     nodes = ["numa-a", "numa-b"]
-    bind = {"PodName": "first", "PodNamespace": "default", "PodUID": first["metadata"]["uid"],
-            "Node": "numa-b"}
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://test") as client:
+    async with client:
         async def verbs(pending: dict) -> tuple[dict, list]:
             body = names_args(pending, nodes)
             failed = (await client.post("/filter", json=body)).json()["FailedNodes"]
@@ -176,9 +177,9 @@ async def test_discard_reserved_nodes_while_a_bind_is_under_way() -> None:
 
         assert await verbs(other) == ({}, [{"Host": "numa-a", "Score": 9},
                                            {"Host": "numa-b", "Score": 9}])
-        assert (await client.post("/filter", json=names_args(first, ["numa-b"]))).json()[
+        assert (await client.post("/filter", json=names_args(FIRST, ["numa-b"]))).json()[
             "NodeNames"] == ["numa-b"]
-        held = asyncio.ensure_future(client.post("/bind", json=bind))
+        held = asyncio.ensure_future(client.post("/bind", json=BIND_FIRST))
         await eventually(lambda: store.binding, "the bind under way")
         assert await verbs(other) == ({"numa-b": "invalid node topology data"},
                                       [{"Host": "numa-a", "Score": 9},
