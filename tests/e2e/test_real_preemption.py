@@ -70,8 +70,15 @@ def test_preemption_honours_pdbs_and_the_extenders_pruning(scenario: Scenario) -
     # GPU — so kube-scheduler must evict a guarded pod on the GPU node.
     kube.create(pod("trainer", ns, scenario.scheduler, cpu="1", priority_class=f"{ns}-high",
                     extended={GPU: "1"}))
-    placed = wait_until(lambda: bound(kube.pods(ns)).get("trainer"), timeout=90,
-                        what="trainer bound")
+    try:
+        placed = wait_until(lambda: bound(kube.pods(ns)).get("trainer"), timeout=90,
+                            what="trainer bound")
+    except AssertionError as exc:
+        # A rejection by the extender after the victims went is its watch running behind
+        # kube-scheduler's (docs/operations.md, "When the extender's watch runs behind").
+        raise AssertionError(f"{exc}; trainer's events: "
+                             f"{[e.get('message') for e in kube.events_for(ns, 'trainer')]}"
+                             ) from None
     assert placed == guarded_node
     left = {p["metadata"]["name"]: p for p in kube.pods(ns)}
     assert len(left.keys() & {"guarded-0", "guarded-1"}) == 1
