@@ -110,3 +110,65 @@ def test_a_bind_counts_until_the_report_that_counts_its_pod(scenario: Scenario) 
     retry_second()
     wait_until(lambda: bound(kube.pods(ns)).get("second") == name, timeout=60,
                what="the second pod bound once the cache took the report")
+
+
+GANG_NUMA = """
+apiVersion: scheduler-extender/v1
+kind: ExtenderPolicy
+plugins:
+  filter:
+    enabled: [{name: NodeResourcesFit}, {name: Coscheduling}, {name: NodeResourceTopologyMatch}]
+pluginConfig:
+  - name: Coscheduling
+    args: {permitWaitingTimeSeconds: 8, podGroupBackoffSeconds: 120}
+  - name: NodeResourceTopologyMatch
+    args: {cacheResyncPeriodSeconds: 1}
+"""
+
+
+def test_a_held_bind_counts_and_its_rejection_gives_the_room_back(scenario: Scenario) -> None:
+    # kube-scheduler reserves a pod before its Permit and binds it from a goroutine while it
+    # schedules the next pods; here a gang member's bind is held at Coscheduling's Permit (in
+    # the bind verb) while another pod asks for the same NUMA room.
+    kube = scenario.kube
+    name = f"{scenario.name}-numa"
+    scenario.add_nodes(node(name, cpu="8", memory="16Gi"))
+    kube.create(report(name, "4", []))  # no pod counted: no resync ever takes a newer one
+    scenario.cleanups.append(("NodeResourceTopology", name))
+    ns = scenario.namespace()
+    scenario.start(policy=GANG_NUMA)
+    kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                 "metadata": {"name": "pair", "namespace": ns}, "spec": {"minMember": 2}})
+    member = guaranteed("member", ns, scenario.scheduler, name)
+    member["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "pair"}
+    # Its sibling exists (PreFilter counts it) but fits no node: `member` waits for it.
+    sibling = guaranteed("sibling", ns, scenario.scheduler, f"{scenario.name}-nowhere")
+    sibling["metadata"]["labels"] = dict(member["metadata"]["labels"])
+    kube.create(sibling)
+    kube.create(member)
+    touches = iter(range(1_000_000))
+
+    def held() -> int:
+        count = scenario.extender_counts("extender_bind_total", "outcome").get("held", 0)
+        if not count:
+            # Coscheduling's PreFilter (the extender's filter) may have met `member` before the
+            # extender's watch brought `sibling`: a node event makes kube-scheduler retry it.
+            kube.patch("Node", name, {"metadata": {"labels": {"touched": str(next(touches))}}})
+        return count
+
+    wait_until(held, timeout=60, interval=1.0, what="the member's bind held at Permit")
+
+    def refused() -> list[str]:
+        return [m for m in kube.scheduler_messages(ns, "solo", scenario.scheduler)
+                if "cannot align container" in m]
+
+    # The held member counts on both cells (1 cpu left on each): `solo` cannot align.
+    kube.create(guaranteed("solo", ns, scenario.scheduler, name))
+    wait_until(refused, timeout=30, what="solo refused while the member's bind is held")
+    assert "solo" not in bound(kube.pods(ns))
+    # The group's wait runs out: the held bind fails and is unreserved (the group then backs
+    # off for 2 minutes), and kube-scheduler's retry of `solo` finds a whole cell again.
+    placed = wait_until(lambda: bound(kube.pods(ns)).get("solo"), timeout=60,
+                        what="solo bound once the member's bind failed")
+    assert placed == name
+    assert "member" not in bound(kube.pods(ns))
