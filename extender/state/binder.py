@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from extender.engine.cluster import ClusterState
+from extender.engine.plugins.capacity_scheduling.store import QuotaStore
 from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.kube.client import ApiError, KubeClient, KubeError, TransportError
 from extender.model import k8s
@@ -95,7 +96,8 @@ def _reserve_now(state: ClusterState, uid: str, node: str, discarding: bool) -> 
 def bind_ended(state: ClusterState, namespace: str, name: str, uid: str, node: str, *,
                unreserve: bool) -> None:
     """The end of a bind `reserve` began: upstream's PostBind, or with `unreserve` (the bind
-    failed) its Unreserve: the pod no longer counts on the node."""
+    failed) its Unreserve: the pod no longer counts on the node (NodeResourceTopologyMatch)
+    nor in its namespace's quota (CapacityScheduling's reservation from the filter verb)."""
     gate_for(state).call(_bind_ended_now, state, namespace, name, uid, node, unreserve)
 
 
@@ -104,6 +106,7 @@ def _bind_ended_now(state: ClusterState, namespace: str, name: str, uid: str, no
     store = state.store(TopologyStore)
     if unreserve:
         store.unreserve(f"{namespace}/{name}", node)
+        state.store(QuotaStore).release(uid)
     store.bind_ended(uid, node)
 
 

@@ -98,6 +98,22 @@ def test_reservation_expires_when_no_bind_follows() -> None:
         assert client.post("/filter", json=filter_args(second, ["n1"])).json()["NodeNames"] == ["n1"]
 
 
+def test_a_failed_bind_gives_its_reservation_back() -> None:
+    # CapacityScheduling's Unreserve: a pod whose bind failed no longer counts in its quota
+    # (kube-scheduler retries it, and its next filter reserves again).
+    objects = [*NODES, quota("ns1", {"cpu": "1", "memory": "100Gi"}, {"cpu": "1", "memory": "100Gi"})]
+    first = pod("first", "ns1", requests={"cpu": "1"})
+    second = pod("second", "ns1", requests={"cpu": "1"})
+    with client_for(objects, ["CapacityScheduling"]) as client:
+        assert client.post("/filter", json=filter_args(first, ["n1"])).json()["NodeNames"] == ["n1"]
+        assert client.post("/filter", json=filter_args(second, ["n1"])).json()["NodeNames"] == []
+        bind = {"PodName": "first", "PodNamespace": "ns1", "PodUID": first["metadata"]["uid"],
+                "Node": "gone"}
+        assert client.post("/bind", json=bind).json() == {"Error": 'node "gone" not found'}
+        assert client.post("/filter", json=filter_args(second, ["n1"])).json()["NodeNames"] == [
+            "n1"]
+
+
 def _clocked(objects: list[dict], filters: list[str]) -> tuple[TestClient, list[float], Runtime]:
     """An app whose state reads `now[0]` as its clock, with serve's reservation lifetimes."""
     from extender.api.runtime import configure_gang_and_quota
