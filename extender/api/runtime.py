@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from extender.api.offload import Offloader
 from extender.api.rowreply import REPLIES_PER_LIST
 from extender.engine.cluster import ClusterState
-from extender.engine.plugins.coscheduling import Coscheduling
+from extender.engine.plugins.coscheduling import gang_plugin
 from extender.engine.profile import Profile
 from extender.model.pod import PodView
 from extender.state.binder import Binder
@@ -112,8 +112,7 @@ def configure_gang_and_quota(runtime: Runtime, *, bind_deadline: float,
     """Coscheduling's Permit in the bind verb (`PermitBinder` around the binder);
     CapacityScheduling's reservations on filter (`quota_reservation_ttl`). `serve` and a
     recording's replay build the same."""
-    coscheduling = next((p for p in runtime.profile.filters if isinstance(p, Coscheduling)),
-                        None)
+    coscheduling = gang_plugin(runtime.profile)
     if coscheduling is not None:
         http_timeout = scheduler_http_timeout
         if http_timeout is None:

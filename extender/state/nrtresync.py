@@ -11,7 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from extender.engine.cluster import ClusterState
-from extender.engine.plugins.node_resource_topology import NAME, NodeResourceTopologyMatch
+from extender.engine.plugins.node_resource_topology import (
+    NodeResourceTopologyMatch,
+    topology_plugin,
+)
 from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.state.background import cancel_and_wait
 from extender.state.gate import gate_for
@@ -21,10 +24,8 @@ log = logging.getLogger("extender.nrtcache")
 
 def cache_plugin(profile: Any) -> NodeResourceTopologyMatch | None:
     """The profile's NodeResourceTopologyMatch when it runs the overreserve cache, else None."""
-    found = next((p for p in profile.plugins if p.name == NAME), None)
-    if isinstance(found, NodeResourceTopologyMatch) and found.args.overreserve:
-        return found
-    return None
+    found = topology_plugin(profile)
+    return found if found is not None and found.args.overreserve else None
 
 
 class TopologyResync:

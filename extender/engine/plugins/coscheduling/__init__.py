@@ -23,7 +23,7 @@ from extender.engine.plugins.coscheduling.core import (
 from extender.model.pod import PodView
 
 __all__ = ["NAME", "NOT_FOUND", "OPTIMISTIC_REJECTION", "UNRESERVE_REJECTION", "Coscheduling",
-           "PermitCode", "PodGroupManager", "permit_wait"]
+           "PermitCode", "PodGroupManager", "gang_plugin", "permit_wait"]
 
 
 class Coscheduling:
@@ -41,8 +41,13 @@ class Coscheduling:
         return self.manager.pre_filter(pod, ctx, ctx.clock())
 
 
+def gang_plugin(profile: Profile) -> Coscheduling | None:
+    """The profile's Coscheduling, or None."""
+    return next((p for p in profile.filters if isinstance(p, Coscheduling)), None)
+
+
 def permit_wait(profile: Profile) -> float | None:
     """Seconds a bind may be held at Permit in `profile` for a group without its own
     scheduleTimeoutSeconds (None: the profile has no Coscheduling)."""
-    plugin = next((p for p in profile.filters if isinstance(p, Coscheduling)), None)
+    plugin = gang_plugin(profile)
     return None if plugin is None else plugin.manager.default_wait

@@ -197,12 +197,18 @@ class NodeResourceTopologyMatch:
         return self.raw_scores(state, pod, nodes, ctx)
 
 
+def topology_plugin(profile: Profile) -> NodeResourceTopologyMatch | None:
+    """The profile's NodeResourceTopologyMatch (its filter, else its scorer: one set of
+    arguments serves both), or None."""
+    return next((p for p in profile.plugins if isinstance(p, NodeResourceTopologyMatch)), None)
+
+
 def discards_reserved_nodes(profile: Profile) -> bool:
     """Whether `profile` runs NodeResourceTopologyMatch with `discardReservedNodes`: the bind
     verb then tells the store which nodes have a bind under way."""
-    return any(isinstance(p, NodeResourceTopologyMatch) and p.args.discard_reserved_nodes
-               for p in profile.plugins)
+    plugin = topology_plugin(profile)
+    return plugin is not None and plugin.args.discard_reserved_nodes
 
 
 __all__ = ["NAME", "NODE_RESOURCE_TOPOLOGY", "NodeResourceTopologyMatch",
-           "NodeResourceTopologyMatchArgs", "discards_reserved_nodes"]
+           "NodeResourceTopologyMatchArgs", "discards_reserved_nodes", "topology_plugin"]
