@@ -553,3 +553,38 @@ def msgspec_replace_phase(obj: k8s.Pod, phase: str) -> k8s.Pod:
     import msgspec
 
     return msgspec.structs.replace(obj, status=msgspec.structs.replace(obj.status, phase=phase))
+
+
+# ---- DiscardReserved (cache/discardreserved_test.go) ------------------------------------------
+def discarding() -> NodeResourceTopologyMatch:
+    return NodeResourceTopologyMatch(NodeResourceTopologyMatchArgs.model_validate(
+        {"discardReservedNodes": True, "cacheResyncPeriodSeconds": 5}))
+
+
+def test_discard_reserved_nodes_ignores_foreign_pods() -> None:
+    # TestDiscardReservedNodesGetCachedNRTCopy, "data present with foreign pods": the report,
+    # fresh (NodeHasForeignPods does nothing in that cache).
+    state, store = store_with(report(DEFAULT_ZONES, name="worker-node-1"), foreign="All")
+    state.apply_pod(bound_pod("theirs", "default-scheduler", "worker-node-1"))
+    assert store.has_foreign_pods("worker-node-1")
+    found = discarding().topology("worker-node-1", state)
+    assert found is not None and found[0] is store.node_topology("worker-node-1")
+
+
+def test_discard_reserved_nodes_a_reserved_node_is_not_fresh() -> None:
+    # TestDiscardReservedNodesGetNRTCopyFails: node1 with a reservation: no report, not fresh.
+    state, store = store_with(report(DEFAULT_ZONES))
+    store.bind_started("some-uid", "node1")
+    assert discarding().topology("node1", state) is None
+
+
+def test_discard_reserved_nodes_reserve_and_remove() -> None:
+    # TestDiscardReservedNodesReserveNodeResources and ...RemoveReservationForNode: test/pod
+    # (uid some-uid) reserved on node1, then its reservation removed (PostBind or Unreserve).
+    state, store = store_with(report(DEFAULT_ZONES))
+    store.bind_started("some-uid", "node1")
+    assert store.binding == {"node1": {"some-uid"}}
+    store.bind_ended("some-uid", "node1")
+    assert store.binding.get("node1", set()) == set()
+    found = discarding().topology("node1", state)
+    assert found is not None and found[0] is store.node_topology("node1")
