@@ -159,6 +159,9 @@ async def metrics_route(request: Request) -> Response:
     metrics.STATE_NODES.set(len(runtime.state.nodes))
     metrics.STATE_PODS.set(len(runtime.state.pods))
     metrics.raise_to(metrics.LATE_POD_EVENTS, runtime.state.late_pod_events)
+    if runtime.live is not None:
+        metrics.raise_to(metrics.PODS_GONE_BEFORE_WATCH, runtime.live.counters.gone_before_watch)
+        metrics.raise_to(metrics.PODS_SEEN_BEFORE_WATCH, runtime.live.counters.seen_before_watch)
     for name, size in cache_sizes(runtime).items():
         metrics.CACHE_ENTRIES.labels(name).set(size)
     for name, size in cache_bytes(runtime).items():

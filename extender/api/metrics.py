@@ -81,6 +81,14 @@ LATE_POD_EVENTS = Counter(
     "extender_informer_late_pod_events_total",
     "Pod watch events older than this extender's bind of the pod (its watch behind "
     "kube-scheduler's); the bind's assumption stood through them.")
+PODS_GONE_BEFORE_WATCH = Counter(
+    "extender_informer_pods_gone_before_watch_total",
+    "Pods a preemptor's filter or a preempt call found gone from the API server before the "
+    "watch delivered their deletion (their node listed afresh); deleted from the state then.")
+PODS_SEEN_BEFORE_WATCH = Counter(
+    "extender_informer_pods_seen_before_watch_total",
+    "Pods a preemptor's filter or a preempt call found bound at the API server before the "
+    "watch delivered them (their node listed afresh); added to the state then.")
 NRT_CACHE_RESYNCS = Counter(
     "extender_nrt_cache_resyncs_total",
     "Rounds of the NodeResourceTopology overreserve cache's resync (one every "

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import BadRequest, error_response, json_response
+from extender.api.catchup import NodesBehind, unplaced_victims
 from extender.api.observe import RequestRecord
 from extender.api.preemptreply import encode_outcome, finish
 from extender.api.reading import decode, limit_candidates, replica_pod_view
@@ -86,6 +87,10 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     found = process_preemption_batch(runtime.profile, pod, names, uids, lengths, runtime.state,
                                      runtime.wall_clock(), selector_matches=_selector_matches,
                                      memo=_memo, finish=finish)
+    if runtime.live is not None and found.ignored and not record.caught_up:
+        behind = unplaced_victims(runtime, found.ignored)
+        if behind:
+            raise NodesBehind(behind)
     if isinstance(found, BatchOutcome):
         dropped = found.dropped
         kept = len(found.kept)

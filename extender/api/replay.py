@@ -16,6 +16,9 @@ byte for byte, status included.
   recorded binder answer (`bind` entry), where the live binder answered; with a recorded API
   server's answer (live mode: its error, or success and the pod it read) or the offline
   binder's own (snapshot mode), and assumes the pod as the live binder did.
+- **Asked again.** An exchange with two `in` entries (a preempt whose handler caught nodes up
+  with the API server and was called again, `api.catchup`) is sent again at the second: its
+  reply is the one compared.
 - **Not replayed.** A reply given before the body was read (busy, a body limit) cannot be
   asked again: listed in `skipped`. Not-ready replies are replayed with the readiness the
   request saw.
@@ -352,6 +355,10 @@ class _Replay:
                                  f"the recording expired {sorted(entry.uids)}")
 
     async def _request(self, entry: recording.In) -> None:
+        # A second `in` of one exchange: the handler was called again after a catch-up
+        # (`api.catchup.NodesBehind`), the state changes it made recorded in between; the
+        # first call's reply was never sent, so the second one's is what the `out` holds.
+        self.replies.pop(entry.id, None)
         self.requests[entry.id] = entry
         self.not_ready = entry.not_ready
         post = self.client.post(entry.path, content=recording.body_bytes(entry),

@@ -272,6 +272,12 @@ class Counters:
         self.errors: Counter[str] = Counter()
         self.stale: Counter[str] = Counter()  # events ignored as not newer (per resource)
         self.expired_assumptions = 0
+        #: Pods deleted from the state because the API server no longer had them before the
+        #: watch said so (`state.catchup`).
+        self.gone_before_watch = 0
+        #: Pods added to the state (or placed on their node) because the API server had them
+        #: bound before the watch said so (`state.catchup`).
+        self.seen_before_watch = 0
         self.on_event: Callable[[str, str], None] | None = None
         self.on_synced: Callable[[str], None] | None = None
         self.on_stale: Callable[[str], None] | None = None
@@ -319,6 +325,10 @@ class Informer:
         self.clock = clock
         self.gate = gate_for(state)
         self.resource_version = ""
+        #: Objects (by UID) a catch-up applied from a list newer than this informer's version
+        #: (`state.catchup`), with that list's version: their watch events up to it are older
+        #: than what the state holds, and are skipped. Emptied as the version passes them.
+        self.ahead: dict[str, str] = {}
         self.synced = False
         self.connected = False
         self.last_ok = -math.inf  # the last moment we knew the state equal to the server's
@@ -400,6 +410,7 @@ class Informer:
                 break
         self.gate.call(self.sink.end_relist)
         self.resource_version = rv
+        self._passed()
         self.last_ok = self.clock()
         self.last_error = ""
         if not self.synced:
@@ -447,7 +458,10 @@ class Informer:
                          self.spec.name, kind, version, self.resource_version)
             return
         self.counters.event(self.spec.name, kind)
-        if kind in ("ADDED", "MODIFIED"):
+        if self.ahead and kind != "BOOKMARK" and self._caught_up_past(event):
+            log.debug("%s: skipped a %s event at resourceVersion %s, older than a catch-up's",
+                      self.spec.name, kind, version)
+        elif kind in ("ADDED", "MODIFIED"):
             self.gate.call(_guarded, self.sink.apply, event.object)
         elif kind == "DELETED":
             self.gate.call(_guarded, self.sink.delete, event.object)
@@ -455,6 +469,25 @@ class Informer:
             log.warning("%s: unknown watch event type %r", self.spec.name, kind)
         if version:
             self.resource_version = version
+            if self.ahead:
+                self._passed()
+
+    def caught_up(self, uid: str, version: str) -> None:
+        """Note that the object `uid` was applied as a list at `version` showed it."""
+        if not self.resource_version or is_newer(version, self.resource_version):
+            if is_newer(version, self.ahead.get(uid, "")):
+                self.ahead[uid] = version
+
+    def _caught_up_past(self, event: WatchEvent) -> bool:
+        meta = getattr(event.object, "metadata", None)
+        applied = self.ahead.get(getattr(meta, "uid", ""))
+        return applied is not None and bool(event.resource_version) and \
+            not is_newer(event.resource_version, applied)
+
+    def _passed(self) -> None:
+        # Entries at or below the informer's version can no longer shadow an older event.
+        self.ahead = {uid: v for uid, v in self.ahead.items()
+                      if is_newer(v, self.resource_version)}
 
 
 def is_newer(version: str, than: str) -> bool:

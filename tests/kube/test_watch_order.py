@@ -16,7 +16,7 @@ from extender.kube.client import KubeClient, WatchEvent
 from extender.kube.config import ClusterConfig
 from extender.model import k8s
 from extender.state.gate import StateGate, gate_for
-from extender.state.informer import NODES, Informer, LiveState, is_newer
+from extender.state.informer import NODES, PODS, Informer, LiveState, is_newer
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer
 from tests.kube.kube_helpers import converged, eventually
@@ -141,3 +141,31 @@ async def test_state_holds_still_while_a_large_request_reads_it(apiserver: FakeA
         assert "n2" in state.nodes and state.nodes["n1"].requested.milli_cpu == 2000
         assert converged(state, apiserver)
         offload.close()
+
+
+def test_events_older_than_a_catch_up_are_skipped_until_the_watch_passes_it() -> None:
+    """A catch-up (`state.catchup`) applied a pod as a list at version 20 showed it, bound;
+    the watch, behind at 10, then delivers that pod's older events: they must not put it back
+    to pending. Events after 20 apply again, and the note is dropped once passed."""
+    state = ClusterState()
+    state.apply_node(k8s.convert(ko.node("n1"), k8s.Node))
+    informer = Informer(None, state, PODS)  # type: ignore[arg-type]  # handle() calls no API
+    informer.resource_version = "10"
+
+    def event(kind: str, version: str, **fields: object) -> WatchEvent:
+        obj = ko.pod("p", "default", uid="uid-p", **fields)  # type: ignore[arg-type]
+        obj["metadata"]["resourceVersion"] = version
+        return WatchEvent(type=kind, object=k8s.convert(obj, k8s.Pod), resource_version=version)
+
+    state.apply_pod(event("ADDED", "20", node_name="n1", phase="Running").object)
+    informer.caught_up("uid-p", "20")
+    informer.caught_up("uid-old", "5")  # not newer than the informer: nothing to shadow
+    assert informer.ahead == {"uid-p": "20"}
+
+    informer.handle(event("ADDED", "12"))  # created pending, before the binding
+    assert state.pods["uid-p"].node_name == "n1"
+    informer.handle(event("MODIFIED", "20", node_name="n1"))
+    assert state.pods["uid-p"].node_name == "n1" and informer.ahead == {}
+    assert informer.resource_version == "20"
+    informer.handle(event("DELETED", "21", node_name="n1"))
+    assert "uid-p" not in state.pods

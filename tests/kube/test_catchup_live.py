@@ -1,0 +1,275 @@
+"""A preemptor's filter, and a preempt call, when the extender's pod watch runs behind
+kube-scheduler's (`api.catchup`, `state.catchup`): the nodes' pods are listed from the API
+server and the state caught up first (victims already gone deleted, victims just bound added),
+through the real HTTP app against the fake API server, whose pod watch is held back as a
+CPU-starved watcher's would be."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extender.api.replay import replay_file
+from extender.model import k8s
+from extender.model.pod import PodView
+from extender.state.binder import assume
+from tests.kube import kube_objects as ko
+from tests.kube.fake_apiserver import FakeApiServer, Fault
+from tests.serving import eventually, serve_args, served
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY = ROOT / "tests" / "fixtures" / "policy-leastallocated.json"
+NS = "default"
+
+
+def _preemptor(nominated: str = "n1") -> dict[str, Any]:
+    pod = ko.pod("urgent", NS, cpu="2", memory="1Gi", uid="uid-urgent", priority=1000)
+    if nominated:
+        pod["status"]["nominatedNodeName"] = nominated
+    return pod
+
+
+def _filter(pod: dict[str, Any]) -> bytes:
+    # As kube-scheduler sends it: Go's encoding/json, no spaces.
+    return json.dumps({"Pod": pod, "NodeNames": ["n1"]}, separators=(",", ":")).encode()
+
+
+def _pod_lists(server: FakeApiServer) -> list[str]:
+    """The field selectors of the lists of one node's pods the server was asked for."""
+    return [r.query["fieldSelector"] for r in server.requests
+            if r.method == "GET" and r.path == "/api/v1/pods" and r.query.get("watch") != "true"
+            and "spec.nodeName" in r.query.get("fieldSelector", "")]
+
+
+def _deleted(runtime: Any) -> int:
+    """Pod DELETED events the extender's watch has delivered."""
+    return runtime.live.counters.events[("pods", "DELETED")]
+
+
+def _cluster(server: FakeApiServer) -> None:
+    server.put(ko.node("n1", cpu="2", memory="8Gi"))
+    server.put(ko.pod("victim", NS, cpu="2", memory="1Gi", node_name="n1", phase="Running",
+                      uid="uid-victim", priority=0))
+    server.put(_preemptor())
+
+
+def _preempt(victims: list[str]) -> bytes:
+    return json.dumps({"Pod": _preemptor(nominated=""), "NodeNameToMetaVictims": {
+        "n1": {"Pods": [{"UID": uid} for uid in victims], "NumPDBViolations": 0}}},
+        separators=(",", ":")).encode()
+
+
+def _run(tmp_path: Path, scenario: Any, *extra: str, cluster: Any = _cluster,
+         waits_for: str = "uid-victim") -> Any:
+    with FakeApiServer(bookmark_interval=0.2) as server:
+        cluster(server)
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        args = serve_args("--kubeconfig", str(kubeconfig), "--policy", str(POLICY), *extra)
+
+        async def session() -> Any:
+            async with served(args) as (client, runtime):
+                await eventually(lambda: runtime.readiness()[0], "the informers' sync")
+                await eventually(lambda: waits_for in runtime.state.pods, waits_for)
+                return await scenario(server, client, runtime)
+
+        return asyncio.run(session())
+
+
+def test_a_victim_gone_before_the_watch_says_so_no_longer_counts(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")  # the extender's watch behind kube-scheduler's
+        server.delete("Pod", NS, "victim")
+        before = len(_pod_lists(server))
+        reply = (await client.post("/filter", content=_filter(_preemptor()))).json()
+        listed = _pod_lists(server)[before:]
+        still_there = "uid-victim" in runtime.state.pods
+        metrics = (await client.get("/metrics")).text
+        server.release_watches("pods")
+        # The watch's own DELETED, arriving after, changes nothing.
+        await eventually(lambda: _deleted(runtime) == 1, "the watch's DELETED")
+        again = (await client.post("/filter", content=_filter(_preemptor()))).json()
+        return reply, listed, still_there, metrics, again
+
+    reply, listed, still_there, metrics, again = _run(tmp_path, scenario)
+    assert reply["NodeNames"] == ["n1"], reply
+    assert not reply.get("FailedNodes") and not reply.get("FailedAndUnresolvableNodes")
+    assert listed == ["spec.nodeName=n1,status.phase!=Succeeded,status.phase!=Failed"]
+    assert not still_there
+    assert "extender_informer_pods_gone_before_watch_total 1.0" in metrics
+    assert again["NodeNames"] == ["n1"]
+
+
+def test_a_victim_still_there_still_counts(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")
+        before = len(_pod_lists(server))
+        reply = (await client.post("/filter", content=_filter(_preemptor()))).json()
+        return reply, _pod_lists(server)[before:], "uid-victim" in runtime.state.pods
+
+    reply, listed, kept = _run(tmp_path, scenario)
+    assert reply["NodeNames"] == [] or reply.get("NodeNames") is None
+    assert reply["FailedAndUnresolvableNodes"] == {"n1": "Insufficient cpu"} or \
+        reply["FailedNodes"] == {"n1": "Insufficient cpu"}, reply
+    assert len(listed) == 1 and kept
+
+
+def test_only_a_nominated_pod_above_the_nodes_pods_lists_them(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        before = len(_pod_lists(server))
+        plain = await client.post("/filter", content=_filter(_preemptor(nominated="")))
+        low = _preemptor()
+        low["spec"]["priority"] = 0  # no lower-priority pod on its node: nothing to wait for
+        equal = await client.post("/filter", content=_filter(low))
+        elsewhere = await client.post("/filter", content=_filter(_preemptor(nominated="n9")))
+        return [plain.status_code, equal.status_code, elsewhere.status_code], \
+            _pod_lists(server)[before:]
+
+    codes, listed = _run(tmp_path, scenario)
+    assert codes == [200, 200, 200]
+    assert listed == []
+
+
+def test_the_api_failing_leaves_the_state_as_it_is(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")
+        server.delete("Pod", NS, "victim")
+        server.inject(Fault("status", path="/api/v1/pods", watch=False, status=500))
+        reply = (await client.post("/filter", content=_filter(_preemptor()))).json()
+        return reply, "uid-victim" in runtime.state.pods
+
+    reply, kept = _run(tmp_path, scenario)
+    assert reply["Error"] == "" and not reply.get("NodeNames"), reply
+    assert kept  # the rejection the watch's lag gives, as before: no worse
+
+
+def test_an_assumed_pod_the_list_does_not_show_yet_stays(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")
+        server.delete("Pod", NS, "victim")
+        # A pod this extender has just bound there, its binding not in the list yet.
+        bound = k8s.convert(ko.pod("fresh", NS, cpu="1", uid="uid-fresh", priority=0), k8s.Pod)
+        assume(runtime.state, PodView.from_k8s(bound), "uid-fresh", "n1", 30.0)
+        reply = (await client.post("/filter", content=_filter(_preemptor()))).json()
+        return reply, set(runtime.state.nodes["n1"].pods)
+
+    reply, left = _run(tmp_path, scenario)
+    assert left == {"uid-fresh"}
+    assert not reply.get("NodeNames"), reply  # 1 of 2 CPUs still taken by the bound pod
+
+
+def test_what_the_catching_up_deleted_is_recorded_and_replays(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")
+        server.delete("Pod", NS, "victim")
+        reply = (await client.post("/filter", content=_filter(_preemptor()))).json()
+        server.release_watches("pods")
+        await eventually(lambda: _deleted(runtime) == 1, "the watch's DELETED")
+        return reply
+
+    reply = _run(tmp_path, scenario, "--record", str(tmp_path / "rec"))
+    assert reply["NodeNames"] == ["n1"]
+    report = replay_file(tmp_path / "rec" / "recording-1.jsonl")
+    assert report.ok, report.summary()
+    assert report.compared == 1
+
+
+def _victim_pending(server: FakeApiServer) -> None:
+    server.put(ko.node("n1", cpu="2", memory="8Gi"))
+    server.put(ko.pod("victim", NS, cpu="2", memory="1Gi", uid="uid-victim", priority=0))
+
+
+def _victim_absent(server: FakeApiServer) -> None:
+    server.put(ko.node("n1", cpu="2", memory="8Gi"))
+    server.put(ko.pod("other", NS, cpu="1", memory="1Gi", uid="uid-other", priority=0))
+
+
+def _bind_victim(server: FakeApiServer) -> None:
+    server.put(ko.pod("victim", NS, cpu="2", memory="1Gi", node_name="n1", phase="Running",
+                      uid="uid-victim", priority=0))
+
+
+@pytest.mark.parametrize("cluster, known", [(_victim_pending, "uid-victim"),
+                                            (_victim_absent, "uid-other")],
+                         ids=["pending-then-bound", "created-bound"])
+def test_a_proposed_victim_bound_before_the_watch_says_so_counts(
+        tmp_path: Path, cluster: Any, known: str) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")  # kube-scheduler saw the binding, the extender not yet
+        _bind_victim(server)
+        before = len(_pod_lists(server))
+        reply = (await client.post("/preempt", content=_preempt(["uid-victim"]))).json()
+        placed = runtime.state.pods["uid-victim"].node_name
+        metrics = (await client.get("/metrics")).text
+        return reply, _pod_lists(server)[before:], placed, metrics
+
+    reply, listed, placed, metrics = _run(tmp_path, scenario, cluster=cluster, waits_for=known)
+    assert reply["NodeNameToMetaVictims"] == {
+        "n1": {"Pods": [{"UID": "uid-victim"}], "NumPDBViolations": 0}}, reply
+    assert listed == ["spec.nodeName=n1,status.phase!=Succeeded,status.phase!=Failed"]
+    assert placed == "n1"
+    assert "extender_informer_pods_seen_before_watch_total 1.0" in metrics
+
+
+def test_a_preempt_whose_victims_the_state_places_lists_nothing(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        before = len(_pod_lists(server))
+        reply = (await client.post("/preempt", content=_preempt(["uid-victim"]))).json()
+        return reply, _pod_lists(server)[before:]
+
+    reply, listed = _run(tmp_path, scenario)
+    assert reply["NodeNameToMetaVictims"]["n1"]["Pods"] == [{"UID": "uid-victim"}]
+    assert listed == []
+
+
+def test_a_watch_already_past_the_list_is_not_overruled(tmp_path: Path) -> None:
+    """A list older than what the watch has delivered changes nothing: a pod the watch has
+    deleted since must not come back."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("pods")
+        _bind_victim(server)
+        informer = runtime.live.informers["pods"]
+        informer.resource_version = str(10**12)  # as if the watch had delivered far more
+        reply = (await client.post("/preempt", content=_preempt(["uid-victim"]))).json()
+        return reply, runtime.state.pods["uid-victim"].node_name, len(_pod_lists(server))
+
+    reply, placed, lists = _run(tmp_path, scenario, cluster=_victim_pending)
+    assert lists == 1 and placed == ""  # listed, and nothing applied
+    assert reply["NodeNameToMetaVictims"] == {}, reply  # the pod fits without victims: dropped
+
+
+def _caught_up_preempt(offloaded: bool = False) -> Any:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        if offloaded:
+            runtime.offload.threshold = 1  # every body answered in the worker thread
+        server.hold_watches("pods")
+        _bind_victim(server)
+        reply = (await client.post("/preempt", content=_preempt(["uid-victim"]))).json()
+        server.release_watches("pods")
+        await eventually(lambda: runtime.live.counters.events[("pods", "MODIFIED")] >= 1,
+                         "the watch's MODIFIED")
+        return reply, runtime.state.pods["uid-victim"].node_name
+
+    return scenario
+
+
+def test_a_preempt_answered_off_the_loop_is_caught_up_too(tmp_path: Path) -> None:
+    reply, placed = _run(tmp_path, _caught_up_preempt(offloaded=True), cluster=_victim_pending)
+    assert reply["NodeNameToMetaVictims"]["n1"]["Pods"] == [{"UID": "uid-victim"}], reply
+    assert placed == "n1"
+
+
+def test_a_caught_up_preempt_is_recorded_and_replays(tmp_path: Path) -> None:
+    reply, _ = _run(tmp_path, _caught_up_preempt(), "--record", str(tmp_path / "rec"),
+                    cluster=_victim_pending)
+    assert reply["NodeNameToMetaVictims"]["n1"]["Pods"] == [{"UID": "uid-victim"}], reply
+    path = tmp_path / "rec" / "recording-1.jsonl"
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    ins = [e for e in entries if e["record"] == "in"]
+    assert [e["verb"] for e in ins] == ["preempt", "preempt"]  # asked again after the catch-up
+    report = replay_file(path)
+    assert report.ok, report.summary()
+    assert report.compared == 1
