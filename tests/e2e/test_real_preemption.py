@@ -39,11 +39,7 @@ def test_preemption_honours_pdbs_and_the_extenders_pruning(scenario: Scenario) -
     scenario.add_nodes(node(guarded_node, cpu="2", extended={GPU: "1"}),
                        node(open_node, cpu="2"))
     ns = scenario.namespace()
-    for name, value in (("low", 10), ("high", 1000)):
-        kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
-            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-            "metadata": {"name": f"{ns}-{name}"}, "value": value})
-    scenario.cleanups.extend(("PriorityClass", f"{ns}-{n}") for n in ("low", "high"))
+    _priority_classes(scenario, ns)
     scenario.start(policy=POLICY, options=SchedulerOptions(managed_resources=(GPU,),
                                                            ignored_by_scheduler=True))
 
@@ -108,11 +104,7 @@ def test_a_preemptor_binds_though_the_extenders_watch_runs_behind(
     target = f"{scenario.name}-n"
     scenario.add_nodes(node(target, cpu="2"))
     ns = scenario.namespace()
-    for name, value in (("low", 10), ("high", 1000)):
-        kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
-            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-            "metadata": {"name": f"{ns}-{name}"}, "value": value})
-    scenario.cleanups.extend(("PriorityClass", f"{ns}-{n}") for n in ("low", "high"))
+    _priority_classes(scenario, ns)
     with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=3.0) as lag:
         lagged = lag.kubeconfig(tmp_path / "lagged.kubeconfig")
         scenario.start(policy=POLICY, extender_args=["--kubeconfig", str(lagged)])
@@ -141,6 +133,15 @@ def test_a_preemptor_binds_though_the_extenders_watch_runs_behind(
         assert _metric(scenario, "extender_informer_pods_gone_before_watch_total") >= 1
         if not victim_watched:
             assert _metric(scenario, "extender_informer_pods_seen_before_watch_total") >= 1
+
+
+def _priority_classes(scenario: Scenario, ns: str) -> None:
+    """`NS-low` (10) and `NS-high` (1000), deleted after the test."""
+    for name, value in (("low", 10), ("high", 1000)):
+        scenario.kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": f"{ns}-{name}"}, "value": value})
+    scenario.cleanups.extend(("PriorityClass", f"{ns}-{n}") for n in ("low", "high"))
 
 
 def _filter(scenario: Scenario, args: dict[str, object]) -> list[str]:
