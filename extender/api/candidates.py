@@ -50,7 +50,7 @@ def from_names(names: list[str], state: ClusterState) -> Candidates:
     rejected: dict[str, Status] = {}
     for name, info in zip(names, found, strict=True):
         if info is None:
-            # Our state may lag the scheduler's; preemption or a later retry can still succeed.
+            # Our watch may lag the scheduler's: the filter verb then reads the node (`api.catchup`).
             rejected[name] = _UNKNOWN
         else:
             infos.append(info)
@@ -58,6 +58,11 @@ def from_names(names: list[str], state: ClusterState) -> Candidates:
 
 
 _UNKNOWN = unschedulable("", UNKNOWN_NODE)
+
+
+def unknown_names(candidates: Candidates) -> list[str]:
+    """The names the state held no node of, in request order."""
+    return [name for name, status in candidates.rejected.items() if status is _UNKNOWN]
 
 
 class _Identity(msgspec.Struct):

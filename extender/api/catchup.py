@@ -8,18 +8,22 @@ pods as the API server has them now (`state.catchup`) before the answer.
   pays one search of its body for the field.
 * kube-scheduler proposes as victims the pods its own cache places on each node. When the
   preempt verb finds it has ignored proposed pods that the extender's view does not place
-  there (bound a moment ago), it raises `NodesBehind` instead of answering: the route catches
-  those nodes up (at most `MAX_NODES`) and asks it again. Reading the victims again ahead of
-  every preempt would cost a tenth of its answer; this costs nothing until a victim is unknown.
+  there (bound a moment ago), or proposed nodes it does not know, it raises `NodesBehind`
+  instead of answering (`catch_up_first`): the route catches those nodes up (at most
+  `MAX_NODES`) and asks it again. Reading the victims again ahead of every preempt would cost
+  a tenth of its answer; this costs nothing until a victim or node is unknown.
+* A filter naming nodes the extender does not know (just added) does the same.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 
 import msgspec
 
+from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.model.pod import PodView
 from extender.state.catchup import catch_up_nodes
@@ -85,17 +89,23 @@ class NodesBehind(Exception):
         self.nodes = tuple(nodes)
 
 
-def unplaced_victims(runtime: Runtime, ignored: Mapping[str, Sequence[str]]) -> list[str]:
-    """The nodes (at most `MAX_NODES`) where the preempt verb ignored proposed victims that the
-    state does not place there: pods kube-scheduler has seen bound and the watch not yet."""
-    nodes: list[str] = []
+def catch_up_first(runtime: Runtime, record: RequestRecord, nodes: Iterable[str]) -> None:
+    """Raise `NodesBehind` for `nodes` (the first `MAX_NODES`), unless there are none, the
+    extender has no API server, or this is already the handler's second call."""
+    if runtime.live is None or record.caught_up:
+        return
+    first = list(islice(nodes, MAX_NODES))
+    if first:
+        raise NodesBehind(first)
+
+
+def unplaced_victims(runtime: Runtime, ignored: Mapping[str, Sequence[str]]) -> Iterator[str]:
+    """The nodes where the preempt verb ignored proposed victims that the state does not place
+    there: pods kube-scheduler has seen bound and the watch not yet."""
     state = runtime.state
     for node, uids in ignored.items():
         if node in state.nodes and any(_not_placed(state.pod_by_uid(uid), node) for uid in uids):
-            nodes.append(node)
-            if len(nodes) == MAX_NODES:
-                break
-    return nodes
+            yield node
 
 
 def _not_placed(view: PodView | None, node: str) -> bool:

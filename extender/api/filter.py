@@ -10,6 +10,8 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
+from extender.api.candidates import unknown_names
+from extender.api.catchup import catch_up_first
 from extender.api.observe import RequestRecord
 from extender.api.prioritize import anticipate_prioritize
 from extender.api.reading import SchedulingRequest, scheduling_request
@@ -45,6 +47,9 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     if request.candidates.listed is not None:
         return _by_rows(runtime, request, record)
     pod, candidates = request.pod, request.candidates
+    if candidates.rejected and runtime.live is not None:
+        # Nodes kube-scheduler has seen and this extender's watch not yet (just added).
+        catch_up_first(runtime, record, unknown_names(candidates))
     result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
     statuses = {**candidates.rejected, **result.statuses}
     failed, unresolvable = split_failures(statuses)

@@ -162,6 +162,8 @@ async def metrics_route(request: Request) -> Response:
     if runtime.live is not None:
         metrics.raise_to(metrics.PODS_GONE_BEFORE_WATCH, runtime.live.counters.gone_before_watch)
         metrics.raise_to(metrics.PODS_SEEN_BEFORE_WATCH, runtime.live.counters.seen_before_watch)
+        metrics.raise_to(metrics.NODES_SEEN_BEFORE_WATCH,
+                         runtime.live.counters.nodes_seen_before_watch)
     for name, size in cache_sizes(runtime).items():
         metrics.CACHE_ENTRIES.labels(name).set(size)
     for name, size in cache_bytes(runtime).items():

@@ -85,6 +85,10 @@ PODS_GONE_BEFORE_WATCH = Counter(
     "extender_informer_pods_gone_before_watch_total",
     "Pods a preemptor's filter or a preempt call found gone from the API server before the "
     "watch delivered their deletion (their node listed afresh); deleted from the state then.")
+NODES_SEEN_BEFORE_WATCH = Counter(
+    "extender_informer_nodes_seen_before_watch_total",
+    "Nodes a filter or a preempt call named that the API server had before the watch "
+    "delivered them (read afresh); added to the state then.")
 PODS_SEEN_BEFORE_WATCH = Counter(
     "extender_informer_pods_seen_before_watch_total",
     "Pods a preemptor's filter or a preempt call found bound at the API server before the "

@@ -20,12 +20,13 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import BadRequest, error_response, json_response
-from extender.api.catchup import NodesBehind, unplaced_victims
+from extender.api.catchup import catch_up_first, unplaced_victims
 from extender.api.observe import RequestRecord
 from extender.api.preemptreply import encode_outcome, finish
 from extender.api.reading import decode, limit_candidates, replica_pod_view
 from extender.api.runtime import Runtime
 from extender.engine.preemption import PreemptionMemo, SelectorMatches
+from extender.engine.preemption.outcome import DropReason
 from extender.engine.preemption.process import (
     BatchOutcome,
     grouped_proposals,
@@ -87,10 +88,6 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     found = process_preemption_batch(runtime.profile, pod, names, uids, lengths, runtime.state,
                                      runtime.wall_clock(), selector_matches=_selector_matches,
                                      memo=_memo, finish=finish)
-    if runtime.live is not None and found.ignored and not record.caught_up:
-        behind = unplaced_victims(runtime, found.ignored)
-        if behind:
-            raise NodesBehind(behind)
     if isinstance(found, BatchOutcome):
         dropped = found.dropped
         kept = len(found.kept)
@@ -100,6 +97,12 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         dropped = found.dropped
         kept = len(found.victims)
         reply = encode_outcome(found)
+    if runtime.live is not None and (found.ignored
+                                     or DropReason.NODE_NOT_FOUND in dropped.values()):
+        # Victims or nodes kube-scheduler has seen and this extender's watch not yet.
+        catch_up_first(runtime, record, chain(
+            unplaced_victims(runtime, found.ignored),
+            (node for node, reason in dropped.items() if reason == DropReason.NODE_NOT_FOUND)))
     for reason, count in Counter(dropped.values()).items():
         metrics.PREEMPT_NODE_DROPS.labels(reason).inc(count)
     record.details["kept"] = kept

@@ -1,25 +1,28 @@
-"""Catching the pod watch up on a few nodes: what the API server has changed there and the
-watch has not yet delivered.
+"""Catching the watches up on a few nodes: what the API server has changed there and the
+watches have not yet delivered.
 
 kube-scheduler and the extender watch the API server each on their own, and the extender's
-watch may run a moment behind (docs/operations.md). Two of kube-scheduler's calls depend on
-pods it has just seen change:
+watch may run a moment behind (docs/operations.md). Three of kube-scheduler's calls depend on
+what it has just seen change:
 
 * a preemptor's retry on its nominated node once its own watch shows the victims gone: the
   extender, still counting them, would reject the node, and kube-scheduler park the pod until
   some other event (five minutes in a quiet cluster);
 * a preempt call proposing victims bound a moment ago: the extender, not knowing them, would
-  find the pod fitting without them and drop the node.
+  find the pod fitting without them and drop the node;
+* a filter naming a node just added (a cluster autoscaler's, for the very pods that wait):
+  the extender, not knowing it, would reject it as not found.
 
-`catch_up_nodes` asks the API server which pods the nodes hold now (one consistent LIST each,
-at once) and applies the difference through the pod informer's own sink, exactly as the
-watch's events will (which then change nothing): pods gone are deleted, pods missing added.
-With `serve --record` they are recorded as the watch's changes are. When the watch has by
-then delivered everything the list shows (its resourceVersion not older than the list's),
-nothing is applied: the state is already as new, and a pod the watch has deleted since the
-list is not brought back. Else the informer skips the watch's events of the pods applied up
-to the list's version (`Informer.caught_up`): older than what the state holds, they would
-put a bound pod back to pending, or a deleted one back, for a moment.
+`catch_up_nodes` reads from the API server each node it lacks (one GET) and which pods the
+nodes hold now (one consistent LIST each, all at once), and applies the difference through
+the informers' own sinks, exactly as the watches' events will (which then change nothing):
+a node missing is added, pods gone are deleted, pods missing added. With `serve --record`
+they are recorded as the watches' changes are. When a watch has by then delivered everything
+the answer shows (its resourceVersion not older than the answer's), nothing is applied: the
+state is already as new, and what the watch has deleted since is not brought back. Else the
+informer skips the watch's events of the objects applied, up to the answer's version
+(`Informer.caught_up`): older than what the state holds, they would put a bound pod back to
+pending, or a deleted one back, for a moment.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extender.kube.client import KubeError
+from extender.engine.cluster import ClusterState
+from extender.kube.client import ApiError, KubeError
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.state.informer import PODS, Informer, LiveState, apply_change, is_newer
+from extender.state.informer import NODES, PODS, Informer, LiveState, apply_change, is_newer
 
 log = logging.getLogger(__name__)
 
@@ -43,37 +47,72 @@ LIST_TIMEOUT = 2.0
 
 @dataclass(frozen=True, slots=True)
 class CaughtUp:
-    """How many pods were deleted from the state and added to it."""
+    """How many pods were deleted from the state and added to it, and nodes added."""
 
     deleted: int = 0
     added: int = 0
+    nodes: int = 0
 
 
 async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
                          timeout: float = LIST_TIMEOUT) -> CaughtUp:
-    """Make `live`'s pods on `nodes` those the API server has there now. Pods the state
-    assumes bound stay: their binding may be newer than the list. The API failing or slow
-    leaves the state as it is."""
-    informer = live.informers.get(PODS.name)
-    known = [node for node in dict.fromkeys(nodes) if node in live.state.nodes]
-    if informer is None or not known:
+    """Make `live`'s `nodes`, and the pods on them, those the API server has now: a node the
+    state lacks is read (one GET), and each node's pods listed. Pods the state assumes bound
+    stay: their binding may be newer than the list. The API failing or slow leaves the state
+    as it is."""
+    pods_informer = live.informers.get(PODS.name)
+    nodes_informer = live.informers.get(NODES.name)
+    wanted = list(dict.fromkeys(nodes))
+    if pods_informer is None or nodes_informer is None or not wanted:
         return CaughtUp()
+    missing = [node for node in wanted if node not in live.state.nodes]
     try:
         async with asyncio.timeout(timeout):
-            pages = await asyncio.gather(*(_pods_on(live, node) for node in known))
+            found = await asyncio.gather(*(_node(live, node) for node in missing),
+                                         *(_pods_on(live, node) for node in wanted))
     except (KubeError, TimeoutError) as exc:
-        log.info("could not list the pods of %s to catch the watch up: %s", ", ".join(known), exc)
+        log.info("could not read %s from the API server to catch the watch up: %s",
+                 ", ".join(wanted), exc)
         return CaughtUp()
-    # Read after the await: the watch may have delivered some of the changes meanwhile.
+    # Applied after the await: the watch may have delivered some of the changes meanwhile.
+    fetched = [node for node in found[:len(missing)] if node is not None]
+    new_nodes = sum(_apply_node(nodes_informer, live.state, node) for node in fetched)
     deleted = added = 0
-    for node, (version, pods) in zip(known, pages, strict=True):
-        if informer.resource_version and not is_newer(version, informer.resource_version):
+    for node, (version, pods) in zip(wanted, found[len(missing):], strict=True):
+        if node not in live.state.nodes:
+            continue  # the API server has no such node either
+        if pods_informer.resource_version and \
+                not is_newer(version, pods_informer.resource_version):
             continue
-        d, a = _apply(live, informer, node, version, pods)
+        d, a = _apply(live, pods_informer, node, version, pods)
         deleted, added = deleted + d, added + a
     live.counters.gone_before_watch += deleted
     live.counters.seen_before_watch += added
-    return CaughtUp(deleted, added)
+    live.counters.nodes_seen_before_watch += new_nodes
+    return CaughtUp(deleted, added, new_nodes)
+
+
+async def _node(live: LiveState, name: str) -> k8s.Node | None:
+    """The node as the API server has it now; None when it has none of that name."""
+    try:
+        return await live.client.get(f"{NODES.path}/{name}", k8s.Node)
+    except ApiError as exc:
+        if exc.code == 404:
+            return None
+        raise
+
+
+def _apply_node(informer: Informer, state: ClusterState, node: k8s.Node) -> int:
+    meta = node.metadata
+    if meta.name in state.nodes:
+        return 0  # the watch delivered it meanwhile
+    if informer.resource_version and not is_newer(meta.resource_version,
+                                                  informer.resource_version):
+        return 0  # the watch is past this version: deleted since, if it is not in the state
+    informer.gate.call(apply_change, informer.sink, "apply", node)
+    informer.caught_up(meta.uid, meta.resource_version)
+    log.info("node %s is at the API server before its watch event: added", meta.name)
+    return 1
 
 
 async def _pods_on(live: LiveState, node: str) -> tuple[str, list[k8s.Pod]]:

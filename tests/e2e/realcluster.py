@@ -334,6 +334,15 @@ class Scenario:
                    what=f"the default ServiceAccount of {ns}")
         return ns
 
+    def priority_classes(self, ns: str, **values: int) -> None:
+        """PriorityClasses `NS-NAME` of the given values (default: `NS-low` 10 and `NS-high`
+        1000), deleted after the test."""
+        for name, value in (values or {"low": 10, "high": 1000}).items():
+            self.kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": f"{ns}-{name}"}, "value": value})
+            self.cleanups.append(("PriorityClass", f"{ns}-{name}"))
+
     def _has_default_sa(self, ns: str) -> bool:
         try:
             self.kube.get("ServiceAccount", "default", ns)
@@ -414,6 +423,15 @@ class Scenario:
                 key = labels.split(f'{label}="', 1)[1].split('"', 1)[0]
                 counts[key] = counts.get(key, 0) + int(float(value))
         return counts
+
+    def extender_metric(self, name: str) -> float:
+        """An unlabelled metric of the scenario's extender (its /metrics)."""
+        assert self.extender is not None
+        text = httpx.get(f"{self.extender.url}/metrics", timeout=5, trust_env=False).text
+        values = [float(line.split()[1]) for line in text.splitlines()
+                  if line.startswith(name + " ")]
+        assert len(values) == 1, f"{name} not in /metrics"
+        return values[0]
 
     def restart_extender(self) -> None:
         """Start the scenario's extender again, as it was, on the same port."""

@@ -5,12 +5,8 @@ the preemptor once the victims are gone."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import httpx
 import pytest
 
-from tests.e2e.lag import WatchLag
 from tests.e2e.realcluster import Scenario, bound, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -39,7 +35,7 @@ def test_preemption_honours_pdbs_and_the_extenders_pruning(scenario: Scenario) -
     scenario.add_nodes(node(guarded_node, cpu="2", extended={GPU: "1"}),
                        node(open_node, cpu="2"))
     ns = scenario.namespace()
-    _priority_classes(scenario, ns)
+    scenario.priority_classes(ns)
     scenario.start(policy=POLICY, options=SchedulerOptions(managed_resources=(GPU,),
                                                            ignored_by_scheduler=True))
 
@@ -85,75 +81,3 @@ def test_preemption_honours_pdbs_and_the_extenders_pruning(scenario: Scenario) -
     assert "urgent" in left
     assert scenario.extender_counts("extender_preempt_node_drops_total", "reason"), \
         "the extender dropped no node"
-
-
-@pytest.mark.parametrize("victim_watched", [True, False],
-                         ids=["victim-watched-first", "victim-just-bound"])
-def test_a_preemptor_binds_though_the_extenders_watch_runs_behind(
-        scenario: Scenario, tmp_path: Path, victim_watched: bool) -> None:
-    """The extender's pod watch runs 3 s behind kube-scheduler's (`WatchLag`).
-
-    kube-scheduler retries the preemptor on its nominated node as soon as its own watch shows
-    the victim gone, while the extender still counts it: without catching up (`api.catchup`)
-    the extender rejects the node and kube-scheduler parks the pod for
-    `podMaxInUnschedulablePodsDuration` (5 minutes) in this quiet cluster. With the victim
-    bound a moment before the preemptor comes, kube-scheduler proposes a victim the extender
-    has not seen yet: without catching up, the extender finds the pod fitting as is, drops the
-    node, and kube-scheduler finds no candidate."""
-    kube = scenario.kube
-    target = f"{scenario.name}-n"
-    scenario.add_nodes(node(target, cpu="2"))
-    ns = scenario.namespace()
-    _priority_classes(scenario, ns)
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=3.0) as lag:
-        lagged = lag.kubeconfig(tmp_path / "lagged.kubeconfig")
-        scenario.start(policy=POLICY, extender_args=["--kubeconfig", str(lagged)])
-        kube.create(pod("low", ns, scenario.scheduler, cpu="2", priority_class=f"{ns}-low",
-                        nodeName=target))
-        if victim_watched:
-            probe = {"Pod": {**pod("probe", ns, scenario.scheduler, cpu="1"),
-                             "metadata": {"name": "probe", "namespace": ns, "uid": "probe"}},
-                     "NodeNames": [target]}
-            wait_until(lambda: target not in _filter(scenario, probe), timeout=30,
-                       what="the extender to count the victim")
-        kube.create(pod("urgent", ns, scenario.scheduler, cpu="2",
-                        priority_class=f"{ns}-high"))
-        try:
-            placed = wait_until(lambda: bound(kube.pods(ns)).get("urgent"), timeout=60,
-                                what="urgent bound (kube-scheduler parks it for 5 minutes "
-                                     "when the extender rejects its nominated node or drops "
-                                     "it from the preemption's candidates)")
-        except AssertionError as exc:
-            raise AssertionError(
-                f"{exc}; urgent's events: "
-                f"{[e.get('message') for e in kube.events_for(ns, 'urgent')]}; the extender's "
-                f"requests: {scenario.extender_counts()}") from None
-        assert placed == target
-        assert "low" not in {p["metadata"]["name"] for p in kube.pods(ns)}
-        assert _metric(scenario, "extender_informer_pods_gone_before_watch_total") >= 1
-        if not victim_watched:
-            assert _metric(scenario, "extender_informer_pods_seen_before_watch_total") >= 1
-
-
-def _priority_classes(scenario: Scenario, ns: str) -> None:
-    """`NS-low` (10) and `NS-high` (1000), deleted after the test."""
-    for name, value in (("low", 10), ("high", 1000)):
-        scenario.kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
-            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-            "metadata": {"name": f"{ns}-{name}"}, "value": value})
-    scenario.cleanups.extend(("PriorityClass", f"{ns}-{n}") for n in ("low", "high"))
-
-
-def _filter(scenario: Scenario, args: dict[str, object]) -> list[str]:
-    assert scenario.extender is not None
-    reply = httpx.post(f"{scenario.extender.url}/filter", json=args, timeout=5,
-                       trust_env=False).json()
-    return reply.get("NodeNames") or []
-
-
-def _metric(scenario: Scenario, name: str) -> float:
-    assert scenario.extender is not None
-    text = httpx.get(f"{scenario.extender.url}/metrics", timeout=5, trust_env=False).text
-    values = [float(line.split()[1]) for line in text.splitlines() if line.startswith(name + " ")]
-    assert len(values) == 1, f"{name} not in /metrics"
-    return values[0]

@@ -273,3 +273,69 @@ def test_a_caught_up_preempt_is_recorded_and_replays(tmp_path: Path) -> None:
     report = replay_file(path)
     assert report.ok, report.summary()
     assert report.compared == 1
+
+
+def _node_requests(server: FakeApiServer) -> list[str]:
+    return [r.path for r in server.requests
+            if r.method == "GET" and r.path.startswith("/api/v1/nodes/")]
+
+
+def _filter_on(pod: dict[str, Any], *nodes: str) -> bytes:
+    return json.dumps({"Pod": pod, "NodeNames": list(nodes)}, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("room", [True, False], ids=["room", "full"])
+def test_a_node_added_before_the_watch_says_so_is_judged(tmp_path: Path, room: bool) -> None:
+    """A node a cluster autoscaler has just added, for the very pod that waits: kube-scheduler
+    names it at once, and the extender's node watch is behind. The node is read, with the pods
+    already bound to it (a DaemonSet's), and judged as kube-scheduler judges it."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("nodes")
+        server.hold_watches("pods")
+        server.put(ko.node("n2", cpu="2", memory="8Gi"))
+        server.put(ko.pod("daemon", NS, cpu="500m" if room else "1500m", memory="1Gi",
+                          node_name="n2", phase="Running", uid="uid-daemon", priority=0))
+        pod = ko.pod("waiting", NS, cpu="1", memory="1Gi", uid="uid-waiting")
+        before = len(_node_requests(server))
+        reply = (await client.post("/filter", content=_filter_on(pod, "n1", "n2"))).json()
+        metrics = (await client.get("/metrics")).text
+        return reply, _node_requests(server)[before:], metrics
+
+    reply, asked, metrics = _run(tmp_path, scenario)
+    assert asked == ["/api/v1/nodes/n2"]
+    if room:
+        assert reply["NodeNames"] == ["n2"], reply  # n1 is full with the victim
+    else:
+        assert reply["FailedNodes"]["n2"] == "Insufficient cpu", reply
+    assert "extender_informer_nodes_seen_before_watch_total 1.0" in metrics
+    assert "extender_informer_pods_seen_before_watch_total 1.0" in metrics
+
+
+def test_a_node_no_one_has_stays_unknown_and_is_asked_for_once(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        pod = ko.pod("waiting", NS, cpu="1", memory="1Gi", uid="uid-waiting")
+        before = len(_node_requests(server))
+        reply = (await client.post("/filter", content=_filter_on(pod, "n1", "gone"))).json()
+        return reply, _node_requests(server)[before:], sorted(runtime.state.nodes)
+
+    reply, asked, nodes = _run(tmp_path, scenario)
+    assert asked == ["/api/v1/nodes/gone"]  # one catch-up, not a loop
+    assert reply["FailedNodes"]["gone"] == "node(s) were not found in the extender's cluster state"
+    assert nodes == ["n1"]
+
+
+def test_a_preempt_naming_a_node_not_watched_yet_counts_its_pods(tmp_path: Path) -> None:
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("nodes")
+        server.hold_watches("pods")
+        server.put(ko.node("n2", cpu="2", memory="8Gi"))
+        server.put(ko.pod("low", NS, cpu="2", memory="1Gi", node_name="n2", phase="Running",
+                          uid="uid-low", priority=0))
+        body = json.dumps({"Pod": _preemptor(nominated=""), "NodeNameToMetaVictims": {
+            "n2": {"Pods": [{"UID": "uid-low"}], "NumPDBViolations": 0}}},
+            separators=(",", ":")).encode()
+        return (await client.post("/preempt", content=body)).json()
+
+    reply = _run(tmp_path, scenario)
+    assert reply["NodeNameToMetaVictims"] == {
+        "n2": {"Pods": [{"UID": "uid-low"}], "NumPDBViolations": 0}}, reply
