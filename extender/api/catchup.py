@@ -12,7 +12,7 @@ pods as the API server has them now (`state.catchup`) before the answer.
   instead of answering (`catch_up_first`): the route catches those nodes up (at most
   `MAX_NODES`) and asks it again. Reading the victims again ahead of every preempt would cost
   a tenth of its answer; this costs nothing until a victim or node is unknown.
-* A filter naming nodes the extender does not know (just added) does the same.
+* A filter or prioritize naming nodes the extender does not know (just added) does the same.
 """
 
 from __future__ import annotations

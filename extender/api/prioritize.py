@@ -9,7 +9,8 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import error_response, json_response
-from extender.api.candidates import Candidates
+from extender.api.candidates import Candidates, unknown_names
+from extender.api.catchup import catch_up_first
 from extender.api.observe import RequestRecord
 from extender.api.reading import SchedulingRequest, scheduling_request
 from extender.api.rowreply import NameList, ReuseToken, replies_for, reuse_token
@@ -29,6 +30,9 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     if request.candidates.listed is not None:
         return _by_rows(runtime, request, record)
     pod, candidates = request.pod, request.candidates
+    if candidates.rejected and runtime.live is not None:
+        # Nodes kube-scheduler has seen and this extender's watch not yet (just added).
+        catch_up_first(runtime, record, unknown_names(candidates))
     infos = candidates.infos
     results = run_scores(runtime.profile, pod, infos, runtime.state)
     scores = extender_scores(results, len(infos))

@@ -339,3 +339,18 @@ def test_a_preempt_naming_a_node_not_watched_yet_counts_its_pods(tmp_path: Path)
     reply = _run(tmp_path, scenario)
     assert reply["NodeNameToMetaVictims"] == {
         "n2": {"Pods": [{"UID": "uid-low"}], "NumPDBViolations": 0}}, reply
+
+
+def test_a_prioritize_naming_a_node_not_watched_yet_scores_it(tmp_path: Path) -> None:
+    """A prioritize-only registration (no filter verb before it) naming a node just added:
+    scored from the node as the API server has it, not as an unknown one (0)."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        server.hold_watches("nodes")
+        server.put(ko.node("n2", cpu="8", memory="32Gi"))
+        pod = ko.pod("waiting", NS, cpu="1", memory="1Gi", uid="uid-waiting")
+        reply = (await client.post("/prioritize", content=_filter_on(pod, "n1", "n2"))).json()
+        return {entry["Host"]: entry["Score"] for entry in reply}
+
+    scores = _run(tmp_path, scenario)
+    # LeastAllocated: n1's cpu taken by the victim, n2 nearly empty (0 for a node not found).
+    assert scores == {"n1": 4, "n2": 9}, scores
