@@ -253,8 +253,15 @@ async def test_a_pool_timeout_leaves_no_connection_behind(
             except TransportError as exc:
                 failed.append(exc)
 
-        await asyncio.gather(*(wait_out(i * 0.002) for i in range(300)))
-        assert len(failed) == 300  # every call waited on the hanging server past its timeout
+        # httpcore leaves a connection behind in most bursts, not every one (it depends on
+        # which waiter its pool timeout wakes when): up to three bursts for it to happen. The
+        # lean pool must leave none in one.
+        for burst in range(1, 4):
+            await asyncio.gather(*(wait_out(i * 0.002) for i in range(300)))
+            # Every call waited on the hanging server past its timeout.
+            assert len(failed) == 300 * burst
+            if lean or client.reclaimed:
+                break
         if lean:
             assert all("timed out after 0.3s" in str(exc) for exc in failed)
             assert client.reclaimed == 0 and told == []
