@@ -15,20 +15,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from extender.api import bind, explain, filter, health, preempt, prioritize
-from extender.api.catchup import catch_up_nominated_node
 from extender.api.direct import DirectVerb
 from extender.api.runtime import Runtime
-from extender.api.verb import Before, direct_verb, verb_route
+from extender.api.verb import direct_verb, verb_route
 
 VERBS = {
     "filter": filter,
     "prioritize": prioritize,
     "preempt": preempt,
     "bind": bind,
-}
-#: What a verb awaits before its handler runs (`api.verb.Before`).
-BEFORE: dict[str, Before] = {
-    "filter": catch_up_nominated_node,
 }
 
 
@@ -55,19 +50,15 @@ def create_app(runtime: Runtime, *, floor_endpoint: bool = False) -> ExtenderApp
     routes: dict[str, Route] = {}
     app.direct_verbs = {}
     for verb, module in VERBS.items():
-        # A preemptor's filter may first catch its nominated node up with the API server
-        # (a preempt's handler asks for it itself: `api.catchup.NodesBehind`).
-        before = BEFORE.get(verb)
         # Raw routes: a framework's request models and response encoding cost too much at 5000
         # nodes.
         # bind is small and awaits the API server: it always runs on the loop.
         routes[f"/{verb}"] = verb_route(verb, module.handle, module.error_reply,
                                         needs_ready=verb != "bind", offload=verb != "bind",
-                                        recorder=recorder, before=before)
+                                        recorder=recorder)
         if recorder is None:  # a recorded exchange goes through its recorded route
             app.direct_verbs[f"/{verb}".encode()] = direct_verb(
-                verb, module.handle, module.error_reply, runtime, needs_ready=verb != "bind",
-                before=before)
+                verb, module.handle, module.error_reply, runtime, needs_ready=verb != "bind")
     # Not a scheduler verb: an operator's "why not this node" (a filter body, read-only).
     routes["/explain"] = verb_route("explain", explain.handle, explain.error_reply,
                                     recorder=recorder)

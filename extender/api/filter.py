@@ -11,7 +11,7 @@ from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
 from extender.api.candidates import unknown_names
-from extender.api.catchup import catch_up_first
+from extender.api.catchup import catch_up_first, nominated_node
 from extender.api.observe import RequestRecord
 from extender.api.prioritize import anticipate_prioritize
 from extender.api.reading import SchedulingRequest, scheduling_request
@@ -44,6 +44,10 @@ def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[st
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
     request = scheduling_request(runtime, body, record)
+    if request.pod.nominated_node_name and runtime.live is not None:
+        # Back on its nominated node: kube-scheduler may have seen the victims go, and this
+        # extender's watch not yet.
+        catch_up_first(runtime, record, nominated_node(runtime, request.pod))
     if request.candidates.listed is not None:
         return _by_rows(runtime, request, record)
     pod, candidates = request.pod, request.candidates

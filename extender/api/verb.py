@@ -24,14 +24,10 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Runtime, bytes, RequestRecord], Awaitable[Response]]
 ErrorReply = Callable[[str, int], Response]
-#: What a verb awaits, on the loop, once its body is read and before its handler runs (and
-#: before a recording's `in` entry: what it changes in the state is recorded first, so a
-#: replay sees it too); None when there is nothing to wait for.
-Before = Callable[[Runtime, bytes], Awaitable[None] | None]
 
 
 async def _answer(request: Request, runtime: Runtime, handler: Handler, record: RequestRecord,
-                  offload: bool, before: Before | None) -> Response:
+                  offload: bool) -> Response:
     """Read the body and run the handler: on the loop for a small body (a medium one holding
     one of a few medium slots), in the worker thread (holding the one large-request slot, with
     the state held still) for a large one."""
@@ -41,13 +37,9 @@ async def _answer(request: Request, runtime: Runtime, handler: Handler, record: 
             else contextlib.nullcontext()
         async with held:
             body = await read_body(request, runtime.max_body, runtime.body_timeout)
-            if before is not None and (pending := before(runtime, body)) is not None:
-                await pending
             return await answer_caught_up(handler, runtime, body, record)
     async with runtime.offload.slot():
         body = await read_body(request, runtime.max_body, runtime.body_timeout)
-        if before is not None and (pending := before(runtime, body)) is not None:
-            await pending
         record.details["offloaded"] = True
 
         def offloaded(runtime: Runtime, body: bytes, record: RequestRecord) -> Awaitable[Response]:
@@ -58,26 +50,25 @@ async def _answer(request: Request, runtime: Runtime, handler: Handler, record: 
 
 def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
                needs_ready: bool = True, offload: bool = True,
-               recorder: Recorder | None = None,
-               before: Before | None = None) -> Callable[[Request], Awaitable[Response]]:
+               recorder: Recorder | None = None) -> Callable[[Request], Awaitable[Response]]:
     """Wrap a handler with body limits, readiness, error replies, logging and metrics.
 
     With `offload`, a large body is decoded and worked on off the event loop (`api.offload`);
     the handler must then only mutate the state through `runtime.offload.call_on_loop`.
     With a `recorder` (`serve --record`), every exchange is recorded (`api.record`); without
-    one the route is exactly the plain route. `before` runs first (`Before`)."""
+    one the route is exactly the plain route."""
     if recorder is not None:
         from extender.api.record import recorded_handler, recorded_route
 
         plain = verb_route(verb, recorded_handler(recorder, handler), error_reply,
-                           needs_ready=needs_ready, offload=offload, before=before)
+                           needs_ready=needs_ready, offload=offload)
         return recorded_route(recorder, verb, plain, needs_ready)
 
     async def route(request: Request) -> Response:
         runtime: Runtime = request.app.state.runtime
 
         def work(record: RequestRecord) -> Awaitable[Response]:
-            return _answer(request, runtime, handler, record, offload, before)
+            return _answer(request, runtime, handler, record, offload)
 
         return await guarded(verb, runtime, work, error_reply, needs_ready)
 
@@ -86,14 +77,12 @@ def verb_route(verb: str, handler: Handler, error_reply: ErrorReply,
 
 
 def direct_verb(verb: str, handler: Handler, error_reply: ErrorReply, runtime: Runtime,
-                needs_ready: bool = True, before: Before | None = None) -> DirectVerb:
+                needs_ready: bool = True) -> DirectVerb:
     """The same answers as `verb_route`'s, for a small body the protocol has read
     (`api.direct`)."""
 
     def answer(body: bytes) -> Awaitable[Response]:
         def work(record: RequestRecord) -> Awaitable[Response]:
-            if before is not None and (pending := before(runtime, body)) is not None:
-                return _after(pending, handler, runtime, body, record)
             return answer_caught_up(handler, runtime, body, record)
 
         return guarded(verb, runtime, work, error_reply, needs_ready)
@@ -105,12 +94,6 @@ def direct_verb(verb: str, handler: Handler, error_reply: ErrorReply, runtime: R
         return guarded(verb, runtime, work, error_reply, needs_ready=False)
 
     return DirectVerb(answer, refuse, runtime)
-
-
-async def _after(pending: Awaitable[None], handler: Handler, runtime: Runtime, body: bytes,
-                 record: RequestRecord) -> Response:
-    await pending
-    return await answer_caught_up(handler, runtime, body, record)
 
 
 async def answer_caught_up(handler: Handler, runtime: Runtime, body: bytes,
