@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
 from extender.sandbox.api import Api
+from tests.e2e.lag import WatchLag
 from tests.e2e.realcluster import Scenario, Watch, bound, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -135,3 +137,40 @@ def test_a_gang_past_the_connection_cap_binds_whole_at_default_settings(scenario
     print(f"\n{members}-member gang: created and scheduled, first bind {first_bound:.1f}s, "
           f"all bound {elapsed:.1f}s after the first create; binds spread over "
           f"{bind_times[-1] - bind_times[0]:.1f}s")
+
+
+def test_a_gang_created_with_its_podgroup_binds_whole_though_the_watch_runs_behind(
+        scenario: Scenario, tmp_path: Path) -> None:
+    """A PodGroup and its pods created together, as a job controller does: kube-scheduler
+    tries the pods at once, before the extender's watch has delivered the group. Its members
+    pass PreFilter as upstream's do (a group not found is no gang there), but Permit, in the
+    bind verb, refuses them (`PodGroup not found`): none binds alone. kube-scheduler retries a
+    failed bind after its backoff, by when the group is known: the whole group binds, together,
+    within seconds (4.4 s after the group on 2026-12-02), with no catching up needed."""
+    kube = scenario.kube
+    names = [f"{scenario.name}-{i}" for i in range(3)]
+    scenario.add_nodes(*(node(n, cpu="2", memory="8Gi") for n in names))
+    ns = scenario.namespace()
+    members = {f"train-{i}" for i in range(3)}
+    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=3.0) as lag:
+        scenario.start(policy=GANG, extender_args=[
+            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
+        kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                     "metadata": {"name": "train", "namespace": ns}, "spec": {"minMember": 3}})
+        watch = Watch(kube, f"/api/v1/namespaces/{ns}/pods")
+        try:
+            for name in sorted(members):
+                kube.create(pod(name, ns, scenario.scheduler, cpu="1500m",
+                                labels={GROUP_LABEL: "train"}))
+            wait_until(lambda: members <= set(bound(kube.pods(ns))) or None, timeout=60,
+                       what="the whole group bound (kube-scheduler retries a failed bind)")
+            watch.catch_up(members)
+        finally:
+            watch.stop()
+        outcomes = scenario.extender_counts("extender_bind_total", "outcome")
+    first_bound = watch.first_bound()
+    assert first_bound.keys() == members
+    # Together: released at once by the last member's Permit, not one by one.
+    assert max(first_bound.values()) - min(first_bound.values()) < 1.0, first_bound
+    assert outcomes.get("rejected", 0) >= 1, outcomes  # the group was not yet known
+    assert outcomes.get("bound") == 3, outcomes

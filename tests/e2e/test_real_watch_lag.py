@@ -2,10 +2,10 @@
 reaches the API server through `WatchLag`, which holds each watch event 3 s (as a CPU-starved
 or far-away replica's watch runs behind) and answers its other calls at once.
 
-The first three cases parked the pod for `podMaxInUnschedulablePodsDuration` (5 minutes) in
-this quiet cluster before the extender caught up with the API server on its own
-(`api.catchup`, `state.catchup`): the pod binds within seconds now, and the extender's
-counters say why. The last, a gang, needs no catching up, and shows why."""
+Each case parked the pod for `podMaxInUnschedulablePodsDuration` (5 minutes) in this quiet
+cluster before the extender caught up with the API server on its own (`api.catchup`,
+`state.catchup`): the pod binds within seconds now, and the extender's counters say why.
+(A gang created with its PodGroup needs no catching up: `test_real_gang.py`.)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.e2e.lag import WatchLag
-from tests.e2e.realcluster import Scenario, Watch, bound, node, pod, wait_until
+from tests.e2e.realcluster import Scenario, bound, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -109,57 +109,3 @@ def _filter(scenario: Scenario, args: dict[str, object]) -> list[str]:
     reply = httpx.post(f"{scenario.extender.url}/filter", json=args, timeout=5,
                        trust_env=False).json()
     return reply.get("NodeNames") or []
-
-
-GANG = """
-apiVersion: scheduler-extender/v1
-kind: ExtenderPolicy
-plugins:
-  filter:
-    enabled: [{name: TaintToleration}, {name: NodeResourcesFit}, {name: Coscheduling}]
-  score:
-    enabled: [{name: NodeResourcesFit, weight: 1}]
-pluginConfig:
-  - name: Coscheduling
-    args: {permitWaitingTimeSeconds: 8, podGroupBackoffSeconds: 0}
-"""
-GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-
-
-def test_a_gang_created_with_its_podgroup_binds_whole_though_the_watch_runs_behind(
-        scenario: Scenario, tmp_path: Path) -> None:
-    """A PodGroup and its pods created together, as a job controller does: kube-scheduler
-    tries the pods at once, before the extender's watch has delivered the group. Its members
-    pass PreFilter as upstream's do (a group not found is no gang there), but Permit, in the
-    bind verb, refuses them (`PodGroup not found`): none binds alone. kube-scheduler retries a
-    failed bind after its backoff, by when the group is known: the whole group binds, together,
-    within seconds (4.4 s after the group on 2026-12-02), with no catching up needed."""
-    kube = scenario.kube
-    names = [f"{scenario.name}-{i}" for i in range(3)]
-    scenario.add_nodes(*(node(n, cpu="2", memory="8Gi") for n in names))
-    ns = scenario.namespace()
-    members = {f"train-{i}" for i in range(3)}
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
-        scenario.start(policy=GANG, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
-        kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-                     "metadata": {"name": "train", "namespace": ns}, "spec": {"minMember": 3}})
-        watch = Watch(kube, f"/api/v1/namespaces/{ns}/pods")
-        try:
-            for name in sorted(members):
-                kube.create(pod(name, ns, scenario.scheduler, cpu="1500m",
-                                labels={GROUP_LABEL: "train"}))
-            wait_until(lambda: members <= set(bound(kube.pods(ns))) or None, timeout=60,
-                       what="the whole group bound (kube-scheduler retries a failed bind)")
-        finally:
-            watch.stop()
-        outcomes = scenario.extender_counts("extender_bind_total", "outcome")
-    first_bound: dict[str, float] = {}
-    for t, kind, obj in watch.events:
-        if kind == "MODIFIED" and obj["spec"].get("nodeName"):
-            first_bound.setdefault(obj["metadata"]["name"], t)
-    assert first_bound.keys() == members
-    # Together: released at once by the last member's Permit, not one by one.
-    assert max(first_bound.values()) - min(first_bound.values()) < 1.0, first_bound
-    assert outcomes.get("rejected", 0) >= 1, outcomes  # the group was not yet known
-    assert outcomes.get("bound") == 3, outcomes
