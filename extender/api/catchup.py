@@ -12,6 +12,11 @@ as the API server has them now (`state.catchup`) before it answers.
   (`unplaced_victims`). Reading the victims again ahead of every preempt would cost a tenth
   of its answer; this costs nothing until a victim or node is unknown.
 * A filter or prioritize naming nodes the extender does not know (just added) asks for them.
+* A filter that passes none of a few candidates asks for them on a guess (`passed_none`):
+  kube-scheduler, whose own filters passed them, may have retried the pod on a change the
+  extender's watch has not delivered (a taint removed as a new node turns Ready, a cordon
+  lifted, a pod deleted). Within a budget: the guess is often wrong (the extender's own rules
+  refuse the pod).
 
 A handler asks by raising `NodesBehind` instead of answering (`catch_up_first`); the route
 (`api.verb.answer_caught_up`) catches those nodes up and calls it once more.
@@ -26,7 +31,7 @@ from itertools import islice
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.model.pod import PodView
-from extender.state.catchup import catch_up_nodes
+from extender.state.catchup import catch_up_nodes, guess_budget
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,16 @@ def nominated_node(runtime: Runtime, pod: PodView) -> list[str]:
     if info is None or not any(view.priority < pod.priority for view in info.pods.values()):
         return []
     return [node]
+
+
+def passed_none(runtime: Runtime, names: Sequence[str]) -> list[str]:
+    """For a filter that passed none of `names` (kube-scheduler's own filters passed them
+    all): those to read again on a guess that the watch is behind (a taint removed, a pod
+    deleted). Only a few (up to `MAX_NODES`: more, all refused, is the policy speaking) and
+    within the live state's `GuessBudget`."""
+    if runtime.live is None or not names or len(names) > MAX_NODES:
+        return []
+    return guess_budget(runtime.live).allow(names)
 
 
 def unplaced_victims(runtime: Runtime, ignored: Mapping[str, Sequence[str]]) -> Iterator[str]:

@@ -11,7 +11,7 @@ from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
 from extender.api.candidates import unknown_names
-from extender.api.catchup import catch_up_first, nominated_node
+from extender.api.catchup import MAX_NODES, catch_up_first, nominated_node, passed_none
 from extender.api.observe import RequestRecord
 from extender.api.prioritize import anticipate_prioritize
 from extender.api.reading import SchedulingRequest, scheduling_request
@@ -55,9 +55,13 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         # Nodes kube-scheduler has seen and this extender's watch not yet (just added).
         catch_up_first(runtime, record, unknown_names(candidates))
     result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
+    passed = [info.node.name for info in result.passed]
+    if not passed and result.rejection is None and runtime.live is not None:
+        # Maybe retried on a change this extender's watch has not delivered yet.
+        catch_up_first(runtime, record,
+                       passed_none(runtime, [info.node.name for info in candidates.infos]))
     statuses = {**candidates.rejected, **result.statuses}
     failed, unresolvable = split_failures(statuses)
-    passed = [info.node.name for info in result.passed]
     _reserve(runtime, request, bool(passed))
     if candidates.raw is not None:
         raw = candidates.raw
@@ -93,8 +97,13 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
             _report(record, passed, tally)
             return json_response(entry.reply)
     verdicts = filter_rows(runtime.profile, pod, listed.rows, table, state, prepared)
-    reply, passing = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
     passed = int(np.count_nonzero(verdicts.codes == 0))
+    if not passed and verdicts.rejection is None and runtime.live is not None:
+        # Maybe retried on a change this extender's watch has not delivered yet.
+        catch_up_first(runtime, record,
+                       passed_none(runtime, [table.names[row] for row in verdicts.rows.tolist()]
+                                   if len(verdicts.rows) <= MAX_NODES else []))
+    reply, passing = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
     _reserve(runtime, request, passed > 0)
     if not passed:
         events_of(runtime).filter_verdict(pod, len(verdicts.rows), 0, _statuses(verdicts, table),

@@ -87,8 +87,8 @@ PODS_GONE_BEFORE_WATCH = Counter(
     "watch delivered their deletion (their node listed afresh); deleted from the state then.")
 NODES_SEEN_BEFORE_WATCH = Counter(
     "extender_informer_nodes_seen_before_watch_total",
-    "Nodes a filter or a preempt call named that the API server had before the watch "
-    "delivered them (read afresh); added to the state then.")
+    "Nodes a filter, prioritize or preempt call named that the API server had, or had newer, "
+    "before the watch delivered them (read afresh); added or updated in the state then.")
 PODS_SEEN_BEFORE_WATCH = Counter(
     "extender_informer_pods_seen_before_watch_total",
     "Pods a preemptor's filter or a preempt call found bound at the API server before the "

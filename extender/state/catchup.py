@@ -2,8 +2,9 @@
 watches have not yet delivered.
 
 kube-scheduler and the extender watch the API server each on their own, and the extender's
-watch may run a moment behind (docs/operations.md). Three of kube-scheduler's calls depend on
-what it has just seen change:
+watch may run a moment behind (docs/operations.md). kube-scheduler retries a pod the moment
+its own watch shows a change that may let it fit, and some of its calls depend on what it has
+just seen:
 
 * a preemptor's retry on its nominated node once its own watch shows the victims gone: the
   extender, still counting them, would reject the node, and kube-scheduler park the pod until
@@ -11,13 +12,18 @@ what it has just seen change:
 * a preempt call proposing victims bound a moment ago: the extender, not knowing them, would
   find the pod fitting without them and drop the node;
 * a filter naming a node just added (a cluster autoscaler's, for the very pods that wait):
-  the extender, not knowing it, would reject it as not found.
+  the extender, not knowing it, would reject it as not found;
+* a retry after a node was freed (a taint removed, as when a new node turns Ready; cordon
+  lifted; a pod deleted): the extender, still seeing the node as it was, would reject it.
+  That one cannot be told from a pod that fits nowhere by the extender's own rules, so it is
+  a guess, made only when a filter passes none of a few candidates, and kept within
+  `GuessBudget`.
 
-`catch_up_nodes` reads from the API server each node it lacks (one GET) and which pods the
-nodes hold now (one consistent LIST each, all at once), and applies the difference through
-the informers' own sinks, exactly as the watches' events will (which then change nothing):
-a node missing is added, pods gone are deleted, pods missing added. With `serve --record`
-they are recorded as the watches' changes are. When a watch has by then delivered everything
+`catch_up_nodes` reads from the API server each node (one GET) and which pods the nodes hold
+now (one consistent LIST each, all at once), and applies the difference through the
+informers' own sinks, exactly as the watches' events will (which then change nothing): a
+node missing or older is added or updated, pods gone are deleted, pods missing added. With
+`serve --record` they are recorded as the watches' changes are. When a watch has by then delivered everything
 the answer shows (its resourceVersion not older than the answer's), nothing is applied: the
 state is already as new, and what the watch has deleted since is not brought back. Else the
 informer skips the watch's events of the objects applied, up to the answer's version
@@ -29,8 +35,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from extender.engine.cluster import ClusterState
 from extender.kube.client import ApiError, KubeError
@@ -45,6 +55,48 @@ log = logging.getLogger(__name__)
 LIST_TIMEOUT = 2.0
 
 
+class GuessBudget:
+    """How many nodes may be read on a guess (`guess_budget`): a node at most once every
+    `node_interval` seconds, and at most `per_second` nodes a second in all. A node read costs
+    two API calls, and a pod that fits nowhere by the extender's own rules would otherwise
+    make them at every retry."""
+
+    def __init__(self, *, node_interval: float = 1.0, per_second: int = 10,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.node_interval = node_interval
+        self.per_second = per_second
+        self.clock = clock
+        self._last: dict[str, float] = {}
+        self._recent: deque[float] = deque()  # when each node read this second was allowed
+
+    def allow(self, nodes: Sequence[str]) -> list[str]:
+        """Those of `nodes` that may be read now (taken from the budget), in order."""
+        now = self.clock()
+        recent, last = self._recent, self._last
+        while recent and now - recent[0] >= 1.0:
+            recent.popleft()
+        room = self.per_second - len(recent)
+        allowed = [node for node in nodes
+                   if now - last.get(node, -math.inf) >= self.node_interval][:max(room, 0)]
+        if len(last) > 4096:  # forget the nodes not read lately
+            self._last = last = {n: t for n, t in last.items() if now - t < self.node_interval}
+        for node in allowed:
+            last[node] = now
+            recent.append(now)
+        return allowed
+
+
+_budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
+
+
+def guess_budget(live: LiveState) -> GuessBudget:
+    """The budget of `live`'s guesses (one per live state: each server, each test, its own)."""
+    budget = _budgets.get(live)
+    if budget is None:
+        budget = _budgets[live] = GuessBudget()
+    return budget
+
+
 @dataclass(frozen=True, slots=True)
 class CaughtUp:
     """How many pods were deleted from the state and added to it, and nodes added."""
@@ -56,29 +108,27 @@ class CaughtUp:
 
 async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
                          timeout: float = LIST_TIMEOUT) -> CaughtUp:
-    """Make `live`'s `nodes`, and the pods on them, those the API server has now: a node the
-    state lacks is read (one GET), and each node's pods listed. Pods the state assumes bound
-    stay: their binding may be newer than the list. The API failing or slow leaves the state
-    as it is."""
+    """Make `live`'s `nodes`, and the pods on them, those the API server has now: each node
+    read (one GET) and its pods listed. Pods the state assumes bound stay: their binding may
+    be newer than the list. The API failing or slow leaves the state as it is."""
     pods_informer = live.informers.get(PODS.name)
     nodes_informer = live.informers.get(NODES.name)
     wanted = list(dict.fromkeys(nodes))
     if pods_informer is None or nodes_informer is None or not wanted:
         return CaughtUp()
-    missing = [node for node in wanted if node not in live.state.nodes]
     try:
         async with asyncio.timeout(timeout):
-            found = await asyncio.gather(*(_node(live, node) for node in missing),
+            found = await asyncio.gather(*(_node(live, node) for node in wanted),
                                          *(_pods_on(live, node) for node in wanted))
     except (KubeError, TimeoutError) as exc:
         log.info("could not read %s from the API server to catch the watch up: %s",
                  ", ".join(wanted), exc)
         return CaughtUp()
     # Applied after the await: the watch may have delivered some of the changes meanwhile.
-    fetched = [node for node in found[:len(missing)] if node is not None]
+    fetched = [node for node in found[:len(wanted)] if node is not None]
     new_nodes = sum(_apply_node(nodes_informer, live.state, node) for node in fetched)
     deleted = added = 0
-    for node, (version, pods) in zip(wanted, found[len(missing):], strict=True):
+    for node, (version, pods) in zip(wanted, found[len(wanted):], strict=True):
         if node not in live.state.nodes:
             continue  # the API server has no such node either
         if pods_informer.resource_version and \
@@ -104,14 +154,16 @@ async def _node(live: LiveState, name: str) -> k8s.Node | None:
 
 def _apply_node(informer: Informer, state: ClusterState, node: k8s.Node) -> int:
     meta = node.metadata
-    if meta.name in state.nodes:
-        return 0  # the watch delivered it meanwhile
+    known = state.nodes.get(meta.name)
+    if known is not None and not is_newer(meta.resource_version, known.node.resource_version):
+        return 0  # the state has this version (or the watch delivered a newer one meanwhile)
     if informer.resource_version and not is_newer(meta.resource_version,
                                                   informer.resource_version):
         return 0  # the watch is past this version: deleted since, if it is not in the state
     informer.gate.call(apply_change, informer.sink, "apply", node)
     informer.caught_up(meta.uid, meta.resource_version)
-    log.info("node %s is at the API server before its watch event: added", meta.name)
+    log.info("node %s is newer at the API server than its watch events: %s", meta.name,
+             "updated" if known is not None else "added")
     return 1
 
 

@@ -278,7 +278,8 @@ class Counters:
         #: Pods added to the state (or placed on their node) because the API server had them
         #: bound before the watch said so (`state.catchup`).
         self.seen_before_watch = 0
-        #: Nodes added to the state because the API server had them before the watch said so.
+        #: Nodes added or updated in the state because the API server had them (newer)
+        #: before the watch said so.
         self.nodes_seen_before_watch = 0
         self.on_event: Callable[[str, str], None] | None = None
         self.on_synced: Callable[[str], None] | None = None

@@ -17,6 +17,7 @@ from extender.api.replay import replay_file
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.state.binder import assume
+from extender.state.catchup import GuessBudget, guess_budget
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
 from tests.serving import eventually, serve_args, served
@@ -64,7 +65,7 @@ def _preempt(victims: list[str]) -> bytes:
 
 
 def _run(tmp_path: Path, scenario: Any, *extra: str, cluster: Any = _cluster,
-         waits_for: str = "uid-victim") -> Any:
+         waits_for: str | None = "uid-victim") -> Any:
     with FakeApiServer(bookmark_interval=0.2) as server:
         cluster(server)
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
@@ -73,7 +74,8 @@ def _run(tmp_path: Path, scenario: Any, *extra: str, cluster: Any = _cluster,
         async def session() -> Any:
             async with served(args) as (client, runtime):
                 await eventually(lambda: runtime.readiness()[0], "the informers' sync")
-                await eventually(lambda: waits_for in runtime.state.pods, waits_for)
+                if waits_for is not None:
+                    await eventually(lambda: waits_for in runtime.state.pods, waits_for)
                 return await scenario(server, client, runtime)
 
         return asyncio.run(session())
@@ -119,6 +121,7 @@ def test_a_victim_still_there_still_counts(tmp_path: Path) -> None:
 
 def test_only_a_nominated_pod_above_the_nodes_pods_lists_them(tmp_path: Path) -> None:
     async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        guess_budget(runtime.live).per_second = 0  # no guess either (below): the node is full
         before = len(_pod_lists(server))
         plain = await client.post("/filter", content=_filter(_preemptor(nominated="")))
         low = _preemptor()
@@ -354,3 +357,69 @@ def test_a_prioritize_naming_a_node_not_watched_yet_scores_it(tmp_path: Path) ->
     scores = _run(tmp_path, scenario)
     # LeastAllocated: n1's cpu taken by the victim, n2 nearly empty (0 for a node not found).
     assert scores == {"n1": 4, "n2": 9}, scores
+
+
+def _tainted(server: FakeApiServer) -> None:
+    tainted = ko.node("n1", cpu="2", memory="8Gi")
+    tainted["spec"]["taints"] = [{"key": "example.com/maintenance", "effect": "NoSchedule"}]
+    server.put(tainted)
+
+
+def test_a_node_freed_before_the_watch_says_so_takes_the_pod(tmp_path: Path) -> None:
+    """kube-scheduler retries a waiting pod once it sees a taint go (a new node turning Ready,
+    a maintenance over); the extender's node watch is behind. A filter that passes none of a
+    few candidates reads them again on that guess."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        guess_budget(runtime.live).node_interval = 0  # the refusal's own guess aside
+        pod = ko.pod("waiting", NS, cpu="1", memory="1Gi", uid="uid-waiting")
+        refused = (await client.post("/filter", content=_filter_on(pod, "n1"))).json()
+        server.hold_watches("nodes")
+        server.update("Node", "", "n1", lambda n: n["spec"].pop("taints"))
+        before = len(_node_requests(server))
+        reply = (await client.post("/filter", content=_filter_on(pod, "n1"))).json()
+        metrics = (await client.get("/metrics")).text
+        return refused, reply, _node_requests(server)[before:], metrics
+
+    refused, reply, asked, metrics = _run(tmp_path, scenario, cluster=_tainted, waits_for=None)
+    assert refused["FailedAndUnresolvableNodes"] == {"n1": "node(s) had untolerated taint(s)"}
+    assert reply["NodeNames"] == ["n1"], reply
+    assert asked == ["/api/v1/nodes/n1"]
+    assert "extender_informer_nodes_seen_before_watch_total 1.0" in metrics
+
+
+def _many_full(server: FakeApiServer) -> None:
+    for i in range(17):
+        server.put(ko.node(f"n{i}", cpu="1", memory="8Gi"))
+
+
+@pytest.mark.parametrize("candidates, reads", [(16, 10), (17, 0)])
+def test_a_guess_reads_only_a_few_nodes_refused_all(tmp_path: Path, candidates: int,
+                                                    reads: int) -> None:
+    """More candidates than `MAX_NODES`, all refused, is the policy speaking (the pod fits
+    nowhere by the extender's rules), not a watch behind: nothing is read. Fewer are read
+    within the budget's 10 nodes a second."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        await eventually(lambda: len(runtime.state.nodes) == 17, "the nodes")
+        pod = ko.pod("big", NS, cpu="2", memory="1Gi", uid="uid-big")
+        before = len(_node_requests(server))
+        names = [f"n{i}" for i in range(candidates)]
+        reply = (await client.post("/filter", content=_filter_on(pod, *names))).json()
+        return reply, len(_node_requests(server)) - before
+
+    reply, asked = _run(tmp_path, scenario, cluster=_many_full, waits_for=None)
+    refused = {**reply["FailedNodes"], **reply["FailedAndUnresolvableNodes"]}
+    assert not reply["NodeNames"] and len(refused) == candidates
+    assert asked == reads
+
+
+def test_the_guess_budget() -> None:
+    now = [100.0]
+    budget = GuessBudget(node_interval=1.0, per_second=4, clock=lambda: now[0])
+    assert budget.allow(["a", "b"]) == ["a", "b"]
+    assert budget.allow(["a", "c"]) == ["c"]  # a was read this second
+    assert budget.allow(["a"]) == []
+    assert budget.allow(["d", "e"]) == ["d"]  # the fourth node this second, and no more
+    now[0] += 0.5
+    assert budget.allow(["e"]) == []
+    now[0] += 0.5
+    assert budget.allow(["a", "e"]) == ["a", "e"]
