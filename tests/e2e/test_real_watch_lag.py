@@ -9,6 +9,8 @@ cluster before the extender caught up with the API server on its own (`api.catch
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +51,7 @@ def test_a_preemptor_binds_though_the_extenders_watch_runs_behind(
     scenario.add_nodes(node(target, cpu="2"))
     ns = scenario.namespace()
     scenario.priority_classes(ns)
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
-        scenario.start(policy=POLICY, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
+    with _lagged(scenario, tmp_path):
         kube.create(pod("low", ns, scenario.scheduler, cpu="2", priority_class=f"{ns}-low",
                         nodeName=target))
         if victim_watched:
@@ -75,17 +75,11 @@ def test_a_node_added_while_the_extenders_watch_runs_behind_takes_the_waiting_po
     """A pod waits for room; a node is added for it (as a cluster autoscaler adds one), and
     kube-scheduler, seeing it, retries the pod there at once. The extender, whose watch has
     not delivered the node yet, rejected it as not found in its state."""
-    kube = scenario.kube
     small, big = f"{scenario.name}-small", f"{scenario.name}-big"
     scenario.add_nodes(node(small, cpu="1"))
     ns = scenario.namespace()
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
-        scenario.start(policy=POLICY, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
-        kube.create(pod("waiting", ns, scenario.scheduler, cpu="2"))
-        wait_until(lambda: any(e.get("reason") == "FailedScheduling"
-                               for e in kube.events_for(ns, "waiting")),
-                   timeout=30, what="the pod to wait for room")
+    with _lagged(scenario, tmp_path):
+        _waiting(scenario, ns, cpu="2")
         scenario.add_nodes(node(big, cpu="4"))
         assert _bound(scenario, ns, "waiting") == big
         assert scenario.extender_metric("extender_informer_nodes_seen_before_watch_total") >= 1
@@ -102,18 +96,31 @@ def test_a_node_freed_while_the_extenders_watch_runs_behind_takes_the_waiting_po
     scenario.add_nodes(node(name, cpu="4", taints=[{"key": "example.com/maintenance",
                                                      "effect": "NoSchedule"}]))
     ns = scenario.namespace()
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
-        scenario.start(policy=POLICY, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
-        kube.create(pod("waiting", ns, scenario.scheduler, cpu="1"))
-        wait_until(lambda: any(e.get("reason") == "FailedScheduling"
-                               for e in kube.events_for(ns, "waiting")),
-                   timeout=30, what="the pod to wait for the node")
+    with _lagged(scenario, tmp_path):
+        _waiting(scenario, ns, cpu="1")
         freed = kube.get("Node", name)
         freed["spec"].pop("taints")
         kube.request("PUT", f"/api/v1/nodes/{name}", freed)
         assert _bound(scenario, ns, "waiting") == name
         assert scenario.extender_metric("extender_informer_nodes_seen_before_watch_total") >= 1
+
+
+@contextmanager
+def _lagged(scenario: Scenario, tmp_path: Path) -> Iterator[None]:
+    """The scenario started with its extender's watch `DELAY` behind kube-scheduler's."""
+    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
+        scenario.start(policy=POLICY, extender_args=[
+            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
+        yield
+
+
+def _waiting(scenario: Scenario, ns: str, *, cpu: str) -> None:
+    """A pod `waiting` that no node takes yet, once kube-scheduler has said so."""
+    kube = scenario.kube
+    kube.create(pod("waiting", ns, scenario.scheduler, cpu=cpu))
+    wait_until(lambda: any(e.get("reason") == "FailedScheduling"
+                           for e in kube.events_for(ns, "waiting")),
+               timeout=30, what="the pod to wait")
 
 
 def _bound(scenario: Scenario, ns: str, name: str) -> Any:
