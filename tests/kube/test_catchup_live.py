@@ -423,3 +423,20 @@ def test_the_guess_budget() -> None:
     assert budget.allow(["e"]) == []
     now[0] += 0.5
     assert budget.allow(["a", "e"]) == ["a", "e"]
+
+
+def test_pods_that_fit_nowhere_do_not_flood_the_api_server(tmp_path: Path) -> None:
+    """Many pending pods, each refused on the same few nodes by the extender's own rules: each
+    node is read once in the budget's interval, however many filters guess."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        await eventually(lambda: len(runtime.state.nodes) == 17, "the nodes")
+        guess_budget(runtime.live).node_interval = 60.0  # the whole test within one interval
+        before = len(_node_requests(server)), len(_pod_lists(server))
+        for i in range(30):
+            pod = ko.pod(f"big-{i}", NS, cpu="2", memory="1Gi", uid=f"uid-big-{i}")
+            reply = (await client.post("/filter", content=_filter_on(pod, "n0", "n1", "n2"))).json()
+            assert not reply["NodeNames"]
+        return len(_node_requests(server)) - before[0], len(_pod_lists(server)) - before[1]
+
+    node_reads, pod_lists = _run(tmp_path, scenario, cluster=_many_full, waits_for=None)
+    assert (node_reads, pod_lists) == (3, 3)
