@@ -31,7 +31,7 @@ from itertools import islice
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.model.pod import PodView
-from extender.state.catchup import catch_up_nodes, guess_budget
+from extender.state.catchup import catch_up_nodes, guess_budget, unplaced
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +87,8 @@ def unplaced_victims(runtime: Runtime, ignored: Mapping[str, Sequence[str]]) -> 
     there: pods kube-scheduler has seen bound and the watch not yet."""
     state = runtime.state
     for node, uids in ignored.items():
-        if node in state.nodes and any(_not_placed(state.pod_by_uid(uid), node) for uid in uids):
+        if node in state.nodes and any(unplaced(state.pod_by_uid(uid), node) for uid in uids):
             yield node
-
-
-def _not_placed(view: PodView | None, node: str) -> bool:
-    return view is None or view.node_name != node
 
 
 async def catch_up(runtime: Runtime, nodes: Sequence[str]) -> None:

@@ -83,16 +83,16 @@ LATE_POD_EVENTS = Counter(
     "kube-scheduler's); the bind's assumption stood through them.")
 PODS_GONE_BEFORE_WATCH = Counter(
     "extender_informer_pods_gone_before_watch_total",
-    "Pods a preemptor's filter or a preempt call found gone from the API server before the "
+    "Pods a filter, prioritize or preempt call found gone from the API server before the "
     "watch delivered their deletion (their node listed afresh); deleted from the state then.")
+PODS_SEEN_BEFORE_WATCH = Counter(
+    "extender_informer_pods_seen_before_watch_total",
+    "Pods a filter, prioritize or preempt call found bound at the API server before the "
+    "watch delivered them (their node listed afresh); added to the state then.")
 NODES_SEEN_BEFORE_WATCH = Counter(
     "extender_informer_nodes_seen_before_watch_total",
     "Nodes a filter, prioritize or preempt call named that the API server had, or had newer, "
     "before the watch delivered them (read afresh); added or updated in the state then.")
-PODS_SEEN_BEFORE_WATCH = Counter(
-    "extender_informer_pods_seen_before_watch_total",
-    "Pods a preemptor's filter or a preempt call found bound at the API server before the "
-    "watch delivered them (their node listed afresh); added to the state then.")
 NRT_CACHE_RESYNCS = Counter(
     "extender_nrt_cache_resyncs_total",
     "Rounds of the NodeResourceTopology overreserve cache's resync (one every "

@@ -97,7 +97,7 @@ def direct_verb(verb: str, handler: Handler, error_reply: ErrorReply, runtime: R
 
 
 async def answer_caught_up(handler: Handler, runtime: Runtime, body: bytes,
-                    record: RequestRecord) -> Response:
+                           record: RequestRecord) -> Response:
     """The handler's response; if it finds nodes behind the API server instead
     (`NodesBehind`), once more after catching them up."""
     try:

@@ -23,12 +23,12 @@ just seen:
 now (one consistent LIST each, all at once), and applies the difference through the
 informers' own sinks, exactly as the watches' events will (which then change nothing): a
 node missing or older is added or updated, pods gone are deleted, pods missing added. With
-`serve --record` they are recorded as the watches' changes are. When a watch has by then delivered everything
-the answer shows (its resourceVersion not older than the answer's), nothing is applied: the
-state is already as new, and what the watch has deleted since is not brought back. Else the
-informer skips the watch's events of the objects applied, up to the answer's version
-(`Informer.caught_up`): older than what the state holds, they would put a bound pod back to
-pending, or a deleted one back, for a moment.
+`serve --record` they are recorded as the watches' changes are. When a watch has by then
+delivered everything the answer shows (its resourceVersion not older than the answer's),
+nothing is applied: the state is already as new, and what the watch has deleted since is not
+brought back. Else the informer skips the watch's events of the objects applied, up to the
+answer's version (`Informer.caught_up`): older than what the state holds, they would put a
+bound pod back to pending, or a deleted one back, for a moment.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from extender.engine.cluster import ClusterState
@@ -97,25 +96,17 @@ def guess_budget(live: LiveState) -> GuessBudget:
     return budget
 
 
-@dataclass(frozen=True, slots=True)
-class CaughtUp:
-    """How many pods were deleted from the state and added to it, and nodes added."""
-
-    deleted: int = 0
-    added: int = 0
-    nodes: int = 0
-
-
 async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
-                         timeout: float = LIST_TIMEOUT) -> CaughtUp:
+                         timeout: float = LIST_TIMEOUT) -> None:
     """Make `live`'s `nodes`, and the pods on them, those the API server has now: each node
     read (one GET) and its pods listed. Pods the state assumes bound stay: their binding may
-    be newer than the list. The API failing or slow leaves the state as it is."""
+    be newer than the list. The API failing or slow leaves the state as it is. What changed
+    is counted in `live.counters`."""
     pods_informer = live.informers.get(PODS.name)
     nodes_informer = live.informers.get(NODES.name)
     wanted = list(dict.fromkeys(nodes))
     if pods_informer is None or nodes_informer is None or not wanted:
-        return CaughtUp()
+        return
     try:
         async with asyncio.timeout(timeout):
             found = await asyncio.gather(*(_node(live, node) for node in wanted),
@@ -123,7 +114,7 @@ async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
     except (KubeError, TimeoutError) as exc:
         log.info("could not read %s from the API server to catch the watch up: %s",
                  ", ".join(wanted), exc)
-        return CaughtUp()
+        return
     # Applied after the await: the watch may have delivered some of the changes meanwhile.
     fetched = [node for node in found[:len(wanted)] if node is not None]
     new_nodes = sum(_apply_node(nodes_informer, live.state, node) for node in fetched)
@@ -139,7 +130,6 @@ async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
     live.counters.gone_before_watch += deleted
     live.counters.seen_before_watch += added
     live.counters.nodes_seen_before_watch += new_nodes
-    return CaughtUp(deleted, added, new_nodes)
 
 
 async def _node(live: LiveState, name: str) -> k8s.Node | None:
@@ -195,7 +185,7 @@ def _apply(live: LiveState, informer: Informer, node: str, version: str,
         informer.caught_up(view.uid, version)
         log.info("pod %s/%s is gone from the API server before its watch event: deleted",
                  view.namespace, view.name)
-    new = [pod for pod in pods if _unplaced(state.pod_by_uid(pod.metadata.uid), node)]
+    new = [pod for pod in pods if unplaced(state.pod_by_uid(pod.metadata.uid), node)]
     for pod in new:
         informer.gate.call(apply_change, informer.sink, "apply", pod)
         informer.caught_up(pod.metadata.uid, version)
@@ -204,6 +194,7 @@ def _apply(live: LiveState, informer: Informer, node: str, version: str,
     return len(gone), len(new)
 
 
-def _unplaced(view: PodView | None, node: str) -> bool:
-    # Unknown, or known still pending: bound since, the binding not yet watched.
+def unplaced(view: PodView | None, node: str) -> bool:
+    """Whether a pod the API server has on `node` is not there in the state: unknown, or known
+    still pending (bound since, the binding not yet watched)."""
     return view is None or view.node_name != node
