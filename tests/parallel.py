@@ -1,8 +1,18 @@
 """How the suite runs on several workers (pytest-xdist, `-n`; the default is in pyproject).
 
-- Every test on the shared real control plane (the `sandbox` fixture of tests/e2e) runs on
-  one worker, in the `sandbox` group: one control plane serves them all. (The e2e tests that
-  start a control plane of their own, `extender sandbox up` and the e2e bench, run beside it.)
+- The tests on the shared real control plane (the `sandbox` fixture of tests/e2e) are dealt
+  in collection order to `SANDBOX_GROUPS` groups, `sandbox-1`, `sandbox-2`, …; a group runs
+  on one worker, whose control plane serves it. Those tests mostly wait on kube-scheduler's
+  clock (backoffs, a lease running out, a watch held back), about three minutes of it in all:
+  on one worker that chain alone set the suite's length. (The e2e tests that start a control
+  plane of their own, `extender sandbox up` and the e2e bench, run beside them.)
+- Every other module's tests run together on one worker (a group per module), so a
+  module-scoped fixture (a server, a browser, rendered manifests) is made once, not once per
+  worker that took one of its tests: a tenth of the suite's CPU.
+- Workers take tests in `_spread`'s order: the `alone` tests first (then nothing they would
+  wait for is running yet), the control planes' groups, then the modules whose tests mostly
+  wait on the programs they start spread evenly among the others, so that a wait finds CPU
+  work beside it rather than other waits.
 - A test marked `alone` runs while no other test runs: it bounds a latency or races a
   deadline, which another worker's load would stretch. Workers share a readers-writer lock
   (two `flock`ed files): every test holds it shared, an `alone` test exclusively; a waiting
@@ -28,6 +38,8 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # workers take tests in `_spread`'s order
     config.addinivalue_line(
         "markers", "alone: runs while no other test runs (under xdist); it bounds a latency "
         "or races a deadline")
@@ -39,11 +51,50 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return len(os.sched_getaffinity(0)) + 1
 
 
+#: How many shared control planes the e2e tests spread over (a worker each).
+SANDBOX_GROUPS = 2
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    shared = [item for item in items if "sandbox" in getattr(item, "fixturenames", ())]
+    # An `alone` test first in its group, and that group first: it then runs before the
+    # others have started anything it would wait for.
+    shared.sort(key=lambda item: item.get_closest_marker("alone") is None)
+    for k, item in enumerate(shared):
+        item.add_marker(pytest.mark.xdist_group(f"sandbox-{k % SANDBOX_GROUPS + 1}"))
+    grouped = set(map(id, shared))
     for item in items:
-        if "sandbox" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("sandbox"))
+        if id(item) in grouped or item.get_closest_marker("xdist_group") is not None:
+            continue
+        alone = item.get_closest_marker("alone") is not None
+        item.add_marker(pytest.mark.xdist_group(item.nodeid if alone else item.nodeid.split("::")[0]))
+    items[:] = _spread(items, shared)
+
+
+#: Directories whose tests mostly wait on programs they start (control planes, servers, Go
+#: oracles, whole bench runs).
+WAITING = ("tests/e2e/", "tests/bench/", "tests/conformance/", "tests/kube/", "tests/loadmetrics/")
+
+
+def _spread(items: list[pytest.Item], chains: list[pytest.Item]) -> list[pytest.Item]:
+    """The shared control planes' tests first (their chains are the longest), then the
+    modules whose tests mostly wait spread evenly among the others, a module's tests together:
+    workers take tests in this order (`loadscopereorder` off), so a wait finds other
+    workers' CPU work beside it rather than other waits."""
+    shared = set(map(id, chains))
+    alone = [item for item in items
+             if id(item) not in shared and item.get_closest_marker("alone") is not None]
+    shared |= set(map(id, alone))
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if id(item) not in shared:
+            modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    waiting = [m for m in modules if m.startswith(WAITING)]
+    working = [m for m in modules if not m.startswith(WAITING)]
+    order = sorted([((k + 0.5) / len(waiting), m) for k, m in enumerate(waiting)] +
+                   [((k + 0.5) / len(working), m) for k, m in enumerate(working)])
+    return alone + chains + [item for _, module in order for item in modules[module]]
 
 
 class _RunLock:

@@ -1,6 +1,7 @@
 """The suite's parallel plan holds (tests/parallel.py): under `-n 2`, the tests on the shared
-control plane (the `sandbox` fixture) share one worker, and an `alone` test runs while no
-other test runs. Checked on a small suite of its own, run by the same pytest and xdist."""
+control plane (the `sandbox` fixture) form `SANDBOX_GROUPS` groups, each on one worker; a
+module's other tests share a worker; and an `alone` test runs while no other test runs.
+Checked on a small suite of its own, run by the same pytest and xdist."""
 
 from __future__ import annotations
 
@@ -11,23 +12,31 @@ from pathlib import Path
 
 import pytest
 
+from tests.parallel import SANDBOX_GROUPS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CONFTEST = """
 pytest_plugins = ["tests.parallel"]
 """
 
-SUITE = """
+NOTE = """
 import os, time
 from pathlib import Path
-
-import pytest
 
 LOG = Path(__file__).with_name("log")
 
 def note(what):
     with LOG.open("a") as log:
         log.write(f"{time.monotonic():.6f} {os.environ['PYTEST_XDIST_WORKER']} {what}\\n")
+"""
+
+SUITE = """
+import time
+
+import pytest
+
+from note import note
 
 @pytest.fixture(scope="session")
 def sandbox():
@@ -38,11 +47,11 @@ def test_e2e(i, sandbox):
     note(f"e2e-{i}")
     time.sleep(0.05)  # only to give the other worker a chance to take one
 
-@pytest.mark.parametrize("i", range(20))
+@pytest.mark.parametrize("i", range(10))
 def test_other(i):
-    note(f"start-{i}")
+    note(f"start-a{i}")
     time.sleep(0.05)
-    note(f"end-{i}")
+    note(f"end-a{i}")
 
 @pytest.mark.alone
 def test_alone():
@@ -51,20 +60,43 @@ def test_alone():
     note("alone-end")
 """
 
+SECOND = """
+import time
+
+import pytest
+
+from note import note
+
+@pytest.mark.parametrize("i", range(10))
+def test_other(i):
+    note(f"start-b{i}")
+    time.sleep(0.05)
+    note(f"end-b{i}")
+"""
+
 
 @pytest.mark.slow
 def test_control_plane_tests_share_a_worker_and_alone_tests_run_alone(tmp_path: Path) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "note.py").write_text(NOTE)
     (tmp_path / "test_plan.py").write_text(SUITE)
+    (tmp_path / "test_second.py").write_text(SECOND)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
          "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": ""})
+        env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": ""})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     entries = [line.split() for line in (tmp_path / "log").read_text().splitlines()]
-    assert len({worker for _, worker, what in entries if what.startswith("e2e")}) == 1, entries
-    assert len({worker for _, worker, _ in entries}) == 2, "the other tests used both workers"
+    groups: dict[int, set[str]] = {}
+    for _, worker, what in entries:
+        if what.startswith("e2e-"):
+            groups.setdefault(int(what[4:]) % SANDBOX_GROUPS, set()).add(worker)
+    assert len(groups) == SANDBOX_GROUPS and all(len(w) == 1 for w in groups.values()), entries
+    for module in "ab":
+        assert len({worker for _, worker, what in entries
+                    if what.startswith(f"start-{module}")}) == 1, (module, entries)
+    assert len({worker for _, worker, _ in entries}) == 2, "the tests used both workers"
     (alone_start,), (alone_end,) = ([float(t) for t, _, w in entries if w == what]
                                     for what in ("alone-start", "alone-end"))
     running: dict[str, float] = {}
