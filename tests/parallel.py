@@ -45,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "or races a deadline")
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's: `-p no:xdist` runs without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
@@ -56,7 +57,9 @@ SANDBOX_GROUPS = 2
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     shared = [item for item in items if "sandbox" in getattr(item, "fixturenames", ())]
     # An `alone` test first in its group, and that group first: it then runs before the
     # others have started anything it would wait for.
