@@ -81,10 +81,10 @@ WAITING = ("tests/e2e/", "tests/bench/", "tests/conformance/", "tests/kube/", "t
 
 
 def _spread(items: list[pytest.Item], chains: list[pytest.Item]) -> list[pytest.Item]:
-    """The shared control planes' tests first (their chains are the longest), then the
-    modules whose tests mostly wait spread evenly among the others, a module's tests together:
-    workers take tests in this order (`loadscopereorder` off), so a wait finds other
-    workers' CPU work beside it rather than other waits."""
+    """The `alone` tests first, then the shared control planes' tests (their chains are the
+    longest), then the modules whose tests mostly wait spread evenly among the others, a
+    module's tests together: workers take tests in this order (`loadscopereorder` off), so a
+    wait finds other workers' CPU work beside it rather than other waits."""
     shared = set(map(id, chains))
     alone = [item for item in items
              if id(item) not in shared and item.get_closest_marker("alone") is not None]
