@@ -9,10 +9,10 @@
 - Every other module's tests run together on one worker (a group per module), so a
   module-scoped fixture (a server, a browser, rendered manifests) is made once, not once per
   worker that took one of its tests: a tenth of the suite's CPU.
-- Workers take tests in `_spread`'s order: the `alone` tests first (then nothing they would
-  wait for is running yet), the control planes' groups, then the modules whose tests mostly
-  wait on the programs they start spread evenly among the others, so that a wait finds CPU
-  work beside it rather than other waits.
+- Workers take tests in the order `pytest_collection_modifyitems` gives: the `alone` tests
+  first (then nothing they would wait for is running yet), the control planes' groups, then
+  the modules whose tests mostly wait on the programs they start spread evenly among the
+  others, so that a wait finds CPU work beside it rather than other waits.
 - A test marked `alone` runs while no other test runs: it bounds a latency or races a
   deadline, which another worker's load would stretch. Workers share a readers-writer lock
   (two `flock`ed files): every test holds it shared, an `alone` test exclusively; a waiting
@@ -39,7 +39,7 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False  # workers take tests in `_spread`'s order
+        config.option.loadscopereorder = False  # the order the items are put in, below
     config.addinivalue_line(
         "markers", "alone: runs while no other test runs (under xdist); it bounds a latency "
         "or races a deadline")
@@ -60,19 +60,28 @@ SANDBOX_GROUPS = 2
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("xdist"):
         return
-    shared = [item for item in items if "sandbox" in getattr(item, "fixturenames", ())]
+    chains = [item for item in items if "sandbox" in getattr(item, "fixturenames", ())]
     # An `alone` test first in its group, and that group first: it then runs before the
     # others have started anything it would wait for.
-    shared.sort(key=lambda item: item.get_closest_marker("alone") is None)
-    for k, item in enumerate(shared):
+    chains.sort(key=lambda item: item.get_closest_marker("alone") is None)
+    for k, item in enumerate(chains):
         item.add_marker(pytest.mark.xdist_group(f"sandbox-{k % SANDBOX_GROUPS + 1}"))
-    grouped = set(map(id, shared))
+    in_chain = set(map(id, chains))
+    alone: list[pytest.Item] = []
+    modules: dict[str, list[pytest.Item]] = {}
     for item in items:
-        if id(item) in grouped or item.get_closest_marker("xdist_group") is not None:
+        if id(item) in in_chain:
             continue
-        alone = item.get_closest_marker("alone") is not None
-        item.add_marker(pytest.mark.xdist_group(item.nodeid if alone else item.nodeid.split("::")[0]))
-    items[:] = _spread(items, shared)
+        if item.get_closest_marker("alone") is not None:
+            alone.append(item)
+            group = item.nodeid
+        else:
+            group = item.nodeid.split("::")[0]
+            modules.setdefault(group, []).append(item)
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    # Workers take tests in this order (`loadscopereorder` off).
+    items[:] = alone + chains + _spread(modules)
 
 
 #: Directories whose tests mostly wait on programs they start (control planes, servers, Go
@@ -80,24 +89,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 WAITING = ("tests/e2e/", "tests/bench/", "tests/conformance/", "tests/kube/", "tests/loadmetrics/")
 
 
-def _spread(items: list[pytest.Item], chains: list[pytest.Item]) -> list[pytest.Item]:
-    """The `alone` tests first, then the shared control planes' tests (their chains are the
-    longest), then the modules whose tests mostly wait spread evenly among the others, a
-    module's tests together: workers take tests in this order (`loadscopereorder` off), so a
-    wait finds other workers' CPU work beside it rather than other waits."""
-    shared = set(map(id, chains))
-    alone = [item for item in items
-             if id(item) not in shared and item.get_closest_marker("alone") is not None]
-    shared |= set(map(id, alone))
-    modules: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        if id(item) not in shared:
-            modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+def _spread(modules: dict[str, list[pytest.Item]]) -> list[pytest.Item]:
+    """The modules' tests, a module's together, those whose tests mostly wait spread evenly
+    among the others: a wait then finds other workers' CPU work beside it rather than other
+    waits."""
     waiting = [m for m in modules if m.startswith(WAITING)]
     working = [m for m in modules if not m.startswith(WAITING)]
     order = sorted([((k + 0.5) / len(waiting), m) for k, m in enumerate(waiting)] +
                    [((k + 0.5) / len(working), m) for k, m in enumerate(working)])
-    return alone + chains + [item for _, module in order for item in modules[module]]
+    return [item for _, module in order for item in modules[module]]
 
 
 class _RunLock:
