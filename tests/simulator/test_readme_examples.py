@@ -46,28 +46,43 @@ def test_default_policy_binds_part_of_a_gang(tmp_path, capsys) -> None:
 
 def test_quota_borrowed_then_reclaimed(tmp_path, capsys) -> None:
     summary, report = _simulate(tmp_path, capsys, "quota-workload.yaml", "quota-policy.yaml")
-    # team-a's pods take their default 30 s grace period to go, and count against its quota
-    # until then: api-1 (61 s) and api-2 (62 s) still see team-a over its min and preempt
-    # more (as CapacityScheduling does upstream while victims terminate); all of team-a goes.
-    # At 90 s api-0's preemption finds nothing and its nomination goes, which moves it (and
-    # any pod of its priority or lower in the pool) on at once: it is tried twice then.
-    assert summary == ("3 scheduled, 0 pending, 4 preempted, 0 deleted; 14 cycles over 92.001s "
-                       "virtual (settled)")
+    # Each team-b pod, 40 s after the last, finds team-a over its min and preempts one of its
+    # pods, then binds when that victim's 30 s grace period is over; team-a keeps its min.
+    assert summary == ("4 scheduled, 0 pending, 3 preempted, 0 deleted; 10 cycles over "
+                       "170.002s virtual (settled)")
     pods = {f"{p['namespace']}/{p['name']}": p for p in report["pods"]}
     assert {k: pods[k]["status"] for k in pods if k.startswith("team-a/")} == {
-        "team-a/analytics-0": "Preempted", "team-a/analytics-1": "Preempted",
+        "team-a/analytics-0": "Scheduled", "team-a/analytics-1": "Preempted",
         "team-a/analytics-2": "Preempted", "team-a/analytics-3": "Preempted"}
     assert {k: pods[k]["preempted"] for k in pods if k.startswith("team-b/")} == {
-        "team-b/api-0": ["team-a/analytics-3"],
-        "team-b/api-1": ["team-a/analytics-1", "team-a/analytics-2"],
-        "team-b/api-2": ["team-a/analytics-0"]}
-    assert {k: pods[k]["finishedAtSeconds"] for k in pods if k.startswith("team-a/")} == {
-        "team-a/analytics-0": 92.001, "team-a/analytics-1": 91.001,
-        "team-a/analytics-2": 91.001, "team-a/analytics-3": 90.001}
-    # The attempts a real kube-scheduler 1.34.4 (scheduler-plugins) made in the replay of
-    # 2026-12-01 01:18: api-0's second try at 90 s comes from its own nomination going.
+        "team-b/api-0": ["team-a/analytics-3"], "team-b/api-1": ["team-a/analytics-2"],
+        "team-b/api-2": ["team-a/analytics-1"]}
+    assert {k: (pods[k]["node"], pods[k]["scheduledAtSeconds"]) for k in pods
+            if k.startswith("team-b/")} == {
+        "team-b/api-0": ("worker-a1", 90.002), "team-b/api-1": ("worker-a2", 130.002),
+        "team-b/api-2": ("worker-a2", 170.002)}
+    # The attempts a real kube-scheduler 1.34.4 (scheduler-plugins) made in the replays of
+    # 2026-12-02: on arrival (rejected, preempting), then once its victim had gone.
     assert {k: pods[k]["attempts"] for k in pods if k.startswith("team-b/")} == {
-        "team-b/api-0": 4, "team-b/api-1": 3, "team-b/api-2": 3}
+        "team-b/api-0": 2, "team-b/api-1": 2, "team-b/api-2": 2}
+
+
+def test_quota_pods_arriving_together_evict_past_the_min(tmp_path, capsys) -> None:
+    # The example's team-b pods one second apart: each still finds team-a at 4 cpu (its
+    # victims count until their grace period is over) and evicts more, so all of team-a goes.
+    workload = (EXAMPLES / "quota-workload.yaml").read_text()
+    together = tmp_path / "together.yaml"
+    together.write_text(workload.replace("10:01:40Z", "10:01:01Z").replace("10:02:20Z",
+                                                                           "10:01:02Z"))
+    report_path = tmp_path / "report.json"
+    assert main(["simulate", "--cluster", str(EXAMPLES / "cluster.json"), "--workload",
+                 str(together), "--policy", str(EXAMPLES / "quota-policy.yaml"),
+                 "--report", str(report_path), "--no-progress"]) == 0
+    summary = capsys.readouterr().out.strip().split("; 0.")[0]
+    assert summary.startswith("3 scheduled, 0 pending, 4 preempted, 0 deleted")
+    pods = {p["name"]: p for p in json.loads(report_path.read_text())["pods"]}
+    assert pods["api-1"]["preempted"] == ["team-a/analytics-1", "team-a/analytics-2"]
+    assert {pods[f"analytics-{i}"]["status"] for i in range(4)} == {"Preempted"}
 
 
 def test_the_counts_agree_with_the_table(tmp_path, capsys) -> None:
