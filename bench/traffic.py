@@ -3,6 +3,7 @@
     python -m bench.traffic                      # 100, 500, 1000 and 5000 nodes, 300 cycles each
     python -m bench.traffic --quick              # 100 and 500 nodes, 60 cycles: a smoke test
     python -m bench.traffic --nodes 5000 --cycles 1000 --seed 7
+    python -m bench.traffic --block 20           # each server's cycles 20 at a time
 
 Per cluster size, each *cycle* is what kube-scheduler does for one pod with this extender
 (`nodeCacheCapable`, filter + prioritize, and bind for ours):
@@ -33,7 +34,8 @@ most important first, with their PDB violations; the preempt row's window is how
 `ours` was sent on average).
 
 The same cycles go, interleaved cycle by cycle so that machine noise falls on all alike (each
-cycle starting with the next server, so that none always follows the same one), to:
+cycle starting with the next server, so that none always follows the same one), or with
+`--block N` N cycles back to back on one server before the next server's turn, to:
 `ours` (`extender serve` with `bench/policy-yardstick.json`, the Go yardstick's work: four
 filters and LeastAllocated), `ours-plain` (the same with `--no-anticipate`), `ours-default`
 (kube-scheduler's default plugins, spread and affinity included, `bench/policy.json`), `go`
@@ -45,6 +47,13 @@ filter is answered (anticipation); this client sends the prioritize at once, whe
 kube-scheduler first runs its own PreScore and Score plugins (1.2–1.6 ms median between the
 filter's reply and the prioritize in the recorded e2e runs), so here the preparing may still
 be running when the prioritize comes: `ours-plain` shows what it gives.
+
+Cycle by cycle, every request of a server comes after the other four servers' work on the
+same CPU, which leaves its caches cold: a pessimistic case for the server touching the most
+memory per request (Python's, here). An extender on a core of its own gets kube-scheduler's
+requests one after another, its caches as its previous request left them: `--block 20`
+measures that (the same requests to each server, in the same order; only what ran on the CPU
+between two of them differs).
 
 Latencies are measured from writing the request to reading the whole reply. The tables give
 p50 and p90 per verb, the cycle's mean (filter + prioritize + bind; Go: filter + prioritize)
@@ -315,7 +324,7 @@ def summary(times: dict[str, list[float]]) -> JSON:
 
 def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
              go_binary: Path | None, progress: Callable[[str], None], preempts: int = 0,
-             full_cycles: int = 0) -> JSON:
+             full_cycles: int = 0, block: int = 1) -> JSON:
     spec = generate.ClusterSpec(nodes, nodes * PODS_PER_NODE, generate.DEFAULT_SEED)
     snapshot = workdir / f"cluster-{nodes}.json"
     if not snapshot.exists():
@@ -342,14 +351,14 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
         pods = pending_pods(seed + nodes, warmup + cycles)
         plan = windows(names, warmup + cycles, seed + nodes)
         progress(f"{nodes} nodes: window {len(plan[0])}, {cycles} cycles (+{warmup} warm-up)")
-        _interleaved(servers, pods, plan, warmup, "")
+        _interleaved(servers, pods, plan, warmup, "", block)
         if len(plan[0]) == nodes:
             full_cycles = 0  # the window names every node already
         if full_cycles:
             progress(f"{nodes} nodes: every node named, {full_cycles} cycles (+{FULL_WARMUP} warm-up)")
             full_pods = pending_pods(seed + nodes + FULL_SEED, FULL_WARMUP + full_cycles)
             every = windows(names, len(full_pods), seed + nodes + FULL_SEED, percentage=100)
-            _interleaved(servers, full_pods, every, FULL_WARMUP, FULL)
+            _interleaved(servers, full_pods, every, FULL_WARMUP, FULL, block)
         # Preemption, ours only (the Go yardstick has no preempt verb): the same distinct
         # preemptors, each with a window's worth of candidates found on the cluster the
         # server's own binds left.
@@ -361,12 +370,13 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
                 for target in servers if target.preempts}
             candidates = round(statistics.fmean(
                 len(_decoder.decode(body)["NodeNameToMetaVictims"]) for body in bodies["ours"]))
-            for k in range(preempts):
-                for target in servers:
-                    if target.preempts:
-                        elapsed, _ = target.post("/preempt", bodies[target.name][k])
+            preempting = [target for target in servers if target.preempts]
+            for turn, start in enumerate(range(0, preempts, block)):
+                for target in _turn(preempting, turn):
+                    for body in bodies[target.name][start:start + block]:
+                        elapsed, _ = target.post("/preempt", body)
                         target.times["preempt"].append(elapsed)
-        return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles,
+        return {"nodes": nodes, "window": len(plan[0]), "cycles": cycles, "block": block,
                 "full_cycles": full_cycles, "preempt_candidates": candidates,
                 "servers": {t.name: summary(t.times) for t in servers}}
     finally:
@@ -381,20 +391,30 @@ FULL_SEED = 7919
 
 
 def _interleaved(servers: list[Target], pods: list[JSON], plan: list[list[str]], warmup: int,
-                 suffix: str) -> None:
-    """Each pod's cycle on every server, the first `warmup` cycles not kept."""
-    for i, (pod, window) in enumerate(zip(pods, plan, strict=True)):
-        # Each cycle starts with the next server: the one after another's work (Go's
-        # 5 000-name decode, say) finds the CPU's caches cold, ~0.15 ms on a 5 000-node
-        # filter, and no server should always be that one.
-        shift = i % len(servers)
-        for target in servers[shift:] + servers[:shift]:
+                 suffix: str, block: int = 1) -> None:
+    """Each pod's cycle on every server, the first `warmup` cycles not kept; the measured
+    ones `block` at a time on one server before the next server takes the same `block`."""
+    cycles = list(zip(pods, plan, strict=True))
+    for i, (pod, window) in enumerate(cycles[:warmup]):
+        for target in _turn(servers, i):
             cycle(target, pod, window, suffix)
-        if i + 1 == warmup:
-            for target in servers:
-                for verb, values in target.times.items():
-                    if verb.endswith(suffix):
-                        values.clear()
+    for target in servers:
+        for verb, values in target.times.items():
+            if verb.endswith(suffix):
+                values.clear()
+    measured = cycles[warmup:]
+    for turn, start in enumerate(range(0, len(measured), block)):
+        for target in _turn(servers, turn):
+            for pod, window in measured[start:start + block]:
+                cycle(target, pod, window, suffix)
+
+
+def _turn(servers: list[Target], turn: int) -> list[Target]:
+    # Each turn starts with the next server: the one after another's work (Go's 5 000-name
+    # decode, say) finds the CPU's caches cold, ~0.15 ms on a 5 000-node filter, and no
+    # server should always be that one.
+    shift = turn % len(servers)
+    return servers[shift:] + servers[:shift]
 
 
 # --------------------------------------------------------------------------- report
@@ -480,6 +500,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--full-cycles", type=cliargs.count, default=None,
                    help="cycles naming every node, where the window is smaller (default 100; "
                         "quick 20; 0: none)")
+    p.add_argument("--block", type=cliargs.positive_int, default=1,
+                   help="measured cycles (and preempts) each server answers back to back before "
+                        "the next server's turn (default 1: cycle by cycle)")
     p.add_argument("--quick", action="store_true", help="100 and 500 nodes, 60 cycles")
     p.add_argument("--no-go", action="store_true", help="skip the Go yardstick")
     p.add_argument("--out-dir", type=Path, default=RESULTS)
@@ -505,12 +528,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="traffic-") as tmp:
         for nodes in sizes:
             rows.append(run_size(nodes, cycles, args.warmup, seed, Path(tmp), go_binary, progress,
-                                 preempts, full_cycles))
+                                 preempts, full_cycles, args.block))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    report = {"seed": seed, "cycles": cycles, "rows": rows,
+    report = {"seed": seed, "cycles": cycles, "block": args.block, "rows": rows,
               "targets": {str(r["nodes"]): [[t, ok] for t, ok in targets(r)] for r in rows}}
+    turns = ("cycle by cycle" if args.block == 1 else
+             f"{args.block} cycles back to back on each server in its turn")
     text = [f"Real traffic: distinct pods (seed {seed}), kube-scheduler's node windows, a bind "
-            "each cycle; milliseconds.", "", table(rows), ""]
+            f"each cycle, {turns}; milliseconds.", "", table(rows), ""]
     for row in rows:
         for what, ok in targets(row):
             text.append(f"- {row['nodes']} nodes: {what}: {'met' if ok else 'not met'}")

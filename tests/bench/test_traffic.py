@@ -6,9 +6,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from bench import traffic
 from bench.traffic import chunk_size_for, num_feasible_nodes_to_find, pending_pods, windows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +100,27 @@ def test_every_node_named_where_the_window_is_smaller(tmp_path: Path) -> None:
         assert times["filter (full list)"]["n"] == times["bind (full list)"]["n"] == 4
         assert times["filter"]["n"] == 3  # the windowed cycles' own, apart
     assert row["servers"]["floor"]["filter (full list)"]["n"] == 4
+
+
+def test_blocks_send_every_server_the_same_cycles_in_turns(monkeypatch) -> None:
+    """`--block N`: after the warm-up (cycle by cycle), each server answers N measured cycles
+    back to back, the same N and in the same order as the others, the first server of each
+    turn the next one; times from the warm-up are dropped."""
+    calls: list[tuple[str, int]] = []
+
+    def fake_cycle(target, pod, window, suffix=""):  # type: ignore[no-untyped-def]
+        calls.append((target.name, pod["i"]))
+        target.times["filter" + suffix].append(pod["i"])
+
+    monkeypatch.setattr(traffic, "cycle", fake_cycle)
+    servers = [SimpleNamespace(name=n, times={"filter": []}) for n in ("a", "b", "c")]
+    pods = [{"i": i} for i in range(6)]
+    traffic._interleaved(servers, pods, [["n"]] * 6, 1, "", block=2)  # type: ignore[arg-type]
+    assert calls[:3] == [("a", 0), ("b", 0), ("c", 0)]  # the warm-up
+    assert calls[3:] == [("a", 1), ("a", 2), ("b", 1), ("b", 2), ("c", 1), ("c", 2),
+                         ("b", 3), ("b", 4), ("c", 3), ("c", 4), ("a", 3), ("a", 4),
+                         ("c", 5), ("a", 5), ("b", 5)]
+    assert all(s.times["filter"] == [1, 2, 3, 4, 5] for s in servers)
+    calls.clear()
+    traffic._interleaved(servers, pods, [["n"]] * 6, 0, "")  # type: ignore[arg-type]
+    assert calls[:6] == [("a", 0), ("b", 0), ("c", 0), ("b", 1), ("c", 1), ("a", 1)]
