@@ -12,6 +12,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"
 
 
 def _simulate(tmp_path: Path, capsys, workload: str, policy: str) -> tuple[str, dict]:  # type: ignore[no-untyped-def]
+    """`workload` and `policy` are under config/examples unless given as absolute paths."""
     report = tmp_path / "report.json"
     assert main(["simulate", "--cluster", str(EXAMPLES / "cluster.json"),
                  "--workload", str(EXAMPLES / workload), "--policy", str(EXAMPLES / policy),
@@ -74,13 +75,9 @@ def test_quota_pods_arriving_together_evict_past_the_min(tmp_path, capsys) -> No
     together = tmp_path / "together.yaml"
     together.write_text(workload.replace("10:01:40Z", "10:01:01Z").replace("10:02:20Z",
                                                                            "10:01:02Z"))
-    report_path = tmp_path / "report.json"
-    assert main(["simulate", "--cluster", str(EXAMPLES / "cluster.json"), "--workload",
-                 str(together), "--policy", str(EXAMPLES / "quota-policy.yaml"),
-                 "--report", str(report_path), "--no-progress"]) == 0
-    summary = capsys.readouterr().out.strip().split("; 0.")[0]
+    summary, report = _simulate(tmp_path, capsys, str(together), "quota-policy.yaml")
     assert summary.startswith("3 scheduled, 0 pending, 4 preempted, 0 deleted")
-    pods = {p["name"]: p for p in json.loads(report_path.read_text())["pods"]}
+    pods = {p["name"]: p for p in report["pods"]}
     assert pods["api-1"]["preempted"] == ["team-a/analytics-1", "team-a/analytics-2"]
     assert {pods[f"analytics-{i}"]["status"] for i in range(4)} == {"Preempted"}
 
