@@ -395,17 +395,19 @@ def _interleaved(servers: list[Target], pods: list[JSON], plan: list[list[str]],
     """Each pod's cycle on every server, the first `warmup` cycles not kept; the measured
     ones `block` at a time on one server before the next server takes the same `block`."""
     cycles = list(zip(pods, plan, strict=True))
-    for i, (pod, window) in enumerate(cycles[:warmup]):
-        for target in _turn(servers, i):
-            cycle(target, pod, window, suffix)
+    _in_turns(servers, cycles[:warmup], 1, suffix)
     for target in servers:
         for verb, values in target.times.items():
             if verb.endswith(suffix):
                 values.clear()
-    measured = cycles[warmup:]
-    for turn, start in enumerate(range(0, len(measured), block)):
+    _in_turns(servers, cycles[warmup:], block, suffix)
+
+
+def _in_turns(servers: list[Target], cycles: list[tuple[JSON, list[str]]], block: int,
+              suffix: str) -> None:
+    for turn, start in enumerate(range(0, len(cycles), block)):
         for target in _turn(servers, turn):
-            for pod, window in measured[start:start + block]:
+            for pod, window in cycles[start:start + block]:
                 cycle(target, pod, window, suffix)
 
 
