@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extender.engine.framework import Status
-from extender.engine.preemption.evaluator import ABSENT, fit_error_message
+from extender.engine.preemption.evaluator import ABSENT, histogram_message
 from extender.kube.client import ApiError, KubeClient, KubeError
 from extender.state.background import cancel_and_wait
 
@@ -67,12 +67,14 @@ def truncate_note(message: str, limit: int = NOTE_LIMIT) -> str:
     return data[:limit - len(suffix)].decode("utf-8", "ignore") + suffix
 
 
-def filter_note(num_nodes: int, statuses: Mapping[str, Status], rejection: Status | None) -> str:
+def filter_note(num_nodes: int, nodes_by_reasons: Mapping[tuple[str, ...], int],
+                rejection: Status | None) -> str:
     """`FitError.Error()` for a pod every candidate node rejected: the PreFilter message when a
-    PreFilter rejected it, else the sorted reason histogram (`fit_error_message`)."""
+    PreFilter rejected it, else the sorted reason histogram (`histogram_message`) of how many
+    nodes gave each tuple of reasons."""
     if rejection is not None:
-        return f"{fit_error_message(num_nodes, {}, ABSENT)} {rejection.message}."
-    return fit_error_message(num_nodes, statuses, ABSENT)
+        return f"{histogram_message(num_nodes, {}, ABSENT)} {rejection.message}."
+    return histogram_message(num_nodes, nodes_by_reasons, ABSENT)
 
 
 def micro_time(epoch: float) -> str:
@@ -124,7 +126,8 @@ class NullRecorder:
     counts: Counter[str] = Counter()
 
     def filter_verdict(self, pod: Any, num_nodes: int, passed: int,
-                       statuses: Mapping[str, Status], rejection: Status | None) -> None:
+                       nodes_by_reasons: Mapping[tuple[str, ...], int],
+                       rejection: Status | None) -> None:
         return None
 
     def bind_failed(self, namespace: str, name: str, uid: str, node: str, message: str) -> None:
@@ -212,12 +215,14 @@ class EventRecorder:
 
     # ---- producers (any thread) -----------------------------------------------------------
     def filter_verdict(self, pod: Any, num_nodes: int, passed: int,
-                       statuses: Mapping[str, Status], rejection: Status | None) -> None:
-        """After a filter call: an Event when no candidate node passed."""
-        if passed or not statuses:
+                       nodes_by_reasons: Mapping[tuple[str, ...], int],
+                       rejection: Status | None) -> None:
+        """After a filter call: an Event when no candidate node passed (`nodes_by_reasons`:
+        how many nodes gave each tuple of reasons)."""
+        if passed or not nodes_by_reasons:
             return
         self.record(pod.namespace, pod.name, pod.uid, REASON, ACTION_SCHEDULING,
-                    filter_note(num_nodes, statuses, rejection))
+                    filter_note(num_nodes, nodes_by_reasons, rejection))
 
     def bind_failed(self, namespace: str, name: str, uid: str, node: str, message: str) -> None:
         """After a failed bind: kube-scheduler's `binding rejected: <error>`."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,19 @@ def test_a_pod_rejected_everywhere_gets_one_event_with_kube_schedulers_note(
     assert sorted(e["regarding"]["name"] for e in apiserver.events.values()) == ["big-0", "big-1"]
 
 
+def test_a_filter_of_node_objects_gets_the_same_note(
+        apiserver: FakeApiServer, app: tuple[TestClient, Runtime, EventRecorder]) -> None:
+    """The per-node path (a `Nodes` request) words the note as the row path does."""
+    http, _, _ = app
+    nodes = [apiserver.get("Node", "", name) for name in ("n1", "n2", "n3")]
+    reply = http.post("/filter", json={"Pod": apiserver.get("Pod", "default", "big-0"),
+                                       "Nodes": {"items": nodes}})
+    assert reply.status_code == 200 and reply.json()["Nodes"]["items"] == []
+    until(lambda: len(apiserver.events) == 1, what="the event")
+    (event,) = apiserver.events.values()
+    assert event["note"] == NOTE
+
+
 def test_repeated_rejections_become_a_series(apiserver: FakeApiServer,
                                              app: tuple[TestClient, Runtime, EventRecorder]) -> None:
     http, _, recorder = app
@@ -158,8 +172,7 @@ def test_api_failures_are_counted_and_never_reach_the_verb(
 async def test_a_burst_of_pods_is_capped_by_the_token_bucket(apiserver: FakeApiServer,
                                                              kube_config: ClusterConfig) -> None:
     now = [100.0]
-    rejected = {f"n{i}": Status(Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit")
-                for i in range(3)}
+    rejected = {("Insufficient cpu",): 3}  # three nodes, one reason
     async with KubeClient(kube_config) as client:
         recorder = EventRecorder(client, clock=lambda: now[0])  # burst 25, 1 per second
         await recorder.start()
@@ -200,14 +213,14 @@ def test_notes_follow_fit_error_and_the_api_limit() -> None:
         "c": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     ("node(s) didn't match Pod's node affinity/selector",), "NodeAffinity"),
     }
-    assert filter_note(3, statuses, None) == (
+    assert filter_note(3, Counter(s.reasons for s in statuses.values()), None) == (
         "0/3 nodes are available: 1 Insufficient memory, 1 node(s) didn't match Pod's node "
         "affinity/selector, 2 Insufficient cpu.")
     # A PreFilter rejection: its message once, not counted per node (FitError's PreFilterMsg).
     spread = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     ("node(s) didn't match pod topology spread constraints (missing required "
                      "label)",), "PodTopologySpread")
-    assert filter_note(3, dict.fromkeys("abc", spread), spread) == (
+    assert filter_note(3, {spread.reasons: 3}, spread) == (
         "0/3 nodes are available: node(s) didn't match pod topology spread constraints "
         "(missing required label).")
     long = "x" * 2000

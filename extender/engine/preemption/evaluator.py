@@ -146,12 +146,19 @@ def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status],
                       absent: Status) -> str:
     """`FitError.Error()`: `0/N nodes are available: <count> <reason>, ….` with the histogram
     sorted as strings and `absent` counted for every node without a status."""
-    counts: Counter[str] = Counter()
     # Most nodes share a handful of reason tuples: count those first, then their reasons.
-    for reasons, times in Counter(status.reasons for status in statuses.values()).items():
+    return histogram_message(num_all_nodes, Counter(s.reasons for s in statuses.values()), absent)
+
+
+def histogram_message(num_all_nodes: int, nodes_by_reasons: Mapping[tuple[str, ...], int],
+                      absent: Status) -> str:
+    """`fit_error_message` from how many nodes gave each tuple of reasons (the nodes not
+    counted there count as `absent`)."""
+    counts: Counter[str] = Counter()
+    for reasons, times in nodes_by_reasons.items():
         for reason in reasons:
             counts[reason] += times
-    missing = num_all_nodes - len(statuses)
+    missing = num_all_nodes - sum(nodes_by_reasons.values())
     if missing > 0:
         for reason in absent.reasons:
             counts[reason] += missing
