@@ -124,3 +124,41 @@ def test_blocks_send_every_server_the_same_cycles_in_turns(monkeypatch) -> None:
     calls.clear()
     traffic._interleaved(servers, pods, [["n"]] * 6, 0, "")  # type: ignore[arg-type]
     assert calls[:6] == [("a", 0), ("b", 0), ("c", 0), ("b", 1), ("c", 1), ("a", 1)]
+
+
+def test_a_gap_holds_each_request_back_after_the_last_reply() -> None:
+    """`--gap`: a server's next request leaves at least the gap after its last reply (as
+    kube-scheduler's own plugins run between its calls); the wait is not in the times."""
+    import itertools
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    arrivals: list[float] = []
+
+    class Answer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            arrivals.append(time.perf_counter())
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        target = traffic.Target("x", SimpleNamespace(port=server.server_address[1]),  # type: ignore[arg-type]
+                                binds=False, gap=0.2)
+        elapsed = [target.post("/filter", b"{}")[0] for _ in range(3)]
+        target.conn.close()
+    finally:
+        server.shutdown()
+    assert len(arrivals) == 3
+    assert all(later - earlier >= 0.2 for earlier, later in itertools.pairwise(arrivals))
+    assert all(e < 0.2 for e in elapsed)  # each time is the request's alone, not the wait
