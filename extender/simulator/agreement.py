@@ -18,17 +18,20 @@ agrees only when it is the same node.
 
 Attempts are compared on their own, not in the pod's agreement: kube-scheduler retries when
 its backoff and the cluster's events in real time say so, so they agree when within
-`attempt_tolerance`. The last line of the text is `agreement: A/N pods`.
+`attempt_tolerance`. Given the second run's event log, a divergence that a race inside the
+real scheduler accounts for (`agreementcauses`) says so; it still counts as a divergence. The
+last line of the text is `agreement: A/N pods`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from extender.simulator.agreementcauses import CAUSES, explain, stale_quota_preemptions
 from extender.simulator.follow import report_identity
 
 KIND = "SimulationAgreement"
@@ -165,8 +168,11 @@ def _differs(s: dict[str, Any] | None, r: dict[str, Any] | None) -> tuple[list[s
     return differs, close
 
 
-def agreement(sim: Mapping[str, Any], real: Mapping[str, Any]) -> dict[str, Any]:
-    """The per-pod comparison of two reports, JSON-ready."""
+def agreement(sim: Mapping[str, Any], real: Mapping[str, Any],
+              real_events: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The per-pod comparison of two reports, JSON-ready; with the second run's event log
+    (`real_events`), each divergence a race it shows inside the real scheduler accounts for
+    is `explained` (`agreementcauses`)."""
     sim_pods, real_pods = sim.get("pods") or [], real.get("pods") or []
     keys = [{f"{p['namespace']}/{p['name']}": p for p in pods} for pods in (sim_pods, real_pods)]
     counts: Counter[str] = Counter()
@@ -191,13 +197,16 @@ def agreement(sim: Mapping[str, Any], real: Mapping[str, Any]) -> dict[str, Any]
         if not close and s is not None and r is not None:
             attempts_apart.append({"pod": r["pod"], "simulated": s["attempts"],
                                    "real": r["attempts"]})
+    explained = 0
+    if real_events is not None:
+        explained = explain(divergences, stale_quota_preemptions(real_events))
     return {
         "apiVersion": "simulator.extender/v1", "kind": KIND,
         "pods": counts["pods"], "agree": counts["agree"],
         "aspects": {a: counts[f"{a}Agree"] for a in (*ASPECTS, "attempts")},
         "preemptions": preemptions, "preemptionsAgree": counts["preemptionsAgree"],
         "tiedPlacementsOnOtherNodes": counts["tieFollowed"],
-        "divergences": divergences, "attemptsApart": attempts_apart,
+        "divergences": divergences, "explained": explained, "attemptsApart": attempts_apart,
         "sides": list(side_names(sim, real)),
         "totals": {side: {k: (rep.get("totals") or {}).get(k) for k in
                           ("pods", "scheduled", "pending", "preempted", "preemptions")}
@@ -240,12 +249,18 @@ def format_agreement(result: Mapping[str, Any]) -> str:
     lines.append(f"  preemptions: {result['preemptionsAgree']}/{result['preemptions']} with "
                  "the same victims")
     divergences = result["divergences"]
-    lines.append(f"divergences: {len(divergences)}")
+    explained = f" ({result['explained']} explained by a race inside the real scheduler)" \
+        if result.get("explained") else ""
+    lines.append(f"divergences: {len(divergences)}{explained}")
     for d in divergences:
         pod = (d["real"] or d["simulated"])["pod"]
         lines.append(f"  {pod} [{', '.join(d['differs'])}]")
         lines.append(f"    {(first + ':').ljust(width)} {_cell(d['simulated'])}")
         lines.append(f"    {(second + ':').ljust(width)} {_cell(d['real'])}")
+        if d.get("explained"):
+            lines.append(f"    {(d['cause'] + ':').ljust(width)} {d['explained']}")
+    for cause in sorted({d["cause"] for d in divergences if d.get("cause")}):
+        lines.append(f"{cause}: {CAUSES[cause]}")
     if result["attemptsApart"]:
         lines.append(f"attempts apart: {len(result['attemptsApart'])}")
         for a in result["attemptsApart"]:

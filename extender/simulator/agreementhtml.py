@@ -1,7 +1,8 @@
 """The page of `extender simulate --agreement … --html`: the real-vs-simulated comparison.
 
 The per-pod divergences come first (each with both sides' outcome, node, tied nodes, victims
-and last message), then the counts per aspect, then both runs as `--compare` draws two:
+and last message, and what explains it where the real run's log shows a race inside the real
+scheduler), then the counts per aspect, then both runs as `--compare` draws two:
 timelines on one axis, rejections side by side, each run's pods.
 """
 
@@ -12,6 +13,7 @@ from html import escape
 from typing import Any
 
 from extender.simulator.agreement import ASPECTS
+from extender.simulator.agreementcauses import CAUSES
 from extender.simulator.htmlreport import Event, render_compare_html
 
 
@@ -38,8 +40,10 @@ def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
     """Divergences first, then the counts."""
     n = result["pods"]
     divergences = result["divergences"]
+    explained = f" ({result['explained']} explained by a race inside the real scheduler)" \
+        if result.get("explained") else ""
     out = [f'<p id="agreement-line"><strong>agreement: {result["agree"]}/{n} pods</strong></p>',
-           f"<h3>pods that diverge: {len(divergences)} of {n}</h3>"]
+           f"<h3>pods that diverge: {len(divergences)} of {n}{explained}</h3>"]
     if divergences:
         out.append('<table class="diff" id="agreement-pods"><thead><tr><th>pod</th>'
                    f'<th>differs</th><th>{escape(names[0])}</th><th>{escape(names[1])}</th>'
@@ -50,7 +54,12 @@ def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
                        f'<td>{escape(", ".join(d["differs"]))}</td>'
                        f'<td class="changed">{_side(d["simulated"])}</td>'
                        f'<td class="changed">{_side(d["real"])}</td></tr>')
+            if d.get("explained"):
+                out.append(f'<tr class="explained" data-pod="{escape(pod)}"><td></td>'
+                           f'<td colspan="3">{escape(d["cause"])}: {escape(d["explained"])}</td></tr>')
         out.append("</tbody></table>")
+        for cause in sorted({d["cause"] for d in divergences if d.get("cause")}):
+            out.append(f'<p class="cause">{escape(cause)}: {escape(CAUSES[cause])}</p>')
     out.append('<table class="diff" id="agreement-aspects"><thead><tr><th>aspect</th>'
                '<th class="num">pods that agree</th></tr></thead><tbody>')
     for aspect in (*ASPECTS, "attempts"):

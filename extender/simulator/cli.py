@@ -78,7 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                              "`agreement: A/N pods` (--report: the comparison as JSON; --html: "
                              "the divergences first, then both runs)")
     p.add_argument("--agreement-events", nargs=2, metavar=("SIM.jsonl", "REAL.jsonl"),
-                   help="with --agreement --html: both runs' --events logs, for their timelines")
+                   help="with --agreement: both runs' --events logs: divergences the second "
+                        "log shows a race inside the real scheduler caused are explained, and "
+                        "--html draws the runs' timelines from them")
     p.add_argument("--follow", metavar="REAL.json",
                    help="break ties toward a real run's report: where the real node of a pod "
                         "is among the nodes tied for the top score, take it, so the two runs "
@@ -463,23 +465,24 @@ def run_agreement(args: argparse.Namespace) -> int:
     except AgreementError as exc:
         print(f"extender simulate: --agreement: {exc}", file=sys.stderr)
         return 2
-    result = agreement(sim, real)
+    events = None
+    if getattr(args, "agreement_events", None):
+        from extender.simulator.runview import EventsError, read_events
+
+        try:
+            events = tuple(list(read_events(path)) for path in args.agreement_events)
+        except (OSError, EventsError) as exc:
+            print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
+            return 2
+    result = agreement(sim, real, events[1] if events is not None else None)
     out = sys.stderr if args.report == "-" else sys.stdout
     out.write(format_agreement(result))
     if args.report:
         write_report_to(result, args.report)
     if args.html:
         from extender.simulator.agreementhtml import render_agreement_html
-        from extender.simulator.htmlreport import EventsError, read_events, write_html
-
-        events = None
-        if getattr(args, "agreement_events", None):
-            try:
-                events = tuple(list(read_events(path)) for path in args.agreement_events)
-            except (OSError, EventsError) as exc:
-                print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
-                return 2
         from extender.simulator.compare import file_labels
+        from extender.simulator.htmlreport import write_html
 
         first, second = result["sides"]
         sim_name, real_name = file_labels([sim_path, real_path])

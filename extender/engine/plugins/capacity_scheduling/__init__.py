@@ -40,14 +40,18 @@ NAME = "CapacityScheduling"
 GLOBAL_QUOTA_EXCEEDED = "global quota max exceeded"
 
 
+#: How the PreFilter's two refusals end (what a real run's log is searched for).
+MAX_REFUSAL = " is more than Max"
+MIN_REFUSAL = "because total ElasticQuota used is more than min"
+
+
 def over_max_message(pod: PodView) -> str:
     return (f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter because ElasticQuota "
-            f"{pod.namespace} is more than Max")
+            f"{pod.namespace}{MAX_REFUSAL}")
 
 
 def over_min_message(pod: PodView) -> str:
-    return (f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter because total ElasticQuota "
-            f"used is more than min")
+    return f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter {MIN_REFUSAL}"
 
 
 class QuotaState(FilterState):
