@@ -231,7 +231,8 @@ def server_main(out: Path, argv: list[str]) -> int:
 # --------------------------------------------------------------------------- the client
 
 def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workdir: Path,
-            preempts: int = 0, percentage: int = 0) -> dict[str, dict[str, list[float]]]:
+            preempts: int = 0, percentage: int = 0,
+            gap: float = 0.0) -> dict[str, dict[str, list[float]]]:
     """Run the cycles (their windows as kube-scheduler's `percentageOfNodesToScore`, 0:
     adaptive, gives them), then `preempts` preempt calls, against an instrumented server:
     durations in seconds by verb and stage (each verb's first `warmup` left out), the client's
@@ -251,7 +252,7 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
         wait_ready(server, 900.0)
         if client_cpu is not None:
             os.sched_setaffinity(0, {client_cpu})
-        target = traffic.Target("ours", server, binds=True)
+        target = traffic.Target("ours", server, binds=True, gap=gap)
         names = [generate.node_name(i) for i in range(nodes)]
         pods = traffic.pending_pods(seed, warmup + cycles)
         plan = traffic.windows(names, warmup + cycles, seed, percentage=percentage)
@@ -294,8 +295,8 @@ def table(found: dict[str, dict[str, list[float]]]) -> str:
             stages = found[verb]
             if stage == "outside the server":
                 if stages.get("client") and stages.get("server"):
-                    gap = statistics.median(stages["client"]) - statistics.median(stages["server"])
-                    cells.append(f"{gap * 1e6:.0f}")
+                    outside = statistics.median(stages["client"]) - statistics.median(stages["server"])
+                    cells.append(f"{outside * 1e6:.0f}")
                 else:
                     cells.append("—")
                 continue
@@ -334,15 +335,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=0, metavar="P",
                    help="the windows kube-scheduler sends at this setting (default 0, "
                         "adaptive; 100: every node named)")
+    p.add_argument("--gap", type=cliargs.non_negative_float, default=0.0, metavar="MS",
+                   help="milliseconds at least between a reply and the next request, as "
+                        "kube-scheduler's own plugins take between its calls (default 0)")
     opts = p.parse_args(args)
     policy = traffic.POLICIES["ours" if opts.policy == "yardstick" else "ours-default"]
     seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "big")
     with tempfile.TemporaryDirectory(prefix="bench-stages-") as tmp:
         found = measure(opts.nodes, opts.cycles, opts.warmup, policy, seed, Path(tmp),
-                        opts.preempts, opts.percentage_of_nodes_to_score)
+                        opts.preempts, opts.percentage_of_nodes_to_score, opts.gap / 1000)
     window = traffic.num_feasible_nodes_to_find(opts.nodes, opts.percentage_of_nodes_to_score)
+    waits = f", at least {opts.gap:g} ms between a reply and the next request" if opts.gap else ""
     print(f"{opts.nodes} nodes, window {window}, "
-          f"{opts.cycles} cycles, policy {opts.policy}\n")
+          f"{opts.cycles} cycles, policy {opts.policy}{waits}\n")
     print(table(found))
     return 0
 
