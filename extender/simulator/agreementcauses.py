@@ -76,7 +76,9 @@ def explain(divergences: Sequence[MutableMapping[str, Any]],
             stale: Sequence[StalePreemption]) -> int:
     """Add `explained` to each divergence the stale preemptions account for (the `simulated`
     side a prediction, the `real` side the run whose log they came from); how many."""
-    by_preemptor = {p.preemptor: p for p in stale}
+    by_preemptor: dict[str, list[StalePreemption]] = {}
+    for preemption in stale:
+        by_preemptor.setdefault(preemption.preemptor, []).append(preemption)
     taken_by = {victim: p for p in stale for victim in p.victims}
     count = 0
     for divergence in divergences:
@@ -85,13 +87,14 @@ def explain(divergences: Sequence[MutableMapping[str, Any]],
             continue
         extra = set(real["victims"]) - set(sim["victims"])
         missing = set(sim["victims"]) - set(real["victims"])
-        own = by_preemptor.get(real["pod"])
+        own = [p for p in by_preemptor.get(real["pod"], ()) if extra & set(p.victims)]
         text = None
-        if own is not None and extra and not missing and extra <= set(own.victims) \
+        if own and not missing and extra <= {v for p in own for v in p.victims} \
                 and divergence["differs"] == ["victims"]:
-            text = (f"the real retry {own.after * 1000:.0f} ms after {own.ended} ended was "
-                    f"refused by the quota, which still counted it, and preempted "
-                    f"{', '.join(sorted(extra))} as well")
+            text = "; ".join(
+                f"the real retry {p.after * 1000:.0f} ms after {p.ended} ended was refused by "
+                f"the quota, which still counted it, and preempted "
+                f"{', '.join(sorted(extra & set(p.victims)))} as well" for p in own)
         elif real["pod"] in taken_by and real["status"] == "Preempted" \
                 and set(divergence["differs"]) <= {"outcome", "node"}:
             text = (f"preempted in the real run by {taken_by[real['pod']].preemptor}'s retry "
