@@ -132,6 +132,7 @@ class RowReplies:
         #: Whether the last prioritize named a filter's passing nodes (`NameList.from_filter`).
         self.followed = False
         self._names: np.ndarray = np.empty(0, dtype=object)
+        self._name_lengths: np.ndarray = np.empty(0, dtype=np.int64)
         self._hosts: np.ndarray = np.empty((0, _MAX_PRIORITY + 1), dtype=object)
 
     # ---- names ------------------------------------------------------------------------------
@@ -228,8 +229,17 @@ class RowReplies:
         if self._names_layout != table.layout:
             self._names = np.array([None if n is None else _encode(n)
                                     for n in table.names.tolist()], dtype=object)
+            self._name_lengths = np.array([0 if n is None else len(n)
+                                           for n in self._names.tolist()], dtype=np.int64)
             self._names_layout = table.layout
         return self._names
+
+    def _as_encoded(self, raw: bytes, rows: np.ndarray) -> bool:
+        """Whether the JSON list `raw` of the rows' names is written as `wire.encode` writes
+        it: no escape (each name then written as it is) and no byte between them but a comma
+        (its length then that of the encoded names, their commas and brackets)."""
+        return b"\\" not in raw and len(rows) > 0 and \
+            len(raw) == int(self._name_lengths[rows].sum()) + len(rows) + 1
 
     def _host_entries(self, table: NodeTable) -> np.ndarray:
         """Each row's `{"Host":…,"Score":s}` for s in 0..10 (only prioritize needs them)."""
@@ -252,7 +262,7 @@ class RowReplies:
         last = listed.last_filter
         if last is not None and last[1] == worded and np.array_equal(last[0], codes):
             return last[2], last[3]
-        reply, passing = self._filter_reply(table, listed.rows, codes, statuses)
+        reply, passing = self._filter_reply(table, listed.rows, codes, statuses, listed.raw)
         passing_list = b"[" + passing + b"]"
         listed.last_filter = codes, worded, reply, passing_list
         listed.set_last("filter", codes.nbytes + len(reply) + len(passing_list))
@@ -271,10 +281,16 @@ class RowReplies:
         return found
 
     def _filter_reply(self, table: NodeTable, rows: np.ndarray, codes: np.ndarray,
-                      statuses: Sequence[Status | None]) -> tuple[bytes, bytes]:
-        """The reply, and the passing names as they appear in it (comma-separated)."""
+                      statuses: Sequence[Status | None], raw: bytes = b"") -> tuple[bytes, bytes]:
+        """The reply, and the passing names as they appear in it (comma-separated); `raw`,
+        the request's list of the rows' names: where every row passed and it is written as
+        the reply writes them (as kube-scheduler's encoder does), the reply's list is it."""
         names = self._encoded_names(table)
-        passing = b",".join(names[rows[codes == 0]].tolist())
+        if not codes.any() and self._as_encoded(raw, rows):
+            # What a filter whose nodes kube-scheduler's own filters all passed mostly gets.
+            passing = raw[1:-1]
+        else:
+            passing = b",".join(names[rows[codes == 0]].tolist())
         failed: list[bytes] = []
         unresolvable: list[bytes] = []
         failing = np.flatnonzero(codes)

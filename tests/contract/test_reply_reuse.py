@@ -177,3 +177,41 @@ def test_what_a_reply_depends_on_is_declared_once_in_the_record() -> None:
     profile = build_profile(parse_policy(DEFAULT_POLICY))
     assert all(not hasattr(type(p), "reply_reuse") for p in profile.filters)
     assert [registry.reply_reuse(p) for p, _ in profile.scorers][:2] == [REUSE_ROWS, REUSE_ROWS]
+
+
+@pytest.mark.parametrize("written", ["compact", "spaced", "escaped"])
+def test_a_list_every_node_passes_is_answered_byte_for_byte_as_the_per_node_path(
+        written: str, monkeypatch) -> None:
+    """Where every node of a list passes, the row path's reply names them as the request
+    wrote them, if the encoder would write them so (as kube-scheduler's does): byte for byte
+    the per-node path's reply whichever way the list is written."""
+    roomy = [node(name, {ZONE: "a", HOST: name},
+                  allocatable={"cpu": "8", "memory": "8Gi", "pods": "110"}) for name in NAMES]
+    state = cluster_from_objects(roomy)
+    runtime = Runtime(build_profile(parse_policy(LEAST_ALLOCATED_ONLY)), state,
+                      SnapshotBinder(state, 30.0))
+    names = {"compact": json.dumps(NAMES, separators=(",", ":")),
+             "spaced": json.dumps(NAMES),
+             "escaped": json.dumps(NAMES, separators=(",", ":")).replace("n3", "\\u006e3")}[written]
+    pending = json.dumps(pending_pod(0, 1), separators=(",", ":"))
+    body = f'{{"Pod":{pending},"Nodes":null,"NodeNames":{names}}}'.encode()
+    echoed: list[bool] = []
+    original = rowreply.RowReplies._as_encoded
+
+    def spy(self, raw, rows):  # type: ignore[no-untyped-def]
+        echoed.append(original(self, raw, rows))
+        return echoed[-1]
+
+    with TestClient(create_app(runtime)) as client:
+        with monkeypatch.context() as patch:
+            patch.setattr(rowreply.RowReplies, "_as_encoded", spy)
+            served = client.post("/filter", content=body).content
+        with monkeypatch.context() as patch:
+            patch.setattr(rowreply.RowReplies, "resolve",
+                          lambda self, raw, table: (None, json.loads(bytes(raw))))
+            patch.setattr(rowreply.RowReplies, "split", lambda self, body, table: None)
+            runtime.reply_reuse = 0
+            straight = client.post("/filter", content=body).content
+    assert json.loads(served)["NodeNames"] == NAMES
+    assert served == straight
+    assert echoed == [written == "compact"]
