@@ -255,7 +255,11 @@ def measure(nodes: int, cycles: int, warmup: int, policy: Path, seed: int, workd
         target = traffic.Target("ours", server, binds=True, gap=gap)
         names = [generate.node_name(i) for i in range(nodes)]
         pods = traffic.pending_pods(seed, warmup + cycles)
-        plan = traffic.windows(names, warmup + cycles, seed, percentage=percentage)
+        # The nodes kube-scheduler's filters pass, as `bench.traffic` sends them; naming every
+        # node (percentage 100), the full list.
+        feasible = None if percentage >= 100 else traffic.feasible_nodes(snapshot, pods, names)
+        plan = traffic.windows(names, warmup + cycles, seed, percentage=percentage,
+                               feasible=feasible)
         for pod, window in zip(pods, plan, strict=True):
             traffic.cycle(target, pod, window)
         if preempts:

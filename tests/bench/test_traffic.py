@@ -67,10 +67,12 @@ def test_a_short_run_prints_every_verb_and_the_targets(tmp_path: Path) -> None:
          "--no-go", "--out-dir", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    for verb in ("filter", "prioritize", "bind", "cycle (mean)"):
-        assert f"| 40 | 40 | {verb} |" in done.stdout
-    assert "default policy cycle ≤ 2× the 4-filter policy" in done.stdout
     report = json.loads(next(tmp_path.glob("traffic-*.json")).read_text())
+    window = report["rows"][0]["window"]  # the nodes of 40 kube-scheduler's filters pass
+    assert 0 < window < 40
+    for verb in ("filter", "prioritize", "bind", "cycle (mean)"):
+        assert f"| 40 | {window} | {verb} |" in done.stdout
+    assert "default policy cycle ≤ 2× the 4-filter policy" in done.stdout
     ours = report["rows"][0]["servers"]["ours"]
     assert ours["filter"]["n"] == ours["prioritize"]["n"] == ours["bind"]["n"] == 5
     assert ours["preempt"]["n"] == 100  # the default count, each found by the dry run
@@ -90,10 +92,13 @@ def test_every_node_named_where_the_window_is_smaller(tmp_path: Path) -> None:
          "--full-cycles", "4", "--preempts", "0", "--no-go", "--out-dir", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "| 130 | 100 | filter |" in done.stdout
+    row = json.loads(next(tmp_path.glob("traffic-*.json")).read_text())["rows"][0]
+    # A window of at most 100 (numFeasibleNodesToFind(130)): fewer where fewer of the 130
+    # nodes pass kube-scheduler's filters for its pod; the full list names all 130.
+    assert 0 < row["window"] <= 100 and row["windows"] == "feasible"
+    assert f"| 130 | {row['window']} | filter |" in done.stdout
     assert "| 130 | 130 | filter, every node named |" in done.stdout
     assert "| 130 | 130 | cycle (mean), every node named |" in done.stdout
-    row = json.loads(next(tmp_path.glob("traffic-*.json")).read_text())["rows"][0]
     assert row["full_cycles"] == 4
     for name in ("ours", "ours-plain", "ours-default"):
         times = row["servers"][name]
@@ -162,3 +167,38 @@ def test_a_gap_holds_each_request_back_after_the_last_reply() -> None:
     assert len(arrivals) == 3
     assert all(later - earlier >= 0.2 for earlier, later in itertools.pairwise(arrivals))
     assert all(e < 0.2 for e in elapsed)  # each time is the request's alone, not the wait
+
+
+def test_a_window_holds_only_the_nodes_kube_schedulers_filters_pass(tmp_path: Path) -> None:
+    """kube-scheduler sends an extender only the nodes its own filters passed: a window is
+    `numFeasibleNodesToFind` of them, found from where the last cycle stopped looking, which
+    moves on past the nodes they rejected too."""
+    from bench import generate
+
+    names = [f"n{i}" for i in range(1000)]
+    rng = __import__("random").Random(5)
+    masks = [[rng.random() < 0.6 for _ in names] for _ in range(6)]
+    plan = windows(names, 6, seed=3, feasible=masks)
+    assert all(len(w) == 420 for w in plan)  # numFeasibleNodesToFind(1000)
+    for mask, window in zip(masks, plan, strict=True):
+        assert all(mask[names.index(name)] for name in window)
+    # The second window starts past every node the first looked at, passing or not (about
+    # 420 / 0.6 of them), give or take the chunks still running when it had enough.
+    first = max(names.index(name) for name in plan[0])
+    assert 600 < first < 800 and abs(names.index(plan[1][0]) - first) < 2 * 32
+
+    # On a generated cluster: the nodes the default filters pass for each pod, by the engine's
+    # row path; a tainted GPU node or a cordoned one is never among them for these pods.
+    spec = generate.ClusterSpec(60, 600, generate.DEFAULT_SEED)
+    snapshot = tmp_path / "cluster.json"
+    generate.write_cluster(snapshot, spec)
+    nodes = [generate.node_name(i) for i in range(60)]
+    pods = pending_pods(9, 8)
+    feasible = traffic.feasible_nodes(snapshot, pods, nodes)
+    cluster = json.loads(snapshot.read_text())["items"]
+    closed = {o["metadata"]["name"] for o in cluster if o.get("kind") == "Node" and (
+        o["spec"].get("unschedulable") or any(
+            t.get("effect") == "NoSchedule" and t.get("key") == "nvidia.com/gpu"
+            for t in o["spec"].get("taints") or ()))}
+    assert closed and all(not mask[nodes.index(name)] for mask in feasible for name in closed)
+    assert all(0 < sum(mask) < len(nodes) for mask in feasible)
