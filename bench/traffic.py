@@ -181,6 +181,7 @@ def feasible_nodes(snapshot: Path, pods: Sequence[JSON], names: Sequence[str]) -
     kube-scheduler's): the nodes its window may hold, as booleans in `names`' order. A node
     kube-scheduler's filters reject is never sent to an extender, so the filters a window
     meets pass it, as they do where the extender's filters are kube-scheduler's own."""
+    # Imported here: this module also runs the floor server, which needs none of the engine.
     from extender import wire
     from extender.engine.policy import load_policy
     from extender.engine.profile import build_profile
