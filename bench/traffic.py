@@ -129,7 +129,7 @@ def chunk_size_for(n: int, parallelism: int = PARALLELISM) -> int:
     return max(1, min(math.isqrt(n), n // parallelism + 1))
 
 
-def windows(names: Sequence[str], cycles: int, seed: int, rejected: float = 0.05,
+def windows(names: Sequence[str], cycles: int, seed: int, rejected: float = SAMPLED,
             percentage: int = 0, running: int = RUNNING,
             feasible: Sequence[Sequence[bool]] | None = None) -> list[list[str]]:
     """The `NodeNames` of each cycle, as kube-scheduler's `findNodesThatPassFilters` makes them.
@@ -368,7 +368,7 @@ def summary(times: dict[str, list[float]]) -> JSON:
 def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
              go_binary: Path | None, progress: Callable[[str], None], preempts: int = 0,
              full_cycles: int = 0, block: int = 1, gap: float = 0.0,
-             sampled: float | None = None) -> JSON:
+             sampled: bool = False) -> JSON:
     spec = generate.ClusterSpec(nodes, nodes * PODS_PER_NODE, generate.DEFAULT_SEED)
     snapshot = workdir / f"cluster-{nodes}.json"
     if not snapshot.exists():
@@ -394,9 +394,8 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
         if client_cpu is not None:
             os.sched_setaffinity(0, {client_cpu})
         pods = pending_pods(seed + nodes, warmup + cycles)
-        feasible = feasible_nodes(snapshot, pods, names) if sampled is None else None
-        plan = windows(names, warmup + cycles, seed + nodes, rejected=sampled or 0.0,
-                       feasible=feasible)
+        feasible = None if sampled else feasible_nodes(snapshot, pods, names)
+        plan = windows(names, warmup + cycles, seed + nodes, feasible=feasible)
         window = round(statistics.fmean(len(w) for w in plan))
         progress(f"{nodes} nodes: window {window}, {cycles} cycles (+{warmup} warm-up)")
         _interleaved(servers, pods, plan, warmup, "", block)
@@ -425,7 +424,7 @@ def run_size(nodes: int, cycles: int, warmup: int, seed: int, workdir: Path,
                         elapsed, _ = target.post("/preempt", body)
                         target.times["preempt"].append(elapsed)
         return {"nodes": nodes, "window": window, "cycles": cycles, "block": block,
-                "windows": "feasible" if sampled is None else f"sampled {sampled:g}",
+                "windows": "sampled" if sampled else "feasible",
                 "gap_ms": gap * 1000,
                 "full_cycles": full_cycles, "preempt_candidates": candidates,
                 "servers": {t.name: summary(t.times) for t in servers}}
@@ -590,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for nodes in sizes:
             rows.append(run_size(nodes, cycles, args.warmup, seed, Path(tmp), go_binary, progress,
                                  preempts, full_cycles, args.block, args.gap / 1000,
-                                 None if args.windows == "feasible" else SAMPLED))
+                                 args.windows == "sampled"))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     report = {"seed": seed, "cycles": cycles, "block": args.block, "gap_ms": args.gap,
               "windows": args.windows,
@@ -601,7 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     waits = (f", at least {args.gap:g} ms between a reply and the server's next request"
              if args.gap else "")
     held = ("the nodes kube-scheduler's filters pass" if args.windows == "feasible" else
-            "all but 5 % of the nodes looked at, sampled")
+            f"all but {SAMPLED * 100:g} % of the nodes looked at, sampled")
     text = [f"Real traffic: distinct pods (seed {seed}), kube-scheduler's node windows ({held}), "
             f"a bind each cycle, {turns}{waits}; milliseconds.", "", table(rows), ""]
     for row in rows:
