@@ -31,7 +31,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from extender.simulator.agreementcauses import CAUSES, explain, stale_quota_preemptions
+from extender.simulator.agreementcauses import (
+    causes_named,
+    explain,
+    explained_note,
+    stale_quota_preemptions,
+)
 from extender.simulator.follow import report_identity
 
 KIND = "SimulationAgreement"
@@ -249,9 +254,7 @@ def format_agreement(result: Mapping[str, Any]) -> str:
     lines.append(f"  preemptions: {result['preemptionsAgree']}/{result['preemptions']} with "
                  "the same victims")
     divergences = result["divergences"]
-    explained = f" ({result['explained']} explained by a race inside the real scheduler)" \
-        if result.get("explained") else ""
-    lines.append(f"divergences: {len(divergences)}{explained}")
+    lines.append(f"divergences: {len(divergences)}{explained_note(result)}")
     for d in divergences:
         pod = (d["real"] or d["simulated"])["pod"]
         lines.append(f"  {pod} [{', '.join(d['differs'])}]")
@@ -259,8 +262,8 @@ def format_agreement(result: Mapping[str, Any]) -> str:
         lines.append(f"    {(second + ':').ljust(width)} {_cell(d['real'])}")
         if d.get("explained"):
             lines.append(f"    {(d['cause'] + ':').ljust(width)} {d['explained']}")
-    for cause in sorted({d["cause"] for d in divergences if d.get("cause")}):
-        lines.append(f"{cause}: {CAUSES[cause]}")
+    for cause, what in causes_named(divergences):
+        lines.append(f"{cause}: {what}")
     if result["attemptsApart"]:
         lines.append(f"attempts apart: {len(result['attemptsApart'])}")
         for a in result["attemptsApart"]:

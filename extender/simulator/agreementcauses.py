@@ -108,3 +108,15 @@ def explain(divergences: Sequence[MutableMapping[str, Any]],
             divergence["cause"], divergence["explained"] = STALE_QUOTA, text
             count += 1
     return count
+
+
+def explained_note(result: Mapping[str, Any]) -> str:
+    """What follows the count of an agreement's divergences: how many a race explains."""
+    return (f" ({result['explained']} explained by a race inside the real scheduler)"
+            if result.get("explained") else "")
+
+
+def causes_named(divergences: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Each cause the divergences name, with what it is, once."""
+    return [(cause, CAUSES[cause])
+            for cause in sorted({d["cause"] for d in divergences if d.get("cause")})]

@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from extender.simulator.agreement import ASPECTS
-from extender.simulator.agreementcauses import CAUSES
+from extender.simulator.agreementcauses import causes_named, explained_note
 from extender.simulator.htmlreport import Event, render_compare_html
 
 
@@ -40,10 +40,8 @@ def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
     """Divergences first, then the counts."""
     n = result["pods"]
     divergences = result["divergences"]
-    explained = f" ({result['explained']} explained by a race inside the real scheduler)" \
-        if result.get("explained") else ""
     out = [f'<p id="agreement-line"><strong>agreement: {result["agree"]}/{n} pods</strong></p>',
-           f"<h3>pods that diverge: {len(divergences)} of {n}{explained}</h3>"]
+           f"<h3>pods that diverge: {len(divergences)} of {n}{explained_note(result)}</h3>"]
     if divergences:
         out.append('<table class="diff" id="agreement-pods"><thead><tr><th>pod</th>'
                    f'<th>differs</th><th>{escape(names[0])}</th><th>{escape(names[1])}</th>'
@@ -58,8 +56,8 @@ def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
                 out.append(f'<tr class="explained" data-pod="{escape(pod)}"><td></td>'
                            f'<td colspan="3">{escape(d["cause"])}: {escape(d["explained"])}</td></tr>')
         out.append("</tbody></table>")
-        for cause in sorted({d["cause"] for d in divergences if d.get("cause")}):
-            out.append(f'<p class="cause">{escape(cause)}: {escape(CAUSES[cause])}</p>')
+        for cause, what in causes_named(divergences):
+            out.append(f'<p class="cause">{escape(cause)}: {escape(what)}</p>')
     out.append('<table class="diff" id="agreement-aspects"><thead><tr><th>aspect</th>'
                '<th class="num">pods that agree</th></tr></thead><tbody>')
     for aspect in (*ASPECTS, "attempts"):
