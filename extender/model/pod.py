@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from sys import intern
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -224,8 +224,7 @@ class PodView:
         other part is shared, as views are immutable; copying them costs a twentieth of
         building them."""
         view = PodView.__new__(PodView)
-        for slot in PodView.__slots__:
-            setattr(view, slot, getattr(self, slot))
+        _copy_slots(self, view)
         view.uid, view.name = meta.uid, meta.name
         view.creation_time = parse_time(meta.creation_timestamp)
         return view
@@ -357,6 +356,19 @@ class PodView:
 
     def __repr__(self) -> str:
         return f"PodView({self.key}, uid={self.uid!r}, priority={self.priority}, node={self.node_name!r})"
+
+
+def _slot_copier(slots: tuple[str, ...]) -> Callable[[Any, Any], None]:
+    """`copy(source, target)`: each of `slots` assigned from one to the other in straight
+    code, as dataclasses write their methods: a loop of `getattr`/`setattr` by name cost a
+    replica's view 26 µs of a filter in `bench.stages` (1 000 nodes), four times as much."""
+    body = "\n".join(f"    target.{slot} = source.{slot}" for slot in slots)
+    namespace: dict[str, Any] = {}
+    exec(f"def copy(source, target):\n{body}\n", namespace)  # our own slot names only
+    return namespace["copy"]  # type: ignore[no-any-return]
+
+
+_copy_slots = _slot_copier(PodView.__slots__)
 
 
 def shared_sizes() -> dict[str, int]:

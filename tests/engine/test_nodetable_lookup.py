@@ -97,3 +97,20 @@ def test_names_sharing_a_hash_leave_the_decision_to_the_dict() -> None:
     index = HashIndex({SameHash("a"): 0, SameHash("b"): 1}, layout=0)
     assert not index.usable
     assert index.rows(["a"]) is None
+
+
+def test_the_packed_dict_is_ordinal_again_rebuilt_with_the_layout() -> None:
+    table = NodeTable()
+    for info in POOL[:50]:
+        table.put(info)
+    packed = table._packed_ordinal()
+    assert packed == table.ordinal and packed is not table.ordinal
+    assert table._packed_ordinal() is packed  # kept while the layout holds
+    name = POOL[10].node.name
+    table.drop(name)
+    assert name not in table._packed_ordinal()
+    assert table.rows([name]) is None
+    table.put(POOL[10])
+    assert table._packed_ordinal() == table.ordinal
+    other = POOL[3].node.name
+    assert table.rows([name, other]).tolist() == [table.ordinal[name], table.ordinal[other]]
