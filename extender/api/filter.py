@@ -73,7 +73,7 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         reply = wire.ExtenderFilterResult(
             NodeNames=passed, FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable)
     if not passed:
-        events_of(runtime).filter_verdict(pod, len(candidates.names), 0,
+        events_of(runtime).filter_verdict(pod, len(candidates.names),
                                           Counter(s.reasons for s in statuses.values()),
                                           result.rejection)
     # By plugin and code, never by the reason text (a taint's value would make a series).
@@ -109,7 +109,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     reply, passing = replies.filter_reply(table, listed, verdicts.codes, verdicts.statuses)
     _reserve(runtime, request, passed > 0)
     if not passed:
-        events_of(runtime).filter_verdict(pod, len(verdicts.rows), 0, _by_reasons(verdicts),
+        events_of(runtime).filter_verdict(pod, len(verdicts.rows), _by_reasons(verdicts),
                                           verdicts.rejection)
     _record(record, passed, len(verdicts.rows) - passed)
     # What the reply does not need waits until it is written (kube-scheduler's cycle waits

@@ -125,7 +125,7 @@ class NullRecorder:
 
     counts: Counter[str] = Counter()
 
-    def filter_verdict(self, pod: Any, num_nodes: int, passed: int,
+    def filter_verdict(self, pod: Any, num_nodes: int,
                        nodes_by_reasons: Mapping[tuple[str, ...], int],
                        rejection: Status | None) -> None:
         return None
@@ -214,12 +214,13 @@ class EventRecorder:
         return len(self._series)
 
     # ---- producers (any thread) -----------------------------------------------------------
-    def filter_verdict(self, pod: Any, num_nodes: int, passed: int,
+    def filter_verdict(self, pod: Any, num_nodes: int,
                        nodes_by_reasons: Mapping[tuple[str, ...], int],
                        rejection: Status | None) -> None:
-        """After a filter call: an Event when no candidate node passed (`nodes_by_reasons`:
-        how many nodes gave each tuple of reasons)."""
-        if passed or not nodes_by_reasons:
+        """After a filter call that no candidate node passed (the caller decides, and counts
+        the reasons only then): its Event (`nodes_by_reasons`: how many nodes gave each tuple
+        of reasons)."""
+        if not nodes_by_reasons:
             return
         self.record(pod.namespace, pod.name, pod.uid, REASON, ACTION_SCHEDULING,
                     filter_note(num_nodes, nodes_by_reasons, rejection))

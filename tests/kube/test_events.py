@@ -180,7 +180,7 @@ async def test_a_burst_of_pods_is_capped_by_the_token_bucket(apiserver: FakeApiS
             started = time.perf_counter()
             for i in range(500):
                 pod = type("Pod", (), {"namespace": "default", "name": f"p{i}", "uid": f"u{i}"})
-                recorder.filter_verdict(pod, 3, 0, rejected, None)
+                recorder.filter_verdict(pod, 3, rejected, None)
             assert time.perf_counter() - started < 0.5  # deciding never waits for the API
             await recorder.drain()
             assert len(apiserver.events) == 25
@@ -188,14 +188,14 @@ async def test_a_burst_of_pods_is_capped_by_the_token_bucket(apiserver: FakeApiS
             now[0] += 10  # ten seconds later: ten more tokens
             for i in range(500, 520):
                 pod = type("Pod", (), {"namespace": "default", "name": f"p{i}", "uid": f"u{i}"})
-                recorder.filter_verdict(pod, 3, 0, rejected, None)
+                recorder.filter_verdict(pod, 3, rejected, None)
             await recorder.drain()
             assert len(apiserver.events) == 35
             # One pod cannot use the global budget up: its own bucket holds 5.
             now[0] += 1000
             for i in range(20):
                 one = type("Pod", (), {"namespace": "default", "name": "noisy", "uid": "noisy"})
-                recorder.filter_verdict(one, 3 + i, 0, rejected, None)  # a new note each time
+                recorder.filter_verdict(one, 3 + i, rejected, None)  # a new note each time
             await recorder.drain()
             assert sum(e["regarding"]["name"] == "noisy" for e in apiserver.events.values()) == 5
             assert recorder.entries <= recorder.max_entries
