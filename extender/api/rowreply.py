@@ -234,12 +234,14 @@ class RowReplies:
             self._names_layout = table.layout
         return self._names
 
-    def _as_encoded(self, raw: bytes, rows: np.ndarray) -> bool:
+    def _as_encoded(self, raw: bytes, rows: np.ndarray, table: NodeTable) -> bool:
         """Whether the JSON list `raw` of the rows' names is written as `wire.encode` writes
         it: no escape (each name then written as it is) and no byte between them but a comma
         (its length then that of the encoded names, their commas and brackets)."""
-        return b"\\" not in raw and len(rows) > 0 and \
-            len(raw) == int(self._name_lengths[rows].sum()) + len(rows) + 1
+        if b"\\" in raw or not len(rows):
+            return False
+        self._encoded_names(table)  # the lengths are made with the names, for this layout
+        return len(raw) == int(self._name_lengths[rows].sum()) + len(rows) + 1
 
     def _host_entries(self, table: NodeTable) -> np.ndarray:
         """Each row's `{"Host":…,"Score":s}` for s in 0..10 (only prioritize needs them)."""
@@ -286,7 +288,7 @@ class RowReplies:
         the request's list of the rows' names: where every row passed and it is written as
         the reply writes them (as kube-scheduler's encoder does), the reply's list is it."""
         names = self._encoded_names(table)
-        if not codes.any() and self._as_encoded(raw, rows):
+        if not codes.any() and self._as_encoded(raw, rows, table):
             # What a filter whose nodes kube-scheduler's own filters all passed mostly gets.
             passing = raw[1:-1]
         else:

@@ -198,8 +198,8 @@ def test_a_list_every_node_passes_is_answered_byte_for_byte_as_the_per_node_path
     echoed: list[bool] = []
     original = rowreply.RowReplies._as_encoded
 
-    def spy(self, raw, rows):  # type: ignore[no-untyped-def]
-        echoed.append(original(self, raw, rows))
+    def spy(self, raw, rows, table):  # type: ignore[no-untyped-def]
+        echoed.append(original(self, raw, rows, table))
         return echoed[-1]
 
     with TestClient(create_app(runtime)) as client:
