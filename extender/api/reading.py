@@ -58,6 +58,8 @@ def scheduling_request(runtime: Runtime, body: bytes, record: RequestRecord) -> 
     record.pod = pod.key
     candidates = _candidates(args, listed, runtime)
     record.nodes = candidates.count
+    runtime.offload.free_in_slices(candidates.names, candidates.infos, candidates.rejected,
+                                   *([candidates.raw] if candidates.raw is not None else []))
     # A later bind of this pod needs its requests; the scheduler's bind call does not carry them.
     # (On the loop thread: a large request runs here in the worker, see api.offload.)
     runtime.offload.call_on_loop(state.remember_pending, pod)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -74,6 +76,51 @@ async def test_the_gate_is_held_until_the_worker_returns_even_if_the_caller_give
     release.set()
     await eventually(lambda: not gate.busy, what="the gate to open")
     assert applied == [1]
+    offload.close()
+
+
+class _Item:
+    __slots__ = ("__weakref__",)
+
+
+class _Last(_Item):
+    """Freed once the test has seen the reply, or the wait runs out (the reply was held)."""
+
+    __slots__ = ()
+    reply_seen = threading.Event()
+    freed: list[bool] = []
+
+    def __del__(self) -> None:
+        self.freed.append(self.reply_seen.wait(5))
+
+
+async def test_what_a_large_request_keeps_is_freed_after_its_reply_then_collecting_resumes(
+        ) -> None:
+    offload = Offloader()
+    gate = StateGate()
+    box: list[list[_Item]] = [[_Last(), *(_Item() for _ in range(999))]]
+    alive = [weakref.ref(item) for item in box[0]]
+    shared = [_Item() for _ in range(10)]  # also held by this test: must stay whole
+    collecting_in_work: list[bool] = []
+
+    async def work() -> int:
+        kept = box.pop()  # the request's only reference
+        by_index = dict(enumerate(kept))
+        offload.free_in_slices(kept, by_index, shared)
+        collecting_in_work.append(gc.isenabled())
+        return len(kept)
+
+    assert gc.isenabled(), "the test needs the collector on to see it paused"
+    assert await offload.run(gate, work()) == 1000
+    _Last.reply_seen.set()
+    await eventually(lambda: not any(ref() is not None for ref in alive),
+                     what="the kept items to be freed")
+    await eventually(gc.isenabled, what="the collector to resume")
+    assert _Last.freed == [True]  # not before the reply: the worker freed them after it
+    assert collecting_in_work == [False] and len(shared) == 10
+    on_loop = [_Item()]
+    offload.free_in_slices(on_loop)  # not in the worker: left alone
+    assert len(on_loop) == 1
     offload.close()
 
 
