@@ -70,6 +70,41 @@ def test_a_request_head_that_never_completes_is_closed(server: Server) -> None:
     assert b"request head not received within 1s" in reply
 
 
+def _exchange(sock: socket.socket, request: bytes) -> bytes:
+    """Send one keep-alive request and read its whole response (its content-length body)."""
+    sock.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head
+
+
+@pytest.mark.slow
+def test_a_keep_alive_connections_head_deadline_counts_from_each_heads_first_byte(
+        server: Server) -> None:
+    # The connection's one head timer comes due while requests keep arriving on it (armed at
+    # connection open, then for later heads): none of them is cut off for an earlier head's
+    # deadline, and a head that stalls still gets its 408 a whole timeout after its first byte.
+    request = b"GET /healthz HTTP/1.1\r\nHost: extender\r\n\r\n"
+    with _connect(server.port) as sock:
+        started = time.monotonic()
+        answered = 0
+        while time.monotonic() - started < 2.5 * HEADER_TIMEOUT:
+            assert _exchange(sock, request).startswith(b"HTTP/1.1 200 "), answered
+            answered += 1
+        stalled = time.monotonic()
+        sock.sendall(b"POST /filter HTTP/1.1\r\nHost: extender\r\nContent-Type: appl")
+        reply = _read_until_closed(sock)
+        waited = time.monotonic() - stalled
+    assert answered > 10
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert 0.9 * HEADER_TIMEOUT < waited < 3 * HEADER_TIMEOUT, waited
+
+
 @pytest.mark.slow
 def test_a_silent_connection_is_closed(server: Server) -> None:
     with _connect(server.port) as sock:
