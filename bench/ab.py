@@ -12,7 +12,9 @@ passed, a bind to the best) goes to every server in turn, each cycle starting wi
 server. A TREE is a directory holding a checkout, or a git revision of this repository
 (checked out into a temporary worktree, removed afterwards). It prints each tree's p50 of
 filter, prioritize and bind and its cycle's mean, in milliseconds, and each against the first
-tree's. The cluster and the pods come from this checkout's `bench.generate`.
+tree's. The cluster and the pods come from this checkout's `bench.generate`, and every tree's
+server runs on this environment's Python and packages: a tree that needs others fails to
+start, with its log's end.
 """
 
 from __future__ import annotations
