@@ -155,7 +155,10 @@ def _side(pod: Mapping[str, Any] | None, by_key: Mapping[str, Mapping[str, Any]]
     return {"pod": f"{pod['namespace']}/{pod['name']}", "status": pod.get("status"),
             "node": pod.get("node"), "tiedNodes": pod.get("tiedNodes") or [],
             "attempts": pod.get("attempts") or 0, "message": pod.get("message"),
-            "victims": _victims(pod, by_key)}
+            "victims": _victims(pod, by_key),
+            # When each side placed it (None: never): a node chosen seconds apart was chosen
+            # among nodes that had changed meanwhile.
+            "scheduledAtSeconds": pod.get("scheduledAtSeconds") if pod.get("node") else None}
 
 
 def _differs(s: dict[str, Any] | None, r: dict[str, Any] | None) -> tuple[list[str], bool]:
@@ -219,16 +222,26 @@ def agreement(sim: Mapping[str, Any], real: Mapping[str, Any],
     }
 
 
-def _cell(side: Mapping[str, Any] | None) -> str:
+def placed_at(side: Mapping[str, Any]) -> str:
+    """" at T s" for a pod its run placed (its report's virtual seconds), else nothing."""
+    at = side.get("scheduledAtSeconds")
+    return f" at {at:.1f} s" if isinstance(at, int | float) else ""
+
+
+def _cell(side: Mapping[str, Any] | None, paired: str | None = None) -> str:
+    """One side of a divergence; `paired`: the other side's pod name, which this side's is
+    shown beside when they differ (pods a controller named at random pair by owner)."""
     if side is None:
         return "(no such pod)"
-    text = f"{side['status']} on {side['node'] or '-'}"
+    text = f"{side['status']} on {side['node'] or '-'}{placed_at(side)}"
     if len(side["tiedNodes"]) > 1:
         text += f" (tied with {len(side['tiedNodes']) - 1} more)"
     if side["victims"]:
         text += f", preempted {', '.join(side['victims'])}"
     if side["status"] == "Pending" and side["message"]:
         text += f": {side['message']}"
+    if paired is not None and side["pod"] != paired:
+        text += f" [{side['pod']}]"
     return text
 
 
@@ -258,8 +271,8 @@ def format_agreement(result: Mapping[str, Any]) -> str:
     for d in divergences:
         pod = (d["real"] or d["simulated"])["pod"]
         lines.append(f"  {pod} [{', '.join(d['differs'])}]")
-        lines.append(f"    {(first + ':').ljust(width)} {_cell(d['simulated'])}")
-        lines.append(f"    {(second + ':').ljust(width)} {_cell(d['real'])}")
+        lines.append(f"    {(first + ':').ljust(width)} {_cell(d['simulated'], pod)}")
+        lines.append(f"    {(second + ':').ljust(width)} {_cell(d['real'], pod)}")
         if d.get("explained"):
             lines.append(f"    {(d['cause'] + ':').ljust(width)} {d['explained']}")
     for cause, what in causes_named(divergences):

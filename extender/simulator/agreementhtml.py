@@ -12,15 +12,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from extender.simulator.agreement import ASPECTS
+from extender.simulator.agreement import ASPECTS, placed_at
 from extender.simulator.agreementcauses import causes_named, explained_note
 from extender.simulator.htmlreport import Event, render_compare_html
 
 
-def _side(side: Mapping[str, Any] | None) -> str:
+def _side(side: Mapping[str, Any] | None, paired: str) -> str:
     if side is None:
         return "(no such pod)"
-    parts = [f"{side['status']} · {side['node'] or '–'}"]
+    parts = [f"{side['status']} · {side['node'] or '–'}{placed_at(side)}"]
+    if side["pod"] != paired:  # paired by owner: a controller named each side's pod
+        parts.append(f"as {side['pod']}")
     if len(side["tiedNodes"]) > 1:
         parts.append(f"tied best: {', '.join(side['tiedNodes'])}")
     if side["victims"]:
@@ -50,8 +52,8 @@ def agreement_html(result: Mapping[str, Any], names: Sequence[str]) -> str:
             pod = (d["real"] or d["simulated"])["pod"]
             out.append(f'<tr data-pod="{escape(pod)}"><td>{escape(pod)}</td>'
                        f'<td>{escape(", ".join(d["differs"]))}</td>'
-                       f'<td class="changed">{_side(d["simulated"])}</td>'
-                       f'<td class="changed">{_side(d["real"])}</td></tr>')
+                       f'<td class="changed">{_side(d["simulated"], pod)}</td>'
+                       f'<td class="changed">{_side(d["real"], pod)}</td></tr>')
             if d.get("explained"):
                 out.append(f'<tr class="explained" data-pod="{escape(pod)}"><td></td>'
                            f'<td colspan="3">{escape(d["cause"])}: {escape(d["explained"])}</td></tr>')

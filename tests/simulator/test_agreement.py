@@ -77,6 +77,28 @@ def test_a_real_node_among_the_simulators_tied_best_agrees():
     assert "default/b [node]" in text and "simulated: Scheduled on n1" in text
 
 
+def test_a_divergence_says_when_each_side_placed_its_pod_and_which_pod_it_was(tmp_path):
+    # Pods a controller named pair by owner: each side's own pod is named where it is not
+    # the one the divergence is listed under, and each placement carries its moment.
+    sim = _report(_pod("web-aaaaa", node="n1", at=120.44, owner="Deployment/web"))
+    real = _report(_pod("web-zzzzz", node="n2", at=122.61, owner="Deployment/web"),)
+    result = agreement(sim, real)
+    (d,) = result["divergences"]
+    assert (d["simulated"]["scheduledAtSeconds"], d["real"]["scheduledAtSeconds"]) == (120.44, 122.61)
+    lines = format_agreement(result).splitlines()
+    assert lines[lines.index("  default/web-zzzzz [node]") + 1:][:2] == [
+        "    simulated: Scheduled on n1 at 120.4 s [default/web-aaaaa]",
+        "    real:      Scheduled on n2 at 122.6 s"]
+    pending = agreement(_report(_pod("solo", "Pending", None, message="0/2 nodes")),
+                        _report(_pod("solo", node="n1", at=3.0)))
+    assert "    simulated: Pending on -: 0/2 nodes" in format_agreement(pending).splitlines()
+    from extender.simulator.agreementhtml import agreement_html
+
+    html = agreement_html(result, ["simulated", "real"])
+    assert "Scheduled · n1 at 120.4 s<br>as default/web-aaaaa" in html
+    assert "Scheduled · n2 at 122.6 s<br>1 attempt(s)" in html
+
+
 def test_victims_compare_by_identity_and_attempts_within_the_tolerance():
     sim = _report(_pod("urgent", preempted=["default/low-abcde"], attempts=2),
                   _pod("low-abcde", "Preempted", owner="Deployment/low"))
@@ -340,8 +362,8 @@ def test_two_real_runs_compare_with_each_other_node_for_node(tmp_path, capsys):
     lines = text.splitlines()
     assert lines[0] == "pods compared: 2 (first real run 2, second real run 2)"
     assert "a node agrees only where it is the same node" in lines[1]
-    assert "    first real run:  Scheduled on n2" in lines
-    assert "    second real run: Scheduled on n3" in lines
+    assert "    first real run:  Scheduled on n2 at 1.0 s" in lines
+    assert "    second real run: Scheduled on n3 at 1.0 s" in lines
     assert lines[-1] == "agreement: 1/2 pods"
     html = page.read_text()
     assert "first real run: real-1.json" in html and "a real kube-scheduler&#x27;s run against another" in html
