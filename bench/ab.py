@@ -12,7 +12,9 @@ passed, a bind to the best) goes to every server in turn, each cycle starting wi
 server. A TREE is a directory holding a checkout, or a git revision of this repository
 (checked out into a temporary worktree, removed afterwards). It prints each tree's p50 of
 filter, prioritize and bind and its cycle's mean, in milliseconds, and each against the first
-tree's. The cluster and the pods come from this checkout's `bench.generate`, and every tree's
+tree's; with `--preempts N`, then N preempt calls to each in turn too (a distinct preemptor
+each, with the candidates kube-scheduler's dry run finds on the cluster that server's own
+binds left: `bench.proposals`), and their p50. The cluster and the pods come from this checkout's `bench.generate`, and every tree's
 server runs on this environment's Python and packages: a tree that needs others fails to
 start, with its log's end.
 """
@@ -31,7 +33,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from bench import generate, traffic
+from bench import generate, proposals, traffic
 from bench.run import HOST, REPO, Server, _pinned, cpu_plan, free_port, wait_ready
 from extender import cliargs
 
@@ -93,8 +95,9 @@ def start(tree: Path, snapshot: Path, policy: Path, workdir: Path, index: int,
 
 
 def measure(trees: Sequence[Path], nodes: int, cycles: int, warmup: int, seed: int,
-            policy: Path, workdir: Path) -> list[dict[str, float]]:
-    """Each tree's p50 per verb and cycle mean (ms), from the same cycles, interleaved."""
+            policy: Path, workdir: Path, preempts: int = 0) -> list[dict[str, float]]:
+    """Each tree's p50 per verb and cycle mean (ms), from the same cycles, interleaved; then,
+    with `preempts`, the p50 of that many preempt calls ("preempt"), interleaved too."""
     snapshot = workdir / f"cluster-{nodes}.json"
     generate.write_cluster(snapshot, generate.ClusterSpec(nodes, nodes * traffic.PODS_PER_NODE,
                                                           generate.DEFAULT_SEED))
@@ -116,17 +119,29 @@ def measure(trees: Sequence[Path], nodes: int, cycles: int, warmup: int, seed: i
             first = turn % len(targets)
             for target in targets[first:] + targets[:first]:
                 traffic.cycle(target, pod, window)
+        if preempts:
+            window = traffic.num_feasible_nodes_to_find(nodes)
+            bodies = [proposals.dry_run_bodies(snapshot, t.bound, seed + 1, preempts, window)
+                      for t in targets]
+            for turn in range(preempts):
+                first = turn % len(targets)
+                for index in [*range(first, len(targets)), *range(first)]:
+                    elapsed, _ = targets[index].post("/preempt", bodies[index][turn])
+                    targets[index].times["preempt"].append(elapsed)
     finally:
         for target in targets:
             target.server.stop()
     return [{**{verb: statistics.median(t.times[verb][warmup:]) * 1000 for verb in VERBS},
-             "cycle": statistics.fmean(t.times["cycle"][warmup:]) * 1000} for t in targets]
+             "cycle": statistics.fmean(t.times["cycle"][warmup:]) * 1000,
+             **({"preempt": statistics.median(t.times["preempt"]) * 1000} if preempts else {})}
+            for t in targets]
 
 
 def table(trees: Sequence[str], rows: Sequence[dict[str, float]]) -> str:
-    columns = (*VERBS, "cycle")
-    lines = ["| tree | filter p50 | prioritize p50 | bind p50 | cycle mean | against the first "
-             "(filter, prioritize, bind, cycle) |", "|---|---|---|---|---|---|"]
+    columns = (*VERBS, "cycle", *(["preempt"] if "preempt" in rows[0] else []))
+    heads = [f"{c} p50" if c != "cycle" else "cycle mean" for c in columns]
+    lines = [f"| tree | {' | '.join(heads)} | against the first ({', '.join(columns)}) |",
+             "|---|" + "---|" * (len(columns) + 1)]
     for tree, row in zip(trees, rows, strict=True):
         against = ", ".join(f"{row[c] / rows[0][c]:.3f}" for c in columns)
         lines.append(f"| {tree} | " + " | ".join(f"{row[c]:.3f}" for c in columns)
@@ -144,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="measured cycles (default 300)")
     p.add_argument("--warmup", type=cliargs.count, default=20, help="unmeasured cycles first (default 20)")
     p.add_argument("--seed", type=int, default=None, help="the pods' seed (default: fresh each run)")
+    p.add_argument("--preempts", type=cliargs.count, default=0,
+                   help="preempt calls after the cycles, a distinct preemptor each (default 0)")
     p.add_argument("--policy", type=Path, default=REPO / "bench" / "policy-yardstick.json",
                    help="the servers' policy (default: the Go yardstick's work)")
     args = p.parse_args(argv)
@@ -151,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp, \
             checkouts(args.trees, Path(tmp)) as paths:
         rows = measure(paths, args.nodes, args.cycles, args.warmup, seed, args.policy.resolve(),
-                       Path(tmp))
+                       Path(tmp), args.preempts)
     print(f"{args.nodes} nodes, {args.cycles} cycles (+{args.warmup} warm-up), seed {seed}, "
           "every tree's server answering each cycle in turn; milliseconds.\n")
     print(table(args.trees, rows))
