@@ -14,9 +14,9 @@ server. A TREE is a directory holding a checkout, or a git revision of this repo
 filter, prioritize and bind and its cycle's mean, in milliseconds, and each against the first
 tree's; with `--preempts N`, then N preempt calls to each in turn too (a distinct preemptor
 each, with the candidates kube-scheduler's dry run finds on the cluster that server's own
-binds left: `bench.proposals`), and their p50. The cluster and the pods come from this checkout's `bench.generate`, and every tree's
-server runs on this environment's Python and packages: a tree that needs others fails to
-start, with its log's end.
+binds left: `bench.proposals`), and their p50. The cluster and the pods come from this
+checkout's `bench.generate`, and every tree's server runs on this environment's Python and
+packages: a tree that needs others fails to start, with its log's end.
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bench import generate, proposals, traffic
-from bench.run import HOST, REPO, Server, _pinned, cpu_plan, free_port, wait_ready
+from bench.run import HOST, REPO, Server, cpu_plan, free_port, spawn, wait_ready
 from extender import cliargs
 
 VERBS = ("filter", "prioritize", "bind")
@@ -86,12 +85,8 @@ def start(tree: Path, snapshot: Path, policy: Path, workdir: Path, index: int,
     port = free_port()
     cmd = [sys.executable, "-m", "extender", "serve", "--host", HOST, "--port", str(port),
            "--snapshot", str(snapshot), "--policy", str(policy)]
-    log = workdir / f"server-{index}.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                preexec_fn=_pinned(cpu))
-    return Server(proc, port, log, time.perf_counter(), snapshot)
+    return spawn(cmd, snapshot, port, workdir / f"server-{index}.log", cpu,
+                 {**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
 
 
 def measure(trees: Sequence[Path], nodes: int, cycles: int, warmup: int, seed: int,
@@ -115,24 +110,20 @@ def measure(trees: Sequence[Path], nodes: int, cycles: int, warmup: int, seed: i
         pods = traffic.pending_pods(seed, warmup + cycles)
         plan = traffic.windows(names, warmup + cycles, seed,
                                feasible=traffic.feasible_nodes(snapshot, pods, names))
-        for turn, (pod, window) in enumerate(zip(pods, plan, strict=True)):
-            first = turn % len(targets)
-            for target in targets[first:] + targets[:first]:
-                traffic.cycle(target, pod, window)
+        traffic._interleaved(targets, pods, plan, warmup, "")  # the warm-up's times dropped
         if preempts:
             window = traffic.num_feasible_nodes_to_find(nodes)
-            bodies = [proposals.dry_run_bodies(snapshot, t.bound, seed + 1, preempts, window)
-                      for t in targets]
+            bodies = {t.name: proposals.dry_run_bodies(snapshot, t.bound, seed + 1, preempts,
+                                                       window) for t in targets}
             for turn in range(preempts):
-                first = turn % len(targets)
-                for index in [*range(first, len(targets)), *range(first)]:
-                    elapsed, _ = targets[index].post("/preempt", bodies[index][turn])
-                    targets[index].times["preempt"].append(elapsed)
+                for target in traffic._turn(targets, turn):
+                    elapsed, _ = target.post("/preempt", bodies[target.name][turn])
+                    target.times["preempt"].append(elapsed)
     finally:
         for target in targets:
             target.server.stop()
-    return [{**{verb: statistics.median(t.times[verb][warmup:]) * 1000 for verb in VERBS},
-             "cycle": statistics.fmean(t.times["cycle"][warmup:]) * 1000,
+    return [{**{verb: statistics.median(t.times[verb]) * 1000 for verb in VERBS},
+             "cycle": statistics.fmean(t.times["cycle"]) * 1000,
              **({"preempt": statistics.median(t.times["preempt"]) * 1000} if preempts else {})}
             for t in targets]
 

@@ -369,10 +369,10 @@ def _pinned(cpu: int | None) -> Any:
 
 
 def spawn(cmd: list[str], snapshot: Path, port: int, log: Path, cpu: int | None,
-          env: dict[str, str], ready_path: str = "/readyz") -> Server:
+          env: dict[str, str], ready_path: str = "/readyz", cwd: Path = REPO) -> Server:
     with log.open("wb") as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, preexec_fn=_pinned(cpu))
     return Server(proc, port, log, started, snapshot, ready_path)
 

@@ -228,7 +228,7 @@ def placed_at(side: Mapping[str, Any]) -> str:
     return f" at {at:.1f} s" if isinstance(at, int | float) else ""
 
 
-def _cell(side: Mapping[str, Any] | None, paired: str | None = None) -> str:
+def _cell(side: Mapping[str, Any] | None, paired: str) -> str:
     """One side of a divergence; `paired`: the other side's pod name, which this side's is
     shown beside when they differ (pods a controller named at random pair by owner)."""
     if side is None:
@@ -240,7 +240,7 @@ def _cell(side: Mapping[str, Any] | None, paired: str | None = None) -> str:
         text += f", preempted {', '.join(side['victims'])}"
     if side["status"] == "Pending" and side["message"]:
         text += f": {side['message']}"
-    if paired is not None and side["pod"] != paired:
+    if side["pod"] != paired:
         text += f" [{side['pod']}]"
     return text
 
