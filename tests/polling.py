@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Callable
 
+from extender.sandbox.processes import free_port
 
-def free_port() -> int:
-    """A loopback port nobody listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+__all__ = ["free_port", "stop_process", "until"]
 
 
 def until(check: Callable[[], bool], what: str = "", timeout: float = 20.0,

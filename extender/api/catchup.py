@@ -6,6 +6,9 @@ as the API server has them now (`state.catchup`) before it answers.
   watch shows them gone. When such a pod's filter comes and the node still holds
   lower-priority pods in the extender's view, the filter asks for the node
   (`nominated_node`).
+  The pod's retry often comes before its nomination has reached the pod kube-scheduler
+  sends; the nodes the preempt verb kept for it (`state.catchup.PreemptAnswers`) tell then
+  (`preempted_nodes`).
 * kube-scheduler proposes as victims the pods its own cache places on each node. When the
   preempt verb finds it has ignored proposed pods that the extender's view does not place
   there (bound a moment ago), or proposed nodes it does not know, it asks for those nodes
@@ -25,13 +28,13 @@ A handler asks by raising `NodesBehind` instead of answering (`catch_up_first`);
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.model.pod import PodView
-from extender.state.catchup import catch_up_nodes, guess_budget, unplaced
+from extender.state.catchup import catch_up_nodes, guess_budget, preempt_answers, unplaced
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,27 @@ def nominated_node(runtime: Runtime, pod: PodView) -> list[str]:
     if info is None or not any(view.priority < pod.priority for view in info.pods.values()):
         return []
     return [node]
+
+
+def preempted_nodes(runtime: Runtime, pod: PodView, offered: Callable[[str], bool]) -> list[str]:
+    """The nodes the preempt verb kept for `pod` lately that this request offers
+    (`offered(name)`) and whose pods in the state include some of lower priority (the
+    victims, if the watch is behind). Nothing for a pod without such an answer: one lookup."""
+    if runtime.live is None:
+        return []
+    kept = preempt_answers(runtime.live).nodes(pod.uid)
+    if not kept:
+        return []
+    nodes = runtime.state.nodes
+    return [name for name in sorted(kept)
+            if offered(name) and (info := nodes.get(name)) is not None
+            and any(view.priority < pod.priority for view in info.pods.values())]
+
+
+def remember_kept(runtime: Runtime, pod: PodView, nodes: Sequence[str]) -> None:
+    """What the preempt verb answered `pod`: the nodes it kept (`preempted_nodes` reads it)."""
+    if runtime.live is not None:
+        preempt_answers(runtime.live).remember(pod.uid, nodes)
 
 
 def passed_none(runtime: Runtime, names: Sequence[str]) -> list[str]:

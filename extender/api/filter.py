@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from starlette.responses import Response
@@ -12,7 +12,13 @@ from extender import wire
 from extender.api import metrics
 from extender.api.body import json_response
 from extender.api.candidates import unknown_names
-from extender.api.catchup import MAX_NODES, catch_up_first, nominated_node, passed_none
+from extender.api.catchup import (
+    MAX_NODES,
+    catch_up_first,
+    nominated_node,
+    passed_none,
+    preempted_nodes,
+)
 from extender.api.observe import RequestRecord
 from extender.api.prioritize import anticipate_prioritize
 from extender.api.reading import SchedulingRequest, scheduling_request
@@ -45,10 +51,14 @@ def split_failures(statuses: dict[str, Status]) -> tuple[dict[str, str], dict[st
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
     request = scheduling_request(runtime, body, record)
-    if request.pod.nominated_node_name and runtime.live is not None:
+    if runtime.live is not None:
         # Back on its nominated node: kube-scheduler may have seen the victims go, and this
-        # extender's watch not yet.
-        catch_up_first(runtime, record, nominated_node(runtime, request.pod))
+        # extender's watch not yet. The nomination may not have reached the pod sent yet:
+        # then the nodes the preempt verb kept for it tell.
+        pod = request.pod
+        waits = nominated_node(runtime, pod) if pod.nominated_node_name else []
+        waits += preempted_nodes(runtime, pod, _offered(runtime, request))
+        catch_up_first(runtime, record, dict.fromkeys(waits))
     if request.candidates.listed is not None:
         return _by_rows(runtime, request, record)
     pod, candidates = request.pod, request.candidates
@@ -79,6 +89,19 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     # By plugin and code, never by the reason text (a taint's value would make a series).
     _report(record, len(passed), Counter((s.plugin, s.code) for s in statuses.values()))
     return json_response(wire.encode(reply))
+
+
+def _offered(runtime: Runtime, request: SchedulingRequest) -> Callable[[str], bool]:
+    """Whether the request names a node (read only for a pod the preempt verb answered)."""
+    listed = request.candidates.listed
+    if listed is None:
+        return lambda name: any(info.node.name == name for info in request.candidates.infos)
+    table = runtime.state.table
+
+    def offered(name: str) -> bool:
+        row = table.ordinal.get(name)
+        return row is not None and bool(np.any(listed.rows == row))
+    return offered
 
 
 def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord) -> Response:

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from extender import wire
 from extender.api import metrics
 from extender.api.body import BadRequest, error_response, json_response
-from extender.api.catchup import catch_up_first, unplaced_victims
+from extender.api.catchup import catch_up_first, remember_kept, unplaced_victims
 from extender.api.observe import RequestRecord
 from extender.api.preemptreply import encode_outcome, finish
 from extender.api.reading import decode, limit_candidates, replica_pod_view
@@ -90,13 +90,14 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
                                      memo=_memo, finish=finish)
     if isinstance(found, BatchOutcome):
         dropped = found.dropped
-        kept = len(found.kept)
+        kept_nodes = [found.names[i] for i in found.kept.tolist()]
         result = found.result
         reply = result if isinstance(result, bytes) else encode_outcome(result)  # type: ignore[arg-type]
     else:
         dropped = found.dropped
-        kept = len(found.victims)
+        kept_nodes = list(found.victims)
         reply = encode_outcome(found)
+    remember_kept(runtime, pod, kept_nodes)
     if runtime.live is not None and (found.ignored
                                      or DropReason.NODE_NOT_FOUND in dropped.values()):
         # Victims or nodes kube-scheduler has seen and this extender's watch not yet.
@@ -105,6 +106,6 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
             (node for node, reason in dropped.items() if reason == DropReason.NODE_NOT_FOUND)))
     for reason, count in Counter(dropped.values()).items():
         metrics.PREEMPT_NODE_DROPS.labels(reason).inc(count)
-    record.details["kept"] = kept
+    record.details["kept"] = len(kept_nodes)
     record.details["dropped"] = dropped
     return json_response(reply)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -138,8 +139,36 @@ def _terminate(proc: Process, timeout: float, *, kill: bool = False) -> bool:
     return True
 
 
+#: Where `free_port` draws from when the system's ephemeral range cannot be read.
+_EPHEMERAL = (32768, 60999)
+_LOWEST = 10000
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return _EPHEMERAL
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 nothing listens on right now, for a program started next to
+    bind.
+
+    Drawn at random below the system's ephemeral range, not by binding port 0: a port the
+    kernel hands out for port 0 is one it hands out again, to the next `connect()` of any
+    process or the next program's port-0 probe, in the second or so before the program started
+    binds it (seen: a health port taken so, `extender serve` exiting on `address already in
+    use`)."""
+    low, _ = _ephemeral_range()
+    top = low - 1 if low - 1 > _LOWEST + 1000 else _EPHEMERAL[0] - 1
+    for _ in range(100):
+        port = random.randint(_LOWEST, top)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f"no free TCP port on 127.0.0.1 in {_LOWEST}-{top}")

@@ -37,8 +37,8 @@ import asyncio
 import logging
 import math
 import time
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Sequence
 from weakref import WeakKeyDictionary
 
 from extender.engine.cluster import ClusterState
@@ -94,6 +94,53 @@ def guess_budget(live: LiveState) -> GuessBudget:
     if budget is None:
         budget = _budgets[live] = GuessBudget()
     return budget
+
+
+class PreemptAnswers:
+    """The nodes the preempt verb kept for each preemptor lately (`remember`), by pod UID.
+
+    kube-scheduler deletes the victims on one of them and retries the pod once its own watch
+    shows them gone, often before the pod's `status.nominatedNodeName` has reached the pod it
+    sends (the nomination and the victims' deletion are separate writes): its filter then
+    says nothing of the node it waits for, and only this memory tells. At most `size` pods,
+    each for `ttl` seconds (a pod waits for its victims a grace period or so)."""
+
+    def __init__(self, *, ttl: float = 600.0, size: int = 4096,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self.size = size
+        self.clock = clock
+        self._kept: OrderedDict[str, tuple[float, frozenset[str]]] = OrderedDict()
+
+    def remember(self, pod_uid: str, nodes: Iterable[str]) -> None:
+        kept = frozenset(nodes)
+        self._kept.pop(pod_uid, None)
+        if not kept or not pod_uid:
+            return
+        self._kept[pod_uid] = (self.clock(), kept)
+        while len(self._kept) > self.size:
+            self._kept.popitem(last=False)
+
+    def nodes(self, pod_uid: str) -> frozenset[str]:
+        """The nodes last kept for the pod; none when it had no preempt answer lately."""
+        entry = self._kept.get(pod_uid)
+        if entry is None:
+            return frozenset()
+        if self.clock() - entry[0] > self.ttl:
+            del self._kept[pod_uid]
+            return frozenset()
+        return entry[1]
+
+
+_answers: WeakKeyDictionary[LiveState, PreemptAnswers] = WeakKeyDictionary()
+
+
+def preempt_answers(live: LiveState) -> PreemptAnswers:
+    """The preempt verb's recent answers for `live` (one memory per live state)."""
+    answers = _answers.get(live)
+    if answers is None:
+        answers = _answers[live] = PreemptAnswers()
+    return answers
 
 
 async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,

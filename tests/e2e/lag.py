@@ -8,7 +8,6 @@ extender and authenticates to kube-apiserver with the kubeconfig's client certif
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -22,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from extender.kube.config import load_kubeconfig
+from tests.polling import free_port
 
 _HOP = {"host", "connection", "keep-alive", "transfer-encoding", "content-length",
         "content-encoding"}
@@ -33,9 +33,7 @@ class WatchLag:
         self.delay = delay
         self._upstream = httpx.AsyncClient(base_url=config.server, verify=config.ssl_context(),
                                            timeout=None, trust_env=False)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         app = Starlette(routes=[Route("/{path:path}", self._forward,
                                       methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
         self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
 from dataclasses import dataclass
 
 import httpx
+
+from tests.polling import free_port
 
 
 @dataclass(frozen=True)
@@ -25,9 +26,7 @@ class ReadyProxy:
         self.backends = backends
         self.interval = interval
         self.ready: list[Backend] = []
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)

@@ -109,8 +109,9 @@ def test_a_node_freed_while_the_extenders_watch_runs_behind_takes_the_waiting_po
 def _lagged(scenario: Scenario, tmp_path: Path) -> Iterator[None]:
     """The scenario started with its extender's watch `DELAY` behind kube-scheduler's."""
     with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
+        # -v 4: a line per request, which a failure shows (`_bound`)
         scenario.start(policy=POLICY, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
+            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
         yield
 
 
@@ -133,7 +134,13 @@ def _bound(scenario: Scenario, ns: str, name: str) -> Any:
         raise AssertionError(
             f"{exc}; {name}'s events: "
             f"{[e.get('message') for e in kube.events_for(ns, name)]}; the extender's "
-            f"requests: {scenario.extender_counts()}") from None
+            f"requests: {scenario.extender_counts()}; the end of its log:\n"
+            f"{scenario.sandbox.log_tail(_extender_name(scenario), 40)}") from None
+
+
+def _extender_name(scenario: Scenario) -> str:
+    assert scenario.extender is not None
+    return scenario.extender.name
 
 
 def _filter(scenario: Scenario, args: dict[str, object]) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -22,13 +21,7 @@ from tests.conftest import (
     fixture_json,
     scheduler_verb_paths,
 )
-from tests.polling import stop_process
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.polling import free_port, stop_process
 
 
 def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 20.0) -> None:

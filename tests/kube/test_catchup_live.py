@@ -17,7 +17,7 @@ from extender.api.replay import replay_file
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.state.binder import assume
-from extender.state.catchup import GuessBudget, guess_budget
+from extender.state.catchup import GuessBudget, PreemptAnswers, guess_budget
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
 from tests.serving import eventually, serve_args, served
@@ -134,6 +134,34 @@ def test_only_a_nominated_pod_above_the_nodes_pods_lists_them(tmp_path: Path) ->
     codes, listed = _run(tmp_path, scenario)
     assert codes == [200, 200, 200]
     assert listed == []
+
+
+@pytest.mark.parametrize("listing", ["names", "rows"])
+def test_a_preemptor_retried_before_its_nomination_shows_is_caught_up_where_preempt_kept_it(
+        tmp_path: Path, listing: str) -> None:
+    """kube-scheduler retries a preemptor as soon as its watch shows the victim gone, and the
+    pod it sends may not carry its nomination yet (a separate write). The node the preempt
+    verb kept for it is read again all the same, with no guess's budget needed (seen on the
+    real control plane: the pod parked 5 minutes). A pod the verb answered nothing is not."""
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        guess_budget(runtime.live).per_second = 0  # no guess: only the preempt answer tells
+        if listing == "rows":  # every filter after the first names a list the table knows
+            await client.post("/filter", content=_filter(_preemptor(nominated="")))
+        preempted = (await client.post("/preempt", content=_preempt(["uid-victim"]))).json()
+        server.hold_watches("pods")
+        server.delete("Pod", NS, "victim")
+        before = len(_pod_lists(server))
+        other = ko.pod("other", NS, cpu="2", memory="1Gi", uid="uid-other", priority=1000)
+        refused = (await client.post("/filter", content=_filter(other))).json()
+        after_other = len(_pod_lists(server))
+        retried = (await client.post("/filter", content=_filter(_preemptor(nominated="")))).json()
+        return preempted, refused, after_other - before, retried, _pod_lists(server)[before:]
+
+    preempted, refused, other_lists, retried, listed = _run(tmp_path, scenario)
+    assert preempted["NodeNameToMetaVictims"]["n1"]["Pods"] == [{"UID": "uid-victim"}]
+    assert not refused["NodeNames"] and other_lists == 0  # the victim still counts for it
+    assert retried["NodeNames"] == ["n1"], retried
+    assert listed == ["spec.nodeName=n1,status.phase!=Succeeded,status.phase!=Failed"]
 
 
 def test_the_api_failing_leaves_the_state_as_it_is(tmp_path: Path) -> None:
@@ -423,6 +451,20 @@ def test_the_guess_budget() -> None:
     assert budget.allow(["e"]) == []
     now[0] += 0.5
     assert budget.allow(["a", "e"]) == ["a", "e"]
+
+
+def test_the_preempt_answers_are_kept_a_while_and_only_so_many() -> None:
+    now = [100.0]
+    answers = PreemptAnswers(ttl=60.0, size=2, clock=lambda: now[0])
+    answers.remember("a", ["n1", "n2"])
+    answers.remember("b", ["n3"])
+    assert answers.nodes("a") == {"n1", "n2"} and answers.nodes("c") == frozenset()
+    answers.remember("c", ["n4"])  # the oldest answer goes
+    assert answers.nodes("a") == frozenset() and answers.nodes("b") == {"n3"}
+    answers.remember("b", [])  # kept nothing this time
+    assert answers.nodes("b") == frozenset()
+    now[0] += 61
+    assert answers.nodes("c") == frozenset()
 
 
 def test_pods_that_fit_nowhere_do_not_flood_the_api_server(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from extender.ops.tls import (
     uvicorn_ssl_options,
 )
 from tests.conftest import FIXTURE_CASES, fixture_bytes, scheduler_verb_paths
-from tests.polling import until
+from tests.polling import free_port, until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -304,9 +304,7 @@ def test_unreadable_files_are_an_os_error(tmp_path: Path) -> None:
 def test_real_serve_process_with_mutual_tls(pki: dict) -> None:
     """`serve --tls-*` end to end on the default demo state, certificate rotation included."""
     secret: SecretDir = pki["secret"]
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "extender", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--tls-cert-file", str(secret.path("tls.crt")), "--tls-key-file",
@@ -357,12 +355,7 @@ def test_dockerfile_healthcheck_passes_against_mutual_tls(pki: dict) -> None:
     from tests.ops.test_dockerfile import healthcheck_command
 
     secret: SecretDir = pki["secret"]
-    ports = []
-    for _ in range(2):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            ports.append(probe.getsockname()[1])
-    port, health_port = ports
+    port, health_port = free_port(), free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "extender", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--health-port", str(health_port), "--tls-cert-file", str(secret.path("tls.crt")),

@@ -4,6 +4,7 @@ and a process whose exec is still being set up (its cmdline empty for a moment).
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,20 @@ def test_an_empty_cmdline_of_a_live_process_is_an_exec_being_set_up(
     assert _process(os.getpid(), "whatever").alive()  # running: not a zombie
     monkeypatch.setattr(processes, "process_state", lambda pid: "Z")
     assert not _process(os.getpid(), "whatever").alive()
+
+
+def test_a_free_port_is_drawn_below_the_ephemeral_range_and_skips_one_in_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel hands the ports of its ephemeral range to every `connect()` and port-0 bind:
+    a port found free there is often taken before the program started next binds it."""
+    low, _ = processes._ephemeral_range()
+    ports = {processes.free_port() for _ in range(50)}
+    assert all(processes._LOWEST <= port < low for port in ports)
+    assert len(ports) > 40  # drawn at random, not handed out in turn
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", min(ports)))
+        taken.listen()
+        draws = iter([min(ports), min(ports), max(ports)])
+        monkeypatch.setattr(processes.random, "randint", lambda a, b: next(draws))
+        assert processes.free_port() == max(ports)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from extender.cli import main
 from extender.simulator import cli as simulate_cli
 from extender.simulator.eventlog import EventLog
 from extender.simulator.loop import Simulation
+from tests.polling import free_port
 
 from .helpers import DEFAULTS, at, node, pod, simulate, write
 
@@ -148,9 +148,7 @@ def test_progress_line_numbers_read_like_the_issue():
 
 
 def test_the_summary_names_extender_failures(tmp_path, capsys):
-    with socket.socket() as sock:  # a port nothing listens on: every call is refused
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # nothing listens on it: every call is refused
     url = f"http://127.0.0.1:{port}"
     workload = [pod("web", "100m", created=at(0))]
     assert main([*_args(tmp_path, [node("n", "2", "4Gi")], workload), "--no-progress",
