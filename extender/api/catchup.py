@@ -21,7 +21,12 @@ as the API server has them now (`state.catchup`) before it answers.
   lifted, a pod deleted). Within a budget: the guess is often wrong (the extender's own rules
   refuse the pod).
 
-A handler asks by raising `NodesBehind` instead of answering (`catch_up_first`); the route
+* A filter that Coscheduling's PreFilter rejects for too few pods in the pod's group asks for
+  the group's pods (`group_first`): kube-scheduler, whose watch has seen more of them, may
+  have retried it on its last sibling's arrival. Within a budget (a group at most once a
+  second).
+
+A handler asks by raising `Behind` instead of answering (`catch_up_first`); the route
 (`api.verb.answer_caught_up`) catches those nodes up and calls it once more.
 """
 
@@ -33,8 +38,17 @@ from itertools import islice
 
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
+from extender.engine.framework import Status
+from extender.engine.plugins.coscheduling import too_few_siblings
 from extender.model.pod import PodView
-from extender.state.catchup import catch_up_nodes, guess_budget, preempt_answers, unplaced
+from extender.state.catchup import (
+    catch_up_group,
+    catch_up_nodes,
+    group_budget,
+    guess_budget,
+    preempt_answers,
+    unplaced,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,26 +57,41 @@ log = logging.getLogger(__name__)
 MAX_NODES = 16
 
 
-class NodesBehind(Exception):
-    """Raised by a verb's handler instead of answering: these nodes, and their pods, may be
-    behind the API server's. The route (`api.verb`) catches them up and calls the handler once
-    more, with `RequestRecord.caught_up` set (with `serve --record`, that second call is
-    recorded as a second `in` entry of the exchange, after the changes: what a replay
-    answers)."""
+class Behind(Exception):
+    """Raised by a verb's handler instead of answering: these nodes, and their pods, or the
+    pods of this PodGroup (namespace, name), may be behind the API server's. The route
+    (`api.verb`) catches them up and calls the handler once more, with
+    `RequestRecord.caught_up` set (with `serve --record`, that second call is recorded as a
+    second `in` entry of the exchange, after the changes: what a replay answers)."""
 
-    def __init__(self, nodes: Sequence[str]) -> None:
-        super().__init__(", ".join(nodes))
+    def __init__(self, nodes: Sequence[str] = (), group: tuple[str, str] | None = None) -> None:
         self.nodes = tuple(nodes)
+        self.group = group
+        self.what = self.nodes + ((f"podgroup {group[0]}/{group[1]}",) if group else ())
+        super().__init__(", ".join(self.what))
 
 
 def catch_up_first(runtime: Runtime, record: RequestRecord, nodes: Iterable[str]) -> None:
-    """Raise `NodesBehind` for `nodes` (the first `MAX_NODES`), unless there are none, the
+    """Raise `Behind` for `nodes` (the first `MAX_NODES`), unless there are none, the
     extender has no API server, or this is already the handler's second call."""
     if runtime.live is None or record.caught_up:
         return
     first = list(islice(nodes, MAX_NODES))
     if first:
-        raise NodesBehind(first)
+        raise Behind(first)
+
+
+def group_first(runtime: Runtime, record: RequestRecord, pod: PodView,
+                rejection: Status | None) -> None:
+    """Raise `Behind` for the pod's PodGroup when Coscheduling's PreFilter rejected it for
+    too few pods in the group (kube-scheduler, whose own watch has seen more of them, retried
+    it: its last sibling's arrival is the last event that would; a rejection then parks the
+    pod, and the members held at Permit wait out their group's timeout). Within a budget (a
+    group at most once a second): a group still being created is often short for real."""
+    if runtime.live is None or record.caught_up or not too_few_siblings(rejection):
+        return
+    if group_budget(runtime.live).allow([f"{pod.namespace}/{pod.pod_group}"]):
+        raise Behind(group=(pod.namespace, pod.pod_group))
 
 
 def nominated_node(runtime: Runtime, pod: PodView) -> list[str]:
@@ -124,3 +153,14 @@ async def catch_up(runtime: Runtime, nodes: Sequence[str]) -> None:
         await catch_up_nodes(runtime.live, nodes)
     except Exception:
         log.exception("could not catch %s up with the API server", ", ".join(nodes))
+
+
+async def catch_up_behind(runtime: Runtime, behind: Behind) -> None:
+    """What `behind` names made what the API server has now (nodes, a PodGroup's pods)."""
+    await catch_up(runtime, behind.nodes)
+    if runtime.live is not None and behind.group is not None:
+        try:
+            await catch_up_group(runtime.live, *behind.group)
+        except Exception:
+            log.exception("could not catch PodGroup %s/%s up with the API server",
+                          *behind.group)

@@ -15,6 +15,7 @@ from extender.api.candidates import unknown_names
 from extender.api.catchup import (
     MAX_NODES,
     catch_up_first,
+    group_first,
     nominated_node,
     passed_none,
     preempted_nodes,
@@ -66,6 +67,7 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         # Nodes kube-scheduler has seen and this extender's watch not yet (just added).
         catch_up_first(runtime, record, unknown_names(candidates))
     result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
+    group_first(runtime, record, pod, result.rejection)
     passed = [info.node.name for info in result.passed]
     if not passed and result.rejection is None and runtime.live is not None:
         # Maybe retried on a change this extender's watch has not delivered yet.
@@ -110,6 +112,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     assert listed is not None
     table, replies = state.table, replies_for(state.table)
     prepared = prepare_filters(runtime.profile, pod, state)
+    group_first(runtime, record, pod, prepared.rejection)
     token = None
     if prepared.rejection is None and runtime.reply_reuse:
         token = reuse_token(runtime.profile.filters, state.generation, 0)

@@ -24,7 +24,7 @@ class RequestRecord:
     outcome: str = "ok"
     details: dict[str, Any] = field(default_factory=dict)
     #: The nodes caught up with the API server before the handler's second call
-    #: (`api.catchup.NodesBehind`); empty on a first call.
+    #: (`api.catchup.Behind`); empty on a first call.
     caught_up: tuple[str, ...] = ()
 
     def finish(self, status: int) -> None:

@@ -356,7 +356,7 @@ class _Replay:
 
     async def _request(self, entry: recording.In) -> None:
         # A second `in` of one exchange: the handler was called again after a catch-up
-        # (`api.catchup.NodesBehind`), the state changes it made recorded in between; the
+        # (`api.catchup.Behind`), the state changes it made recorded in between; the
         # first call's reply was never sent, so the second one's is what the `out` holds.
         self.replies.pop(entry.id, None)
         self.requests[entry.id] = entry

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from extender.api.body import BadRequest, declared_length, read_body
-from extender.api.catchup import NodesBehind, catch_up
+from extender.api.catchup import Behind, catch_up_behind
 from extender.api.direct import DirectVerb
 from extender.api.observe import RequestRecord
 from extender.api.offload import Busy
@@ -99,13 +99,13 @@ def direct_verb(verb: str, handler: Handler, error_reply: ErrorReply, runtime: R
 async def answer_caught_up(handler: Handler, runtime: Runtime, body: bytes,
                            record: RequestRecord) -> Response:
     """The handler's response; if it finds nodes behind the API server instead
-    (`NodesBehind`), once more after catching them up."""
+    (`Behind`), once more after catching them up."""
     try:
         return await handler(runtime, body, record)
-    except NodesBehind as behind:
-        record.caught_up = behind.nodes
-        record.details["caught_up"] = list(behind.nodes)
-        await catch_up(runtime, behind.nodes)
+    except Behind as behind:
+        record.caught_up = behind.what
+        record.details["caught_up"] = list(behind.what)
+        await catch_up_behind(runtime, behind)
         return await handler(runtime, body, record)
 
 

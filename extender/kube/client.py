@@ -407,7 +407,7 @@ class KubeClient:
     # ---- list / get ----------------------------------------------------------------------
     async def list(
         self, path: str, kind: type[T], *, limit: int = 500, continue_token: str = "",
-        field_selector: str = "",
+        field_selector: str = "", label_selector: str = "",
     ) -> ListPage[T]:
         """One page of a collection (a consistent read: no resourceVersion is sent)."""
         params = {"limit": str(limit)}
@@ -415,6 +415,8 @@ class KubeClient:
             params["continue"] = continue_token
         if field_selector:
             params["fieldSelector"] = field_selector
+        if label_selector:
+            params["labelSelector"] = label_selector
         resp = await self._request("GET", path, params=params)
         if resp.status_code != 200:
             raise _status_error(resp.status_code, resp.content)

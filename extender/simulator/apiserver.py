@@ -72,8 +72,10 @@ from extender.simulator.apiwire import (
     events_since,
     key_of,
     kubeconfig_doc,
+    labels_match,
     matches,
     parse_binding,
+    parse_labels,
     parse_selector,
     read_request,
     route,
@@ -374,9 +376,8 @@ class ApiServer(LoopbackServer):
 
     # ---- list ----------------------------------------------------------------------------
     def _list(self, res: Resource, ns: str, query: Mapping[str, str]) -> dict[str, Any]:
-        if query.get("labelSelector"):
-            raise HttpError(400, "labelSelector is not supported by the simulator's API")
         terms = parse_selector(query.get("fieldSelector", ""), selectable(res))
+        labels = parse_labels(query.get("labelSelector", ""))
         try:
             limit = int(query.get("limit", "0") or 0)
         except ValueError:
@@ -393,7 +394,8 @@ class ApiServer(LoopbackServer):
                 snap_id = 0
                 list_rv, offset = self.rv, 0
                 items = sorted((o for o in self.objects[res.plural].values()
-                                if matches(o, terms, ns)), key=key_of)
+                                if matches(o, terms, ns) and labels_match(o, labels)),
+                               key=key_of)
             page = items[offset: offset + limit] if limit > 0 else items[offset:]
             meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
             rest = len(items) - offset - len(page)

@@ -205,6 +205,29 @@ def parse_selector(text: str, allowed: Collection[str]) -> Selector:
     return terms
 
 
+def parse_labels(text: str) -> Selector:
+    """A `labelSelector` of equality terms (`a=b`, `a==b`, `a!=b`, comma-separated); 400 for
+    any other (set-based terms are not served here)."""
+    terms = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, negate, value = part, False, None
+        for op, neg in (("!=", True), ("==", False), ("=", False)):
+            if op in part:
+                key, value = part.split(op, 1)
+                negate = neg
+                break
+        if value is None or not key.strip():
+            raise HttpError(400, f"unable to parse requirement: {part!r}")
+        terms.append((key.strip(), negate, value.strip()))
+    return terms
+
+
+def labels_match(obj: Mapping[str, Any], terms: Selector) -> bool:
+    labels = obj["metadata"].get("labels") or {}
+    return all((labels.get(key) != value) if negate else (labels.get(key) == value)
+               for key, negate, value in terms)
+
+
 def field(obj: Mapping[str, Any], dotted: str) -> str:
     """A field's value as a selector compares it ("" when missing, booleans lowercase)."""
     cur: Any = obj

@@ -19,6 +19,13 @@ just seen:
   a guess, made only when a filter passes none of a few candidates, and kept within
   `GuessBudget`.
 
+* a gang's pod retried as its last sibling arrives (kube-scheduler's retries of a pod
+  Coscheduling's PreFilter rejected come with its siblings' arrivals, and the last arrival is
+  the last retry): the extender, not counting that sibling yet, would reject the pod again
+  for too few pods in its group, and the members held at Permit wait out their group's
+  timeout. `catch_up_group` lists the group's pods by its label; within `group_budget`, a
+  group still being created being short for real.
+
 `catch_up_nodes` reads from the API server each node (one GET) and which pods the nodes hold
 now (one consistent LIST each, all at once), and applies the difference through the
 informers' own sinks, exactly as the watches' events will (which then change nothing): a
@@ -45,6 +52,7 @@ from extender.engine.cluster import ClusterState
 from extender.kube.client import ApiError, KubeError
 from extender.model import k8s
 from extender.model.pod import PodView
+from extender.model.scheduling import POD_GROUP_LABEL
 from extender.state.informer import NODES, PODS, Informer, LiveState, apply_change, is_newer
 
 log = logging.getLogger(__name__)
@@ -86,6 +94,7 @@ class GuessBudget:
 
 
 _budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
+_group_budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
 
 
 def guess_budget(live: LiveState) -> GuessBudget:
@@ -93,6 +102,15 @@ def guess_budget(live: LiveState) -> GuessBudget:
     budget = _budgets.get(live)
     if budget is None:
         budget = _budgets[live] = GuessBudget()
+    return budget
+
+
+def group_budget(live: LiveState) -> GuessBudget:
+    """The budget of `live`'s PodGroup reads (`catch_up_group`), by "namespace/name": a
+    group at most once a second, ten groups a second in all."""
+    budget = _group_budgets.get(live)
+    if budget is None:
+        budget = _group_budgets[live] = GuessBudget()
     return budget
 
 
@@ -177,6 +195,45 @@ async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
     live.counters.gone_before_watch += deleted
     live.counters.seen_before_watch += added
     live.counters.nodes_seen_before_watch += new_nodes
+
+
+async def catch_up_group(live: LiveState, namespace: str, group: str, *,
+                         timeout: float = LIST_TIMEOUT) -> None:
+    """Add to `live`'s state the pods of PodGroup `namespace/group` the API server has and the
+    pod watch has not delivered yet (one LIST by the group's label): Coscheduling's PreFilter
+    counts them. The API failing or slow leaves the state as it is."""
+    informer = live.informers.get(PODS.name)
+    if informer is None:
+        return
+    selector = f"{POD_GROUP_LABEL}={group}"
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    pods: list[k8s.Pod] = []
+    version = token = ""
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                page = await live.client.list(path, k8s.Pod, continue_token=token,
+                                              field_selector=PODS.field_selector,
+                                              label_selector=selector)
+                version = version or page.resource_version
+                pods.extend(page.items or ())
+                token = page.continue_token
+                if not token:
+                    break
+    except (KubeError, TimeoutError) as exc:
+        log.info("could not list the pods of PodGroup %s/%s to catch the watch up: %s",
+                 namespace, group, exc)
+        return
+    if informer.resource_version and not is_newer(version, informer.resource_version):
+        return  # the watch has delivered all of it meanwhile
+    new = [pod for pod in pods if live.state.pod_by_uid(pod.metadata.uid) is None]
+    for pod in new:
+        informer.gate.call(apply_change, informer.sink, "apply", pod)
+        informer.caught_up(pod.metadata.uid, version)
+    if new:
+        log.info("%d pod(s) of PodGroup %s/%s are at the API server before their watch events: "
+                 "added", len(new), namespace, group)
+    live.counters.seen_before_watch += len(new)
 
 
 async def _node(live: LiveState, name: str) -> k8s.Node | None:

@@ -67,8 +67,10 @@ from extender.simulator.apiwire import (
     events_since,
     key_of,
     kubeconfig_doc,
+    labels_match,
     matches,
     parse_binding,
+    parse_labels,
     parse_selector,
     read_request,
     route,
@@ -562,6 +564,7 @@ class FakeApiServer(LoopbackServer):
     # ---- list ----------------------------------------------------------------------------
     def _list(self, res: Resource, ns: str, query: dict[str, str]) -> dict[str, Any]:
         terms = parse_selector(query.get("fieldSelector", ""), selectable(res))
+        labels = parse_labels(query.get("labelSelector", ""))
         limit = int(query.get("limit", "0") or 0)
         token = query.get("continue", "")
         with self._lock:
@@ -577,7 +580,8 @@ class FakeApiServer(LoopbackServer):
                     raise HttpError(504, f"Too large resource version: {rv_param}, current: {self.rv}")
                 list_rv, offset = self.rv, 0
                 items = sorted(
-                    (copy.deepcopy(o) for o in self.objects[res.plural].values() if matches(o, terms, ns)),
+                    (copy.deepcopy(o) for o in self.objects[res.plural].values()
+                     if matches(o, terms, ns) and labels_match(o, labels)),
                     key=key_of,
                 )
             page = items[offset: offset + limit] if limit > 0 else items[offset:]

@@ -19,11 +19,12 @@ from extender.engine.plugins.coscheduling.core import (
     UNRESERVE_REJECTION,
     PermitCode,
     PodGroupManager,
+    too_few_siblings,
 )
 from extender.model.pod import PodView
 
 __all__ = ["NAME", "NOT_FOUND", "OPTIMISTIC_REJECTION", "UNRESERVE_REJECTION", "Coscheduling",
-           "PermitCode", "PodGroupManager", "gang_plugin", "permit_wait"]
+           "PermitCode", "PodGroupManager", "gang_plugin", "permit_wait", "too_few_siblings"]
 
 
 class Coscheduling:

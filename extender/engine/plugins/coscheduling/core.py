@@ -28,6 +28,8 @@ DEFAULT_WAIT_SECONDS = 60
 
 NOT_FOUND = "PodGroup not found"
 NO_GROUP = "can not find pod group"
+#: PreFilter's words for a group with fewer pods than minMember (`too_few_siblings`).
+TOO_FEW_SIBLINGS = "cannot find enough sibling pods"
 OPTIMISTIC_REJECTION = "optimistic rejection in PostFilter"
 UNRESERVE_REJECTION = "rejection in Unreserve"
 
@@ -132,7 +134,7 @@ class PodGroupManager:
         members = ctx.store(PodGroupStore).group_pods(pod.namespace, pod.pod_group)
         count = self.counted(pod, members)
         if count < group.min_member:
-            return unresolvable(NAME, f"pre-filter pod {pod.name} cannot find enough sibling pods, "
+            return unresolvable(NAME, f"pre-filter pod {pod.name} {TOO_FEW_SIBLINGS}, "
                                       f"current pods number: {count}, minMember of group: "
                                       f"{group.min_member}")
         # Gated pods cannot be scheduled (the pod being scheduled is not one): with them the
@@ -276,3 +278,10 @@ def format_gap(gap: Mapping[str, GoQuantity]) -> str:
     struct it is (`String` has a pointer receiver): `map[cpu:{{2000 -3} {<nil>}  DecimalSI}]`."""
     return "map[" + " ".join(f"{name}:{amount.go_value_string()}"
                              for name, amount in sorted(gap.items())) + "]"
+
+
+def too_few_siblings(status: Status | None) -> bool:
+    """Whether `status` is PreFilter's rejection of a group with fewer pods than minMember: a
+    verdict an extender whose pod watch runs behind may give wrongly."""
+    return status is not None and status.plugin == NAME and \
+        any(TOO_FEW_SIBLINGS in reason for reason in status.reasons)
