@@ -130,7 +130,10 @@ def test_a_gang_past_the_connection_cap_binds_whole_at_default_settings(scenario
         watch.stop()
     assert len(placed) == members
     outcomes = scenario.extender_counts("extender_bind_total", "outcome")
-    assert outcomes.get("held", 0) >= members - 1 and not outcomes.get("permit_rejected"), outcomes
+    # (With the filter's rejections by plugin: a member parked by a rejection made the held
+    # ones wait out the group's timeout, as one did once: `api.catchup.group_first`.)
+    assert outcomes.get("held", 0) >= members - 1 and not outcomes.get("permit_rejected"), \
+        (outcomes, scenario.extender_counts("extender_filter_rejections_total", "plugin"))
     # Every member but the last was held, none rejected: none bound before the group was whole.
     bind_times = sorted(watch.first_bound().values())
     first_bound = bind_times[0] - started
