@@ -82,16 +82,26 @@ def catch_up_first(runtime: Runtime, record: RequestRecord, nodes: Iterable[str]
 
 
 def group_first(runtime: Runtime, record: RequestRecord, pod: PodView,
-                rejection: Status | None) -> None:
-    """Raise `Behind` for the pod's PodGroup when Coscheduling's PreFilter rejected it for
-    too few pods in the group (kube-scheduler, whose own watch has seen more of them, retried
-    it: its last sibling's arrival is the last event that would; a rejection then parks the
-    pod, and the members held at Permit wait out their group's timeout). Within a budget (a
-    group at most once a second): a group still being created is often short for real."""
+                rejection: Status | None) -> str | None:
+    """When Coscheduling's PreFilter rejected the pod for too few pods in its group: raise
+    `Behind` for the group, to read its pods, or, when the group was read less than a second
+    ago (`group_budget`), return the Error to answer instead of the rejection.
+
+    kube-scheduler, whose own watch may have seen more of the group's pods, retries a member
+    on each sibling's arrival, and the last arrival is the last event that would: a rejection
+    then, wrong only because this extender's watch runs behind, parks the member (for the
+    5-minute flush) while the others wait out their group's timeout at Permit. So this
+    verdict is given only from a read of the group made for this request; an Error instead
+    makes kube-scheduler retry after its backoff, by when a read is allowed. A group short for
+    real is rejected as upstream rejects it, after one read a second at most."""
     if runtime.live is None or record.caught_up or not too_few_siblings(rejection):
-        return
+        return None
+    assert rejection is not None
     if group_budget(runtime.live).allow([f"{pod.namespace}/{pod.pod_group}"]):
         raise Behind(group=(pod.namespace, pod.pod_group))
+    return (f"{rejection.message} (this extender's pod watch may be behind the API server's; "
+            f"it read PodGroup {pod.namespace}/{pod.pod_group} less than a second ago and "
+            "reads it again on the retry)")
 
 
 def nominated_node(runtime: Runtime, pod: PodView) -> list[str]:

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from extender import wire
 from extender.api import metrics
-from extender.api.body import json_response
+from extender.api.body import error_response, json_response
 from extender.api.candidates import unknown_names
 from extender.api.catchup import (
     MAX_NODES,
@@ -67,7 +67,8 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         # Nodes kube-scheduler has seen and this extender's watch not yet (just added).
         catch_up_first(runtime, record, unknown_names(candidates))
     result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
-    group_first(runtime, record, pod, result.rejection)
+    if (behind := group_first(runtime, record, pod, result.rejection)) is not None:
+        return _unsure(record, behind)
     passed = [info.node.name for info in result.passed]
     if not passed and result.rejection is None and runtime.live is not None:
         # Maybe retried on a change this extender's watch has not delivered yet.
@@ -93,6 +94,14 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
     return json_response(wire.encode(reply))
 
 
+def _unsure(record: RequestRecord, error: str) -> Response:
+    """An Error instead of a verdict this extender may be too far behind to give: kube-scheduler
+    retries the pod after its backoff, where a rejection would park it until some event."""
+    record.outcome = "behind"
+    record.details["error"] = error
+    return error_response(error, 200)
+
+
 def _offered(runtime: Runtime, request: SchedulingRequest) -> Callable[[str], bool]:
     """Whether the request names a node (read only for a pod the preempt verb answered)."""
     listed = request.candidates.listed
@@ -112,7 +121,8 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     assert listed is not None
     table, replies = state.table, replies_for(state.table)
     prepared = prepare_filters(runtime.profile, pod, state)
-    group_first(runtime, record, pod, prepared.rejection)
+    if (behind := group_first(runtime, record, pod, prepared.rejection)) is not None:
+        return _unsure(record, behind)
     token = None
     if prepared.rejection is None and runtime.reply_reuse:
         token = reuse_token(runtime.profile.filters, state.generation, 0)

@@ -177,3 +177,41 @@ def test_a_gang_created_with_its_podgroup_binds_whole_though_the_watch_runs_behi
     assert max(first_bound.values()) - min(first_bound.values()) < 1.0, first_bound
     assert outcomes.get("rejected", 0) >= 1, outcomes  # the group was not yet known
     assert outcomes.get("bound") == 3, outcomes
+
+
+def test_a_gangs_members_arriving_while_the_watch_runs_behind_bind_within_seconds(
+        scenario: Scenario, tmp_path: Path) -> None:
+    """A PodGroup the extender knows, then its pods created back to back while the extender's
+    watch runs 3 s behind kube-scheduler's. Coscheduling's PreFilter refuses each member at
+    first (its siblings not yet watched); kube-scheduler retries each as the others arrive and
+    a backoff later, which the last arrival is the last event for: without reading the group's
+    pods again (`api.catchup.group_first`) the extender refused that retry too, and the members
+    waited, parked, for kube-scheduler's 5-minute flush."""
+    kube = scenario.kube
+    names = [f"{scenario.name}-{i}" for i in range(3)]
+    scenario.add_nodes(*(node(n, cpu="2", memory="8Gi") for n in names))
+    ns = scenario.namespace()
+    members = {f"train-{i}" for i in range(3)}
+    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=3.0) as lag:
+        scenario.start(policy=GANG, extender_args=[
+            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
+        kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                     "metadata": {"name": "train", "namespace": ns}, "spec": {"minMember": 3}})
+        assert scenario.extender is not None
+        wait_until(lambda: scenario.extender_counts("extender_informer_events_total",
+                                                    "resource").get("podgroups", 0) >= 1,
+                   timeout=30, what="the extender to know the group")
+        created = time.monotonic()
+        for name in sorted(members):
+            kube.create(pod(name, ns, scenario.scheduler, cpu="1500m",
+                            labels={GROUP_LABEL: "train"}))
+        try:
+            wait_until(lambda: members <= set(bound(kube.pods(ns))) or None, timeout=60,
+                       what="the whole group bound")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the end of the extender's log:\n"
+                                 f"{scenario.sandbox.log_tail(scenario.extender.name, 30)}") from None
+        elapsed = time.monotonic() - created
+        seen = scenario.extender_metric("extender_informer_pods_seen_before_watch_total")
+    assert elapsed < 30, f"the group bound {elapsed:.1f}s after its pods were created"
+    assert seen >= 1  # the group's pods were read before their watch events came

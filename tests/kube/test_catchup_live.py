@@ -217,10 +217,45 @@ def test_a_gang_member_whose_siblings_the_watch_has_not_delivered_reads_its_grou
         assert [q.get("labelSelector") for q in lists] == ["scheduling.x-k8s.io/pod-group=train"]
         assert seen == 2
     else:
-        assert not reply["NodeNames"] and lists == [] and seen == 0
-        assert reply["FailedAndUnresolvableNodes"] == {"n1": (
+        # Not the rejection, which would park the pod, but an Error: retried after a backoff.
+        assert not reply.get("NodeNames") and lists == [] and seen == 0
+        assert reply["Error"] == (
             "pre-filter pod w-0 cannot find enough sibling pods, current pods number: 1, "
-            "minMember of group: 3")}, reply
+            "minMember of group: 3 (this extender's pod watch may be behind the API server's; "
+            "it read PodGroup default/train less than a second ago and reads it again on the "
+            "retry)"), reply
+
+
+def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
+        tmp_path: Path) -> None:
+    """Two pods of a group of three: the read finds no third, and the pod gets upstream's
+    rejection (parked until an event). Retried within the second, before a read is allowed
+    again, it gets an Error (retried after its backoff), not a verdict nothing was read for."""
+    policy = tmp_path / "gang.json"
+    policy.write_text(json.dumps(GANG_POLICY))
+
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        now = [1000.0]
+        group_budget(runtime.live).clock = lambda: now[0]
+        server.hold_watches("pods")
+        server.put(_member(1))
+        body = json.dumps({"Pod": _member(0), "NodeNames": ["n1"]}).encode()
+        replies = [(await client.post("/filter", content=body)).json()]
+        replies.append((await client.post("/filter", content=body)).json())
+        now[0] += 1.0
+        replies.append((await client.post("/filter", content=body)).json())
+        lists = [r for r in server.requests
+                 if r.method == "GET" and r.path == f"/api/v1/namespaces/{NS}/pods"]
+        return replies, len(lists)
+
+    (read, retried, later), lists = _run(tmp_path, scenario, "--policy", str(policy),
+                                         cluster=_gang, waits_for="uid-w-0")
+    short = ("pre-filter pod w-0 cannot find enough sibling pods, current pods number: 2, "
+             "minMember of group: 3")
+    assert read["FailedAndUnresolvableNodes"] == {"n1": short} and not read["Error"], read
+    assert retried["Error"].startswith(short + " (this extender's pod watch may be behind")
+    assert later["FailedAndUnresolvableNodes"] == {"n1": short}, later
+    assert lists == 2
 
 
 def test_the_api_failing_leaves_the_state_as_it_is(tmp_path: Path) -> None:
