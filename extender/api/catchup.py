@@ -23,11 +23,11 @@ as the API server has them now (`state.catchup`) before it answers.
 
 * A filter that Coscheduling's PreFilter rejects for too few pods in the pod's group asks for
   the group's pods (`group_first`): kube-scheduler, whose watch has seen more of them, may
-  have retried it on its last sibling's arrival. Within a budget (a group at most once a
-  second).
+  have retried it on its last sibling's arrival. A group is read at most once a second;
+  within the second after a read the filter answers an Error instead of the rejection.
 
-A handler asks by raising `Behind` instead of answering (`catch_up_first`); the route
-(`api.verb.answer_caught_up`) catches those nodes up and calls it once more.
+A handler asks by raising `Behind` instead of answering (`catch_up_first`, `group_first`);
+the route (`api.verb.answer_caught_up`) catches up what it names and calls it once more.
 """
 
 from __future__ import annotations
