@@ -21,12 +21,14 @@ as the API server has them now (`state.catchup`) before it answers.
   lifted, a pod deleted). Within a budget: the guess is often wrong (the extender's own rules
   refuse the pod).
 
-* A filter that Coscheduling's PreFilter rejects for too few pods in the pod's group asks for
-  the group's pods (`group_first`): kube-scheduler, whose watch has seen more of them, may
-  have retried it on its last sibling's arrival. A group is read at most once a second;
-  within the second after a read the filter answers an Error instead of the rejection.
+* A filter that Coscheduling's PreFilter rejects for too few pods in the pod's group, or
+  CapacityScheduling's for its quota's use, asks for the group's, or the namespace's, pods
+  (`pods_first`): kube-scheduler, whose watch has seen more, may have retried it on its last
+  sibling's arrival or on a pod of the quota gone. Each is read at most once a second;
+  within the second after a read, a group's filter answers an Error instead of the
+  rejection (a quota's gives the rejection).
 
-A handler asks by raising `Behind` instead of answering (`catch_up_first`, `group_first`);
+A handler asks by raising `Behind` instead of answering (`catch_up_first`, `pods_first`);
 the route (`api.verb.answer_caught_up`) catches up what it names and calls it once more.
 """
 
@@ -39,13 +41,14 @@ from itertools import islice
 from extender.api.observe import RequestRecord
 from extender.api.runtime import Runtime
 from extender.engine.framework import Status
+from extender.engine.plugins.capacity_scheduling import quota_refusal
 from extender.engine.plugins.coscheduling import too_few_siblings
 from extender.model.pod import PodView
 from extender.state.catchup import (
-    catch_up_group,
     catch_up_nodes,
-    group_budget,
+    catch_up_pods_in,
     guess_budget,
+    pods_budget,
     preempt_answers,
     unplaced,
 )
@@ -59,16 +62,21 @@ MAX_NODES = 16
 
 class Behind(Exception):
     """Raised by a verb's handler instead of answering: these nodes, and their pods, or the
-    pods of this PodGroup (namespace, name), may be behind the API server's. The route
-    (`api.verb`) catches them up and calls the handler once more, with
-    `RequestRecord.caught_up` set (with `serve --record`, that second call is recorded as a
-    second `in` entry of the exchange, after the changes: what a replay answers)."""
+    pods of a namespace (`pods`: namespace and PodGroup, or "" for all of its pods), may be
+    behind the API server's. The route (`api.verb`) catches them up and calls the handler once
+    more, with `RequestRecord.caught_up` set (with `serve --record`, that second call is
+    recorded as a second `in` entry of the exchange, after the changes: what a replay
+    answers)."""
 
-    def __init__(self, nodes: Sequence[str] = (), group: tuple[str, str] | None = None) -> None:
+    def __init__(self, nodes: Sequence[str] = (), pods: tuple[str, str] | None = None) -> None:
         self.nodes = tuple(nodes)
-        self.group = group
-        self.what = self.nodes + ((f"podgroup {group[0]}/{group[1]}",) if group else ())
+        self.pods = pods
+        self.what = self.nodes + ((_pods_read(*pods),) if pods else ())
         super().__init__(", ".join(self.what))
+
+
+def _pods_read(namespace: str, group: str) -> str:
+    return f"podgroup {namespace}/{group}" if group else f"namespace {namespace}"
 
 
 def catch_up_first(runtime: Runtime, record: RequestRecord, nodes: Iterable[str]) -> None:
@@ -81,27 +89,42 @@ def catch_up_first(runtime: Runtime, record: RequestRecord, nodes: Iterable[str]
         raise Behind(first)
 
 
-def group_first(runtime: Runtime, record: RequestRecord, pod: PodView,
-                rejection: Status | None) -> str | None:
-    """When Coscheduling's PreFilter rejected the pod for too few pods in its group: raise
-    `Behind` for the group, to read its pods, or, when the group was read less than a second
-    ago (`group_budget`), return the Error to answer instead of the rejection.
+def pods_first(runtime: Runtime, record: RequestRecord, pod: PodView,
+               rejection: Status | None) -> str | None:
+    """When a PreFilter rejected the pod by counting pods the watch may not have delivered
+    (Coscheduling: too few pods in its group; CapacityScheduling: its quota's use): raise
+    `Behind` for those pods (its group's; its namespace's), to read them, or, when they were
+    read less than a second ago (`pods_budget`), return the Error to answer instead of the
+    rejection.
 
-    kube-scheduler, whose own watch may have seen more of the group's pods, retries a member
-    on each sibling's arrival, and the last arrival is the last event that would: a rejection
-    then, wrong only because this extender's watch runs behind, parks the member (for the
-    5-minute flush) while the others wait out their group's timeout at Permit. So this
-    verdict is given only from a read of the group made for this request; an Error instead
-    makes kube-scheduler retry after its backoff, by when a read is allowed. A group short for
-    real is rejected as upstream rejects it, after one read a second at most."""
-    if runtime.live is None or record.caught_up or not too_few_siblings(rejection):
+    kube-scheduler, whose own watch may have seen the change, retries the pod on it (a
+    sibling's arrival, a pod of the quota gone), and may have no other event to retry it on:
+    a rejection then, wrong only because this extender's watch runs behind, parks the pod
+    (for the 5-minute flush; a gang's members held at Permit meanwhile wait out its
+    timeout). So this verdict is given only from a read made for this request; an Error
+    instead makes kube-scheduler retry after its backoff, by when a read is allowed. A pod
+    refused for real is refused as upstream refuses it, after one read a second at most.
+    A quota's refusal within the second after a read is given as it stands (no Error): a
+    quota is often full for long, its pods retried on every event of a busy cluster, and
+    their events would read as the extender's errors."""
+    if runtime.live is None or record.caught_up:
+        return None
+    if too_few_siblings(rejection):
+        pods, unsure = (pod.namespace, pod.pod_group), True
+    elif quota_refusal(rejection):
+        # A quota is often full for long, and its refusals are what its users read in the
+        # pod's events: within the second after a read they are given as they stand.
+        pods, unsure = (pod.namespace, ""), False
+    else:
         return None
     assert rejection is not None
-    if group_budget(runtime.live).allow([f"{pod.namespace}/{pod.pod_group}"]):
-        raise Behind(group=(pod.namespace, pod.pod_group))
+    if pods_budget(runtime.live).allow([_pods_read(*pods)]):
+        raise Behind(pods=pods)
+    if not unsure:
+        return None
     return (f"{rejection.message} (this extender's pod watch may be behind the API server's; "
-            f"it read PodGroup {pod.namespace}/{pod.pod_group} less than a second ago and "
-            "reads it again on the retry)")
+            f"it read the pods of {_pods_read(*pods)} less than a second ago and reads them "
+            "again on the retry)")
 
 
 def nominated_node(runtime: Runtime, pod: PodView) -> list[str]:
@@ -166,11 +189,11 @@ async def catch_up(runtime: Runtime, nodes: Sequence[str]) -> None:
 
 
 async def catch_up_behind(runtime: Runtime, behind: Behind) -> None:
-    """What `behind` names made what the API server has now (nodes, a PodGroup's pods)."""
+    """What `behind` names made what the API server has now (nodes, a namespace's pods)."""
     await catch_up(runtime, behind.nodes)
-    if runtime.live is not None and behind.group is not None:
+    if runtime.live is not None and behind.pods is not None:
         try:
-            await catch_up_group(runtime.live, *behind.group)
+            await catch_up_pods_in(runtime.live, *behind.pods)
         except Exception:
-            log.exception("could not catch PodGroup %s/%s up with the API server",
-                          *behind.group)
+            log.exception("could not catch the pods of %s up with the API server",
+                          _pods_read(*behind.pods))

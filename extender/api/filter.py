@@ -15,9 +15,9 @@ from extender.api.candidates import unknown_names
 from extender.api.catchup import (
     MAX_NODES,
     catch_up_first,
-    group_first,
     nominated_node,
     passed_none,
+    pods_first,
     preempted_nodes,
 )
 from extender.api.observe import RequestRecord
@@ -67,7 +67,7 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
         # Nodes kube-scheduler has seen and this extender's watch not yet (just added).
         catch_up_first(runtime, record, unknown_names(candidates))
     result = run_filters(runtime.profile, pod, candidates.infos, runtime.state)
-    if (behind := group_first(runtime, record, pod, result.rejection)) is not None:
+    if (behind := pods_first(runtime, record, pod, result.rejection)) is not None:
         return _unsure(record, behind)
     passed = [info.node.name for info in result.passed]
     if not passed and result.rejection is None and runtime.live is not None:
@@ -121,7 +121,7 @@ def _by_rows(runtime: Runtime, request: SchedulingRequest, record: RequestRecord
     assert listed is not None
     table, replies = state.table, replies_for(state.table)
     prepared = prepare_filters(runtime.profile, pod, state)
-    if (behind := group_first(runtime, record, pod, prepared.rejection)) is not None:
+    if (behind := pods_first(runtime, record, pod, prepared.rejection)) is not None:
         return _unsure(record, behind)
     token = None
     if prepared.rejection is None and runtime.reply_reuse:

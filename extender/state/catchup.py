@@ -23,8 +23,11 @@ just seen:
   Coscheduling's PreFilter rejected come with its siblings' arrivals, and the last arrival is
   the last retry): the extender, not counting that sibling yet, would reject the pod again
   for too few pods in its group, and the members held at Permit wait out their group's
-  timeout. `catch_up_group` lists the group's pods by its label; within `group_budget`, a
-  group still being created being short for real.
+  timeout. `catch_up_pods_in` lists the group's pods by its label; within `pods_budget`, a
+  group still being created being short for real;
+* a pod waiting on its ElasticQuota retried as a pod of its namespace goes: the extender,
+  still counting that pod, would refuse it again. `catch_up_pods_in` lists the namespace's
+  pods, within the same budget.
 
 `catch_up_nodes` reads from the API server each node (one GET) and which pods the nodes hold
 now (one consistent LIST each, all at once), and applies the difference through the
@@ -94,7 +97,7 @@ class GuessBudget:
 
 
 _budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
-_group_budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
+_pods_budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
 
 
 def guess_budget(live: LiveState) -> GuessBudget:
@@ -105,12 +108,12 @@ def guess_budget(live: LiveState) -> GuessBudget:
     return budget
 
 
-def group_budget(live: LiveState) -> GuessBudget:
-    """The budget of `live`'s PodGroup reads (`catch_up_group`), by "namespace/name": a
-    group at most once a second, ten groups a second in all."""
-    budget = _group_budgets.get(live)
+def pods_budget(live: LiveState) -> GuessBudget:
+    """The budget of `live`'s reads of a PodGroup's or a namespace's pods (`catch_up_pods_in`),
+    by what is read: each at most once a second, ten a second in all."""
+    budget = _pods_budgets.get(live)
     if budget is None:
-        budget = _group_budgets[live] = GuessBudget()
+        budget = _pods_budgets[live] = GuessBudget()
     return budget
 
 
@@ -197,15 +200,17 @@ async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
     live.counters.nodes_seen_before_watch += new_nodes
 
 
-async def catch_up_group(live: LiveState, namespace: str, group: str, *,
-                         timeout: float = LIST_TIMEOUT) -> None:
-    """Add to `live`'s state the pods of PodGroup `namespace/group` the API server has and the
-    pod watch has not delivered yet (one LIST by the group's label): Coscheduling's PreFilter
-    counts them. The API failing or slow leaves the state as it is."""
+async def catch_up_pods_in(live: LiveState, namespace: str, group: str = "", *,
+                           timeout: float = LIST_TIMEOUT) -> None:
+    """Make `live`'s pods of `namespace` (of PodGroup `group` alone, when given: one LIST by
+    its label) those the API server has now: pods the watch has not delivered added, pods it
+    has not yet deleted deleted (pods the state assumes bound stay). Coscheduling's PreFilter
+    counts a group's pods, CapacityScheduling's a quota's. The API failing or slow leaves the
+    state as it is."""
     informer = live.informers.get(PODS.name)
     if informer is None:
         return
-    selector = f"{POD_GROUP_LABEL}={group}"
+    selector = f"{POD_GROUP_LABEL}={group}" if group else ""
     path = f"/api/v1/namespaces/{namespace}/pods"
     pods: list[k8s.Pod] = []
     version = token = ""
@@ -221,19 +226,32 @@ async def catch_up_group(live: LiveState, namespace: str, group: str, *,
                 if not token:
                     break
     except (KubeError, TimeoutError) as exc:
-        log.info("could not list the pods of PodGroup %s/%s to catch the watch up: %s",
-                 namespace, group, exc)
+        log.info("could not list the pods of %s to catch the watch up: %s",
+                 f"PodGroup {namespace}/{group}" if group else f"namespace {namespace}", exc)
         return
     if informer.resource_version and not is_newer(version, informer.resource_version):
         return  # the watch has delivered all of it meanwhile
-    new = [pod for pod in pods if live.state.pod_by_uid(pod.metadata.uid) is None]
+    state = live.state
+    present = {pod.metadata.uid for pod in pods}
+    gone = [view for view in state.pods.values()
+            if view.namespace == namespace and (not group or view.pod_group == group)
+            and view.uid not in present and view.uid not in state.assumed]
+    for view in gone:
+        meta = k8s.ObjectMeta(namespace=view.namespace, name=view.name, uid=view.uid)
+        informer.gate.call(apply_change, informer.sink, "delete", k8s.Pod(metadata=meta))
+        informer.caught_up(view.uid, version)
+    new = [pod for pod in pods
+           if (known := state.pod_by_uid(pod.metadata.uid)) is None
+           or (pod.spec.node_name and not known.node_name)]
     for pod in new:
         informer.gate.call(apply_change, informer.sink, "apply", pod)
         informer.caught_up(pod.metadata.uid, version)
-    if new:
-        log.info("%d pod(s) of PodGroup %s/%s are at the API server before their watch events: "
-                 "added", len(new), namespace, group)
+    if new or gone:
+        log.info("pods of %s at the API server before their watch events: %d added, %d deleted",
+                 f"PodGroup {namespace}/{group}" if group else f"namespace {namespace}",
+                 len(new), len(gone))
     live.counters.seen_before_watch += len(new)
+    live.counters.gone_before_watch += len(gone)
 
 
 async def _node(live: LiveState, name: str) -> k8s.Node | None:

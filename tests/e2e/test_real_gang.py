@@ -131,7 +131,7 @@ def test_a_gang_past_the_connection_cap_binds_whole_at_default_settings(scenario
     assert len(placed) == members
     outcomes = scenario.extender_counts("extender_bind_total", "outcome")
     # (With the filter's rejections by plugin: a member parked by a rejection made the held
-    # ones wait out the group's timeout, as one did once: `api.catchup.group_first`.)
+    # ones wait out the group's timeout, as one did once: `api.catchup.pods_first`.)
     assert outcomes.get("held", 0) >= members - 1 and not outcomes.get("permit_rejected"), \
         (outcomes, scenario.extender_counts("extender_filter_rejections_total", "plugin"))
     # Every member but the last was held, none rejected: none bound before the group was whole.
@@ -185,7 +185,7 @@ def test_a_gangs_members_arriving_while_the_watch_runs_behind_bind_within_second
     watch runs 3 s behind kube-scheduler's. Coscheduling's PreFilter refuses each member at
     first (its siblings not yet watched); kube-scheduler retries each as the others arrive and
     a backoff later, which the last arrival is the last event for: without reading the group's
-    pods again (`api.catchup.group_first`) the extender refused that retry too, and the members
+    pods again (`api.catchup.pods_first`) the extender refused that retry too, and the members
     waited, parked, for kube-scheduler's 5-minute flush."""
     kube = scenario.kube
     names = [f"{scenario.name}-{i}" for i in range(3)]

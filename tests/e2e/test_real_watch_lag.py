@@ -9,6 +9,7 @@ cluster before the extender caught up with the API server on its own (`api.catch
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from extender.simulator.arrivals import RUN_FOR_ANNOTATION
 from tests.e2e.lag import WatchLag
 from tests.e2e.realcluster import Scenario, bound, node, pod, wait_until
 
@@ -148,3 +150,44 @@ def _filter(scenario: Scenario, args: dict[str, object]) -> list[str]:
     reply = httpx.post(f"{scenario.extender.url}/filter", json=args, timeout=5,
                        trust_env=False).json()
     return reply.get("NodeNames") or []
+
+
+QUOTA_POLICY = """
+apiVersion: scheduler-extender/v1
+kind: ExtenderPolicy
+plugins:
+  filter:
+    enabled: [{name: NodeResourcesFit}, {name: CapacityScheduling}]
+  score:
+    enabled: [{name: NodeResourcesFit, weight: 1}]
+"""
+
+
+def test_a_pod_waiting_on_its_quota_binds_when_room_frees_while_the_watch_runs_behind(
+        scenario: Scenario, tmp_path: Path) -> None:
+    """A namespace's ElasticQuota (max 1 cpu) full with one pod; a second pod waits; the
+    first succeeds, and kube-scheduler, seeing it, retries the second at once. The extender,
+    whose watch has not delivered the change, still counted the first pod against the quota
+    and refused it again: parked (5 minutes) with nothing else to retry it on. It now reads
+    the namespace's pods for such a refusal (`api.catchup.pods_first`)."""
+    kube = scenario.kube
+    scenario.add_nodes(node(f"{scenario.name}-q", cpu="4"))
+    ns = scenario.namespace()
+    kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "ElasticQuota",
+                 "metadata": {"name": "quota", "namespace": ns},
+                 "spec": {"min": {"cpu": "1", "memory": "8Gi"},
+                          "max": {"cpu": "1", "memory": "8Gi"}}})
+    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
+        scenario.start(policy=QUOTA_POLICY, extender_args=[
+            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
+        # The node agent lets `first` succeed 8 s after it starts: its quota's room frees.
+        first = pod("first", ns, scenario.scheduler, cpu="1")
+        first["metadata"]["annotations"] = {RUN_FOR_ANNOTATION: "8s"}
+        kube.create(first)
+        wait_until(lambda: "first" in bound(kube.pods(ns)) or None, timeout=30,
+                   what="the first pod bound")
+        _waiting(scenario, ns, cpu="1")
+        waited = time.monotonic()
+        assert _bound(scenario, ns, "waiting") == f"{scenario.name}-q"
+        # Within seconds of the room freeing, not at kube-scheduler's 5-minute flush.
+        assert time.monotonic() - waited < 30

@@ -17,7 +17,7 @@ from extender.api.replay import replay_file
 from extender.model import k8s
 from extender.model.pod import PodView
 from extender.state.binder import assume
-from extender.state.catchup import GuessBudget, PreemptAnswers, group_budget, guess_budget
+from extender.state.catchup import GuessBudget, PreemptAnswers, guess_budget, pods_budget
 from tests.kube import kube_objects as ko
 from tests.kube.fake_apiserver import FakeApiServer, Fault
 from tests.serving import eventually, serve_args, served
@@ -194,7 +194,7 @@ def test_a_gang_member_whose_siblings_the_watch_has_not_delivered_reads_its_grou
     policy.write_text(json.dumps(GANG_POLICY))
 
     async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
-        group_budget(runtime.live).per_second = budget
+        pods_budget(runtime.live).per_second = budget
         server.hold_watches("pods")
         server.put(_member(1))
         server.put(_member(2))
@@ -222,8 +222,8 @@ def test_a_gang_member_whose_siblings_the_watch_has_not_delivered_reads_its_grou
         assert reply["Error"] == (
             "pre-filter pod w-0 cannot find enough sibling pods, current pods number: 1, "
             "minMember of group: 3 (this extender's pod watch may be behind the API server's; "
-            "it read PodGroup default/train less than a second ago and reads it again on the "
-            "retry)"), reply
+            "it read the pods of podgroup default/train less than a second ago and reads them "
+            "again on the retry)"), reply
 
 
 def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
@@ -236,7 +236,7 @@ def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
 
     async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
         now = [1000.0]
-        group_budget(runtime.live).clock = lambda: now[0]
+        pods_budget(runtime.live).clock = lambda: now[0]
         server.hold_watches("pods")
         server.put(_member(1))
         body = json.dumps({"Pod": _member(0), "NodeNames": ["n1"]}).encode()
@@ -256,6 +256,56 @@ def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
     assert retried["Error"].startswith(short + " (this extender's pod watch may be behind")
     assert later["FailedAndUnresolvableNodes"] == {"n1": short}, later
     assert lists == 2
+
+
+QUOTA_POLICY = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                "plugins": {"filter": {"enabled": [{"name": "NodeResourcesFit"},
+                                                   {"name": "CapacityScheduling"}]}}}
+
+
+def _quota_full(server: FakeApiServer) -> None:
+    server.put(ko.node("n1", cpu="8", memory="8Gi"))
+    server.put({"kind": "ElasticQuota", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "metadata": {"name": "quota", "namespace": NS},
+                "spec": {"min": {"cpu": "1", "memory": "8Gi"},
+                         "max": {"cpu": "1", "memory": "8Gi"}}})
+    server.put(ko.pod("first", NS, cpu="1", node_name="n1", phase="Running", uid="uid-first"))
+
+
+def test_a_pod_waiting_on_its_quota_reads_its_namespace_when_refused(tmp_path: Path) -> None:
+    """The quota's pod gone at the API server, not yet in the extender's watch: the waiting
+    pod's refusal reads the namespace's pods first, and the pod passes. Refused again within
+    the second (the quota full again), it gets the refusal as it stands (no Error: a quota is
+    often full for long); a second later, after a read, the refusal again."""
+    policy = tmp_path / "quota.json"
+    policy.write_text(json.dumps(QUOTA_POLICY))
+    waiting = ko.pod("waiting", NS, cpu="1", uid="uid-waiting")
+    body = json.dumps({"Pod": waiting, "NodeNames": ["n1"]}).encode()
+
+    async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
+        now = [1000.0]
+        pods_budget(runtime.live).clock = lambda: now[0]
+        server.hold_watches("pods")
+        server.delete("Pod", NS, "first")
+        passed = (await client.post("/filter", content=body)).json()
+        gone = "uid-first" not in runtime.state.pods
+        server.put(ko.pod("again", NS, cpu="1", node_name="n1", phase="Running",
+                          uid="uid-again"))
+        server.release_watches("pods")
+        await eventually(lambda: "uid-again" in runtime.state.pods, "the new pod watched")
+        retried = (await client.post("/filter", content=body)).json()  # the same second
+        now[0] += 1.0
+        refused = (await client.post("/filter", content=body)).json()
+        return passed, gone, refused, retried
+
+    passed, gone, refused, retried = _run(tmp_path, scenario, "--policy", str(policy),
+                                          cluster=_quota_full, waits_for="uid-first")
+    assert passed["NodeNames"] == ["n1"], passed
+    assert gone
+    over = f"Pod {NS}/waiting is rejected in PreFilter because ElasticQuota {NS} is more than Max"
+    for reply in (retried, refused):  # within the second, and after a read: the refusal
+        assert {**reply["FailedNodes"], **reply["FailedAndUnresolvableNodes"]} == {"n1": over}
+        assert not reply["Error"], reply
 
 
 def test_the_api_failing_leaves_the_state_as_it_is(tmp_path: Path) -> None:

@@ -271,3 +271,10 @@ class CapacityScheduling(DefaultPreemption):
         from extender.engine.preemption.evaluator import preempt
 
         return preempt(profile, pod, statuses, ctx, now, rng, call_extenders=call_extenders)
+
+
+def quota_refusal(status: Status | None) -> bool:
+    """Whether `status` is PreFilter's refusal of a pod for its ElasticQuota's use (over its
+    max, or the quotas' use over the sum of their mins): a verdict an extender whose pod watch
+    runs behind may give wrongly."""
+    return status is not None and status.plugin == NAME
