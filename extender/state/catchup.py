@@ -49,6 +49,7 @@ import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from extender.engine.cluster import ClusterState
@@ -96,25 +97,31 @@ class GuessBudget:
         return allowed
 
 
+T = TypeVar("T")
+
+
+def _one_per_live(memo: WeakKeyDictionary[LiveState, T], live: LiveState,
+                  make: Callable[[], T]) -> T:
+    """`live`'s own `make()` (each server, each test, its own), made on first use."""
+    found = memo.get(live)
+    if found is None:
+        found = memo[live] = make()
+    return found
+
+
 _budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
 _pods_budgets: WeakKeyDictionary[LiveState, GuessBudget] = WeakKeyDictionary()
 
 
 def guess_budget(live: LiveState) -> GuessBudget:
-    """The budget of `live`'s guesses (one per live state: each server, each test, its own)."""
-    budget = _budgets.get(live)
-    if budget is None:
-        budget = _budgets[live] = GuessBudget()
-    return budget
+    """The budget of `live`'s guesses."""
+    return _one_per_live(_budgets, live, GuessBudget)
 
 
 def pods_budget(live: LiveState) -> GuessBudget:
     """The budget of `live`'s reads of a PodGroup's or a namespace's pods (`catch_up_pods_in`),
     by what is read: each at most once a second, ten a second in all."""
-    budget = _pods_budgets.get(live)
-    if budget is None:
-        budget = _pods_budgets[live] = GuessBudget()
-    return budget
+    return _one_per_live(_pods_budgets, live, GuessBudget)
 
 
 class PreemptAnswers:
@@ -157,11 +164,8 @@ _answers: WeakKeyDictionary[LiveState, PreemptAnswers] = WeakKeyDictionary()
 
 
 def preempt_answers(live: LiveState) -> PreemptAnswers:
-    """The preempt verb's recent answers for `live` (one memory per live state)."""
-    answers = _answers.get(live)
-    if answers is None:
-        answers = _answers[live] = PreemptAnswers()
-    return answers
+    """The preempt verb's recent answers for `live`."""
+    return _one_per_live(_answers, live, PreemptAnswers)
 
 
 async def catch_up_nodes(live: LiveState, nodes: Sequence[str], *,
@@ -210,24 +214,14 @@ async def catch_up_pods_in(live: LiveState, namespace: str, group: str = "", *,
     informer = live.informers.get(PODS.name)
     if informer is None:
         return
-    selector = f"{POD_GROUP_LABEL}={group}" if group else ""
-    path = f"/api/v1/namespaces/{namespace}/pods"
-    pods: list[k8s.Pod] = []
-    version = token = ""
+    what = f"PodGroup {namespace}/{group}" if group else f"namespace {namespace}"
     try:
         async with asyncio.timeout(timeout):
-            while True:
-                page = await live.client.list(path, k8s.Pod, continue_token=token,
-                                              field_selector=PODS.field_selector,
-                                              label_selector=selector)
-                version = version or page.resource_version
-                pods.extend(page.items or ())
-                token = page.continue_token
-                if not token:
-                    break
+            version, pods = await _list_pods(
+                live, f"/api/v1/namespaces/{namespace}/pods",
+                label_selector=f"{POD_GROUP_LABEL}={group}" if group else "")
     except (KubeError, TimeoutError) as exc:
-        log.info("could not list the pods of %s to catch the watch up: %s",
-                 f"PodGroup {namespace}/{group}" if group else f"namespace {namespace}", exc)
+        log.info("could not list the pods of %s to catch the watch up: %s", what, exc)
         return
     if informer.resource_version and not is_newer(version, informer.resource_version):
         return  # the watch has delivered all of it meanwhile
@@ -236,20 +230,14 @@ async def catch_up_pods_in(live: LiveState, namespace: str, group: str = "", *,
     gone = [view for view in state.pods.values()
             if view.namespace == namespace and (not group or view.pod_group == group)
             and view.uid not in present and view.uid not in state.assumed]
-    for view in gone:
-        meta = k8s.ObjectMeta(namespace=view.namespace, name=view.name, uid=view.uid)
-        informer.gate.call(apply_change, informer.sink, "delete", k8s.Pod(metadata=meta))
-        informer.caught_up(view.uid, version)
+    # A pod assumed bound stays as the state has it while the list shows it pending.
     new = [pod for pod in pods
            if (known := state.pod_by_uid(pod.metadata.uid)) is None
            or (pod.spec.node_name and not known.node_name)]
-    for pod in new:
-        informer.gate.call(apply_change, informer.sink, "apply", pod)
-        informer.caught_up(pod.metadata.uid, version)
+    _apply_pods(informer, version, gone, new)
     if new or gone:
         log.info("pods of %s at the API server before their watch events: %d added, %d deleted",
-                 f"PodGroup {namespace}/{group}" if group else f"namespace {namespace}",
-                 len(new), len(gone))
+                 what, len(new), len(gone))
     live.counters.seen_before_watch += len(new)
     live.counters.gone_before_watch += len(gone)
 
@@ -281,12 +269,20 @@ def _apply_node(informer: Informer, state: ClusterState, node: k8s.Node) -> int:
 
 async def _pods_on(live: LiveState, node: str) -> tuple[str, list[k8s.Pod]]:
     """The list's resourceVersion and the pods it holds on `node`."""
-    selector = f"spec.nodeName={node},{PODS.field_selector}"
+    return await _list_pods(live, PODS.path, node_name=node)
+
+
+async def _list_pods(live: LiveState, path: str, *, node_name: str = "",
+                     label_selector: str = "") -> tuple[str, list[k8s.Pod]]:
+    """The list's resourceVersion and the pods at `path` (on `node_name`, with
+    `label_selector`, when given) the pod informer would hold, every page read."""
+    selector = f"spec.nodeName={node_name},{PODS.field_selector}" if node_name \
+        else PODS.field_selector
     pods: list[k8s.Pod] = []
     version = token = ""
     while True:
-        page = await live.client.list(PODS.path, k8s.Pod, continue_token=token,
-                                      field_selector=selector)
+        page = await live.client.list(path, k8s.Pod, continue_token=token,
+                                      field_selector=selector, label_selector=label_selector)
         version = version or page.resource_version  # every page carries the first's version
         pods.extend(page.items or ())
         token = page.continue_token
@@ -301,19 +297,28 @@ def _apply(live: LiveState, informer: Informer, node: str, version: str,
     here = info.pods if info is not None else {}
     present = {pod.metadata.uid for pod in pods}
     gone = [view for uid, view in here.items() if uid not in present and uid not in state.assumed]
+    new = [pod for pod in pods if unplaced(state.pod_by_uid(pod.metadata.uid), node)]
+    _apply_pods(informer, version, gone, new)
+    for view in gone:
+        log.info("pod %s/%s is gone from the API server before its watch event: deleted",
+                 view.namespace, view.name)
+    for pod in new:
+        log.info("pod %s/%s is on node %s at the API server before its watch event: added",
+                 pod.metadata.namespace, pod.metadata.name, node)
+    return len(gone), len(new)
+
+
+def _apply_pods(informer: Informer, version: str, gone: Iterable[PodView],
+                new: Iterable[k8s.Pod]) -> None:
+    """The pods gone deleted and the new ones applied through the pod informer's own sink, as
+    its watch events will be (the informer then skips those up to the list's `version`)."""
     for view in gone:
         meta = k8s.ObjectMeta(namespace=view.namespace, name=view.name, uid=view.uid)
         informer.gate.call(apply_change, informer.sink, "delete", k8s.Pod(metadata=meta))
         informer.caught_up(view.uid, version)
-        log.info("pod %s/%s is gone from the API server before its watch event: deleted",
-                 view.namespace, view.name)
-    new = [pod for pod in pods if unplaced(state.pod_by_uid(pod.metadata.uid), node)]
     for pod in new:
         informer.gate.call(apply_change, informer.sink, "apply", pod)
         informer.caught_up(pod.metadata.uid, version)
-        log.info("pod %s/%s is on node %s at the API server before its watch event: added",
-                 pod.metadata.namespace, pod.metadata.name, node)
-    return len(gone), len(new)
 
 
 def unplaced(view: PodView | None, node: str) -> bool:
