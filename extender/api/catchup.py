@@ -43,6 +43,8 @@ from extender.api.runtime import Runtime
 from extender.engine.framework import Status
 from extender.engine.plugins.capacity_scheduling import quota_refusal
 from extender.engine.plugins.coscheduling import too_few_siblings
+from extender.engine.preemption.batch import BatchOutcome
+from extender.engine.preemption.outcome import PreemptionOutcome
 from extender.model.pod import PodView
 from extender.state.catchup import (
     catch_up_nodes,
@@ -152,10 +154,11 @@ def preempted_nodes(runtime: Runtime, pod: PodView, offered: Callable[[str], boo
             and any(view.priority < pod.priority for view in info.pods.values())]
 
 
-def remember_kept(runtime: Runtime, pod: PodView, nodes: Sequence[str]) -> None:
-    """What the preempt verb answered `pod`: the nodes it kept (`preempted_nodes` reads it)."""
+def remember_kept(runtime: Runtime, pod: PodView, answer: BatchOutcome | PreemptionOutcome) -> None:
+    """What the preempt verb answered `pod`: the nodes it kept (`preempted_nodes` reads it;
+    only with an API server, the one case they are read)."""
     if runtime.live is not None:
-        preempt_answers(runtime.live).remember(pod.uid, nodes)
+        preempt_answers(runtime.live).remember(pod.uid, answer.kept_names)
 
 
 def passed_none(runtime: Runtime, names: Sequence[str]) -> list[str]:
@@ -177,23 +180,17 @@ def unplaced_victims(runtime: Runtime, ignored: Mapping[str, Sequence[str]]) -> 
             yield node
 
 
-async def catch_up(runtime: Runtime, nodes: Sequence[str]) -> None:
-    """`nodes`, and their pods, made those the API server has now (no-op without an API
-    server; a failure is logged: the state as it is still answers)."""
-    if runtime.live is None or not nodes:
+async def catch_up_behind(runtime: Runtime, behind: Behind) -> None:
+    """What `behind` names (nodes and their pods, a namespace's pods) made what the API
+    server has now (no-op without an API server; a failure is logged: the state as it is
+    still answers)."""
+    live = runtime.live
+    if live is None:
         return
     try:
-        await catch_up_nodes(runtime.live, nodes)
+        if behind.nodes:
+            await catch_up_nodes(live, behind.nodes)
+        if behind.pods is not None:
+            await catch_up_pods_in(live, *behind.pods)
     except Exception:
-        log.exception("could not catch %s up with the API server", ", ".join(nodes))
-
-
-async def catch_up_behind(runtime: Runtime, behind: Behind) -> None:
-    """What `behind` names made what the API server has now (nodes, a namespace's pods)."""
-    await catch_up(runtime, behind.nodes)
-    if runtime.live is not None and behind.pods is not None:
-        try:
-            await catch_up_pods_in(runtime.live, *behind.pods)
-        except Exception:
-            log.exception("could not catch the pods of %s up with the API server",
-                          _pods_read(*behind.pods))
+        log.exception("could not catch %s up with the API server", ", ".join(behind.what))

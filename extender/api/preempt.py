@@ -90,14 +90,14 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
                                      memo=_memo, finish=finish)
     if isinstance(found, BatchOutcome):
         dropped = found.dropped
-        kept_nodes = [found.names[i] for i in found.kept.tolist()]
+        kept = len(found.kept)
         result = found.result
         reply = result if isinstance(result, bytes) else encode_outcome(result)  # type: ignore[arg-type]
     else:
         dropped = found.dropped
-        kept_nodes = list(found.victims)
+        kept = len(found.victims)
         reply = encode_outcome(found)
-    remember_kept(runtime, pod, kept_nodes)
+    remember_kept(runtime, pod, found)
     if runtime.live is not None and (found.ignored
                                      or DropReason.NODE_NOT_FOUND in dropped.values()):
         # Victims or nodes kube-scheduler has seen and this extender's watch not yet.
@@ -106,6 +106,6 @@ async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Respon
             (node for node, reason in dropped.items() if reason == DropReason.NODE_NOT_FOUND)))
     for reason, count in Counter(dropped.values()).items():
         metrics.PREEMPT_NODE_DROPS.labels(reason).inc(count)
-    record.details["kept"] = len(kept_nodes)
+    record.details["kept"] = kept
     record.details["dropped"] = dropped
     return json_response(reply)

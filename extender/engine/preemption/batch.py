@@ -88,6 +88,12 @@ class BatchOutcome:
         names = self.names
         return {names[i]: self.drops[i][0] for i in sorted(self.drops)}
 
+    @property
+    def kept_names(self) -> list[str]:
+        """The nodes the answer keeps, in proposal order."""
+        names = self.names
+        return [names[i] for i in self.kept.tolist()]
+
     def outcome(self) -> PreemptionOutcome:
         """The same answer as a `PreemptionOutcome` (nodes in proposal order)."""
         outcome = PreemptionOutcome()

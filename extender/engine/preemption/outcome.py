@@ -41,6 +41,11 @@ class PreemptionOutcome:
     drop_details: dict[str, str] = field(default_factory=dict)
     ignored: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
+    @property
+    def kept_names(self) -> list[str]:
+        """The nodes the answer keeps, in proposal order."""
+        return list(self.victims)
+
     def drop(self, node: str, reason: DropReason, detail: str) -> None:
         self.dropped[node] = reason
         self.drop_details[node] = detail
