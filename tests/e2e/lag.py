@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import uvicorn
@@ -22,6 +24,9 @@ from starlette.routing import Route
 
 from extender.kube.config import load_kubeconfig
 from tests.polling import free_port
+
+if TYPE_CHECKING:
+    from tests.e2e.realcluster import Scenario
 
 _HOP = {"host", "connection", "keep-alive", "transfer-encoding", "content-length",
         "content-encoding"}
@@ -101,3 +106,15 @@ current-context: lagged
         finally:
             reader.cancel()
             await answer.aclose()
+
+
+@contextmanager
+def lagged(scenario: Scenario, tmp_path: Path, policy: str, *,
+           delay: float = 3.0) -> Iterator[None]:
+    """The scenario started (its extender with `policy`, and kube-scheduler) with the
+    extender's watch `delay` seconds behind kube-scheduler's. The extender logs a line per
+    request (`-v 4`), which a failing test can show (`Sandbox.log_tail`)."""
+    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=delay) as lag:
+        scenario.start(policy=policy, extender_args=[
+            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
+        yield

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from extender.sandbox.api import Api
-from tests.e2e.lag import WatchLag
+from tests.e2e.lag import lagged
 from tests.e2e.realcluster import Scenario, Watch, bound, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -155,9 +155,7 @@ def test_a_gang_created_with_its_podgroup_binds_whole_though_the_watch_runs_behi
     scenario.add_nodes(*(node(n, cpu="2", memory="8Gi") for n in names))
     ns = scenario.namespace()
     members = {f"train-{i}" for i in range(3)}
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=3.0) as lag:
-        scenario.start(policy=GANG, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig"))])
+    with lagged(scenario, tmp_path, GANG):
         kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
                      "metadata": {"name": "train", "namespace": ns}, "spec": {"minMember": 3}})
         watch = Watch(kube, f"/api/v1/namespaces/{ns}/pods")
@@ -192,9 +190,7 @@ def test_a_gangs_members_arriving_while_the_watch_runs_behind_bind_within_second
     scenario.add_nodes(*(node(n, cpu="2", memory="8Gi") for n in names))
     ns = scenario.namespace()
     members = {f"train-{i}" for i in range(3)}
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=3.0) as lag:
-        scenario.start(policy=GANG, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
+    with lagged(scenario, tmp_path, GANG):
         kube.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
                      "metadata": {"name": "train", "namespace": ns}, "spec": {"minMember": 3}})
         assert scenario.extender is not None

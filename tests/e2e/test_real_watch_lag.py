@@ -10,8 +10,6 @@ cluster before the extender caught up with the API server on its own (`api.catch
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ import httpx
 import pytest
 
 from extender.simulator.arrivals import RUN_FOR_ANNOTATION
-from tests.e2e.lag import WatchLag
+from tests.e2e.lag import lagged
 from tests.e2e.realcluster import Scenario, bound, node, pod, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -53,7 +51,7 @@ def test_a_preemptor_binds_though_the_extenders_watch_runs_behind(
     scenario.add_nodes(node(target, cpu="2"))
     ns = scenario.namespace()
     scenario.priority_classes(ns)
-    with _lagged(scenario, tmp_path):
+    with lagged(scenario, tmp_path, POLICY, delay=DELAY):
         kube.create(pod("low", ns, scenario.scheduler, cpu="2", priority_class=f"{ns}-low",
                         nodeName=target))
         if victim_watched:
@@ -80,7 +78,7 @@ def test_a_node_added_while_the_extenders_watch_runs_behind_takes_the_waiting_po
     small, big = f"{scenario.name}-small", f"{scenario.name}-big"
     scenario.add_nodes(node(small, cpu="1"))
     ns = scenario.namespace()
-    with _lagged(scenario, tmp_path):
+    with lagged(scenario, tmp_path, POLICY, delay=DELAY):
         _waiting(scenario, ns, cpu="2")
         scenario.add_nodes(node(big, cpu="4"))
         assert _bound(scenario, ns, "waiting") == big
@@ -98,23 +96,13 @@ def test_a_node_freed_while_the_extenders_watch_runs_behind_takes_the_waiting_po
     scenario.add_nodes(node(name, cpu="4", taints=[{"key": "example.com/maintenance",
                                                      "effect": "NoSchedule"}]))
     ns = scenario.namespace()
-    with _lagged(scenario, tmp_path):
+    with lagged(scenario, tmp_path, POLICY, delay=DELAY):
         _waiting(scenario, ns, cpu="1")
         freed = kube.get("Node", name)
         freed["spec"].pop("taints")
         kube.request("PUT", f"/api/v1/nodes/{name}", freed)
         assert _bound(scenario, ns, "waiting") == name
         assert scenario.extender_metric("extender_informer_nodes_seen_before_watch_total") >= 1
-
-
-@contextmanager
-def _lagged(scenario: Scenario, tmp_path: Path) -> Iterator[None]:
-    """The scenario started with its extender's watch `DELAY` behind kube-scheduler's."""
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
-        # -v 4: a line per request, which a failure shows (`_bound`)
-        scenario.start(policy=POLICY, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
-        yield
 
 
 def _waiting(scenario: Scenario, ns: str, *, cpu: str) -> None:
@@ -177,9 +165,7 @@ def test_a_pod_waiting_on_its_quota_binds_when_room_frees_while_the_watch_runs_b
                  "metadata": {"name": "quota", "namespace": ns},
                  "spec": {"min": {"cpu": "1", "memory": "8Gi"},
                           "max": {"cpu": "1", "memory": "8Gi"}}})
-    with WatchLag(scenario.sandbox.state_dir / "extender.kubeconfig", delay=DELAY) as lag:
-        scenario.start(policy=QUOTA_POLICY, extender_args=[
-            "--kubeconfig", str(lag.kubeconfig(tmp_path / "lagged.kubeconfig")), "-v", "4"])
+    with lagged(scenario, tmp_path, QUOTA_POLICY, delay=DELAY):
         # The node agent lets `first` succeed 8 s after it starts: its quota's room frees.
         first = pod("first", ns, scenario.scheduler, cpu="1")
         first["metadata"]["annotations"] = {RUN_FOR_ANNOTATION: "8s"}

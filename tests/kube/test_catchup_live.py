@@ -65,7 +65,11 @@ def _preempt(victims: list[str]) -> bytes:
 
 
 def _run(tmp_path: Path, scenario: Any, *extra: str, cluster: Any = _cluster,
-         waits_for: str | None = "uid-victim") -> Any:
+         waits_for: str | None = "uid-victim", policy: dict[str, Any] | None = None) -> Any:
+    if policy is not None:  # instead of POLICY
+        path = tmp_path / "policy.json"
+        path.write_text(json.dumps(policy))
+        extra = ("--policy", str(path), *extra)
     with FakeApiServer(bookmark_interval=0.2) as server:
         cluster(server)
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
@@ -190,9 +194,6 @@ def test_a_gang_member_whose_siblings_the_watch_has_not_delivered_reads_its_grou
     extender's pod watch runs behind, parked a member while the others held at Permit waited
     out their group's timeout (seen on the real control plane, a gang of 600). The group's pods
     are listed by its label, within a budget."""
-    policy = tmp_path / "gang.json"
-    policy.write_text(json.dumps(GANG_POLICY))
-
     async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
         pods_budget(runtime.live).per_second = budget
         server.hold_watches("pods")
@@ -208,7 +209,7 @@ def test_a_gang_member_whose_siblings_the_watch_has_not_delivered_reads_its_grou
         # (Not /metrics: its counters are the process's, which other tests here read.)
         return reply, lists, runtime.live.counters.seen_before_watch
 
-    reply, lists, seen = _run(tmp_path, scenario, "--policy", str(policy), cluster=_gang,
+    reply, lists, seen = _run(tmp_path, scenario, policy=GANG_POLICY, cluster=_gang,
                                  waits_for="uid-w-0")
     if budget:
         passed = reply["NodeNames"] if form == "NodeNames" else \
@@ -231,9 +232,6 @@ def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
     """Two pods of a group of three: the read finds no third, and the pod gets upstream's
     rejection (parked until an event). Retried within the second, before a read is allowed
     again, it gets an Error (retried after its backoff), not a verdict nothing was read for."""
-    policy = tmp_path / "gang.json"
-    policy.write_text(json.dumps(GANG_POLICY))
-
     async def scenario(server: FakeApiServer, client: Any, runtime: Any) -> Any:
         now = [1000.0]
         pods_budget(runtime.live).clock = lambda: now[0]
@@ -248,7 +246,7 @@ def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
                  if r.method == "GET" and r.path == f"/api/v1/namespaces/{NS}/pods"]
         return replies, len(lists)
 
-    (read, retried, later), lists = _run(tmp_path, scenario, "--policy", str(policy),
+    (read, retried, later), lists = _run(tmp_path, scenario, policy=GANG_POLICY,
                                          cluster=_gang, waits_for="uid-w-0")
     short = ("pre-filter pod w-0 cannot find enough sibling pods, current pods number: 2, "
              "minMember of group: 3")
@@ -277,8 +275,6 @@ def test_a_pod_waiting_on_its_quota_reads_its_namespace_when_refused(tmp_path: P
     pod's refusal reads the namespace's pods first, and the pod passes. Refused again within
     the second (the quota full again), it gets the refusal as it stands (no Error: a quota is
     often full for long); a second later, after a read, the refusal again."""
-    policy = tmp_path / "quota.json"
-    policy.write_text(json.dumps(QUOTA_POLICY))
     waiting = ko.pod("waiting", NS, cpu="1", uid="uid-waiting")
     body = json.dumps({"Pod": waiting, "NodeNames": ["n1"]}).encode()
 
@@ -298,7 +294,7 @@ def test_a_pod_waiting_on_its_quota_reads_its_namespace_when_refused(tmp_path: P
         refused = (await client.post("/filter", content=body)).json()
         return passed, gone, refused, retried
 
-    passed, gone, refused, retried = _run(tmp_path, scenario, "--policy", str(policy),
+    passed, gone, refused, retried = _run(tmp_path, scenario, policy=QUOTA_POLICY,
                                           cluster=_quota_full, waits_for="uid-first")
     assert passed["NodeNames"] == ["n1"], passed
     assert gone
