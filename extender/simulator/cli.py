@@ -54,6 +54,20 @@ def _measured(given: int | None, follow: Follow | None, kind: str) -> int | None
     return None if measured is None else round(measured * SECOND)
 
 
+def _preemption_costs(given: int | None, per_nominated: int | None,
+                      follow: Follow | None) -> dict[str, Any]:
+    """A preemption cycle's cost: as given; else, following a real run that measured how its
+    preemption cycles grew with the pods nominated (`preemptionBase`, `preemptionPerNominated`),
+    that line; else its median."""
+    measured = follow.cycle_seconds if follow is not None else {}
+    if given is None and per_nominated is None and \
+            {"preemptionBase", "preemptionPerNominated"} <= measured.keys():
+        return {"preemption_cost": round(measured["preemptionBase"] * SECOND),
+                "preemption_cost_per_nominated": round(measured["preemptionPerNominated"] * SECOND)}
+    return {"preemption_cost": _measured(given, follow, "preemption"),
+            "preemption_cost_per_nominated": per_nominated or 0}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="CLUSTER",
                    help="snapshot: kubectl get nodes,pods,pdb,priorityclasses -A -o yaml|json "
@@ -113,6 +127,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preemption-cost", type=_duration, default=None, metavar="DURATION",
                    help="virtual time a cycle whose preemption nominates a node takes (default "
                         "--failure-cost, or with --follow what the real run's took)")
+    p.add_argument("--preemption-cost-per-nominated", type=_duration, default=None,
+                   metavar="DURATION",
+                   help="virtual time a preemption cycle takes more for each other pod "
+                        "nominated at the time (default 0, or with --follow what the real "
+                        "run's took, when --preemption-cost is not given)")
     p.add_argument("--pod-initial-backoff", type=_duration, default=None, metavar="DURATION",
                    help="default 1s (or --config's podInitialBackoffSeconds)")
     p.add_argument("--pod-max-backoff", type=_duration, default=None, metavar="DURATION",
@@ -358,7 +377,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed, percentage_of_nodes_to_score=percentage,
         cycle_cost=args.cycle_cost,
         failure_cost=_measured(args.failure_cost, follow, "failure"),
-        preemption_cost=_measured(args.preemption_cost, follow, "preemption"),
+        **_preemption_costs(args.preemption_cost, args.preemption_cost_per_nominated, follow),
         pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,

@@ -456,9 +456,11 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         if placement.node is None and not placement.error:
             post = self._post_filter(pod, placement, pod_raw, profile)
         # The cycle takes time; flushers and events run meanwhile, as they would concurrently.
+        nominator = self.queue.nominator
+        others = len(nominator) - (pod in nominator)
         self.timeline.run_until(start + cycle_cost(
             self.config, placed=placement.node is not None,
-            nominated=post is not None and bool(post.node)))
+            nominated=post is not None and bool(post.node), nominated_pods=others))
         if pod.uid not in self.pending:
             return  # deleted while it was being scheduled
         if placement.node is not None and placement.node.name in self.state.nodes:

@@ -97,6 +97,10 @@ class SimulationConfig:
     cycle_cost: int = 1 * MILLISECOND
     failure_cost: int | None = None
     preemption_cost: int | None = None
+    #: What a preemption cycle takes more for each other pod nominated at the time:
+    #: kube-scheduler runs a node's filters with the nominated pods added, twice, on a clone
+    #: of the cycle's state, and its preemption dry run does so on every candidate node.
+    preemption_cost_per_nominated: int = 0
     pod_initial_backoff: int = DEFAULT_POD_INITIAL_BACKOFF
     pod_max_backoff: int = DEFAULT_POD_MAX_BACKOFF
     pod_max_in_unschedulable_pods: int = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS
@@ -207,11 +211,14 @@ class SimulationResult:
     profiles: dict[str, Any] = field(default_factory=dict)
 
 
-def cycle_cost(config: SimulationConfig, *, placed: bool, nominated: bool) -> int:
-    """The virtual time of a cycle that placed its pod, nominated a node for it, or neither."""
+def cycle_cost(config: SimulationConfig, *, placed: bool, nominated: bool,
+               nominated_pods: int = 0) -> int:
+    """The virtual time of a cycle that placed its pod, nominated a node for it, or neither;
+    `nominated_pods`: the other pods nominated when it ran."""
     if placed:
         return config.cycle_cost
     failure = config.cycle_cost if config.failure_cost is None else config.failure_cost
-    if nominated and config.preemption_cost is not None:
-        return config.preemption_cost
-    return failure
+    if not nominated:
+        return failure
+    base = failure if config.preemption_cost is None else config.preemption_cost
+    return base + config.preemption_cost_per_nominated * nominated_pods

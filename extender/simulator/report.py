@@ -95,6 +95,9 @@ def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]
                        "nodeCacheCapable": e.node_cache_capable, "ignorable": e.ignorable}
                       for e in config.extenders],
     }
+    if config.preemption_cost_per_nominated:
+        inputs["preemptionCostPerNominatedSeconds"] = to_seconds(
+            config.preemption_cost_per_nominated)
     if config.utilization is not None:
         inputs["utilization"] = {"file": config.utilization.path,
                                  "window": config.utilization.window}

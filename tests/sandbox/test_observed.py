@@ -149,3 +149,33 @@ def test_a_pod_that_preempts_again_is_logged_preemption_by_preemption():
                          (20.0, "default/c", False), (22.0, "default/c", True),
                          (30.0, "default/d", False), (32.0, "default/d", True)]
     assert all(e["by"] == "default/urgent" for e in lines if e["action"] == "evict")
+
+
+def test_a_preemption_cycle_grows_with_the_pods_nominated_when_it_began():
+    from extender.sandbox.observed import Attempt, PodTrack, cycle_seconds
+
+    # 30 preemptors back to back, each nominated 4 ms after its log line and never bound:
+    # when the k-th cycle begins, k - 2 of those before it are nominated (the one just logged
+    # is not yet), and it takes 20 ms + 0.4 ms for each. A pod nominated and bound before
+    # them all, and one deleted, count for none.
+    obs = Observations(start=_wall(0))
+    for name, bound, deleted in (("done", 0.6, None), ("gone", None, 0.7)):
+        track = obs.pods[name] = PodTrack("default", name, name, "workload")
+        track.bound, track.deleted = bound, deleted
+        obs.nominations.append((_wall(0.5), f"default/{name}", "n0"))
+    second = 1.0
+    for k in range(31):
+        if k:
+            second += 0.020 + 0.0004 * max(k - 2, 0)
+            obs.nominations.append((_wall(second + 0.004), f"default/p{k}", f"n{k}"))
+        obs.attempts[f"default/p{k}"] = [Attempt(_wall(second), "unschedulable")]
+    measured = cycle_seconds(obs)
+    assert (measured["preemptionBase"], measured["preemptionPerNominated"]) == (0.02, 0.0004)
+    assert measured["preemption"] == 0.0254  # the median, as before: 20 + 0.4 × 13.5 ms
+    # A cycle that does not grow draws no line: its median stands alone.
+    obs.attempts.clear()
+    for k in range(31):
+        obs.attempts[f"default/p{k}"] = [Attempt(_wall(1.0 + 0.02 * k), "unschedulable")]
+    obs.nominations[2:] = [(_wall(1.0 + 0.02 * k + 0.004), f"default/p{k}", f"n{k}")
+                           for k in range(1, 31)]
+    assert cycle_seconds(obs) == {"preemption": 0.02}

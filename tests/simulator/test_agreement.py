@@ -316,6 +316,36 @@ def test_follow_takes_the_real_runs_cycle_durations(tmp_path):
     assert inputs() == (0.001, 0.0093, 0.0093)
 
 
+def test_follow_takes_how_the_real_preemption_cycles_grew(tmp_path):
+    # Where the replay drew a line through its preemption cycles against the pods nominated
+    # (`preemptionBase`, `preemptionPerNominated`), --follow runs them on that line, not at
+    # the median; --preemption-cost or --preemption-cost-per-nominated given, as given.
+    cluster = write(tmp_path / "c.json", _three_nodes())
+    workload = write(tmp_path / "w.json", [pod("p", "1")])
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(LEAST_ALLOCATED_ONLY))
+    real = _report(_pod("p", node="n1"))
+    real["inputs"] = {"onSandbox": {"cycleSeconds": {
+        "failure": 0.0093, "preemption": 0.0423, "preemptionBase": 0.0187,
+        "preemptionPerNominated": 0.0003521}}}
+    real_path = tmp_path / "real.json"
+    real_path.write_text(json.dumps(real))
+    common = ["simulate", "--cluster", str(cluster), "--workload", str(workload),
+              "--policy", str(policy), "--follow", str(real_path), "--report"]
+
+    def inputs(*extra: str) -> tuple[float, float | None]:
+        out = tmp_path / "sim.json"
+        assert main([*common, str(out), *extra]) == 0
+        got = json.loads(out.read_text())["inputs"]
+        return got["preemptionCostSeconds"], got.get("preemptionCostPerNominatedSeconds")
+
+    assert inputs() == (0.0187, 0.0003521)
+    assert inputs("--preemption-cost", "40ms") == (0.04, None)
+    assert inputs("--preemption-cost-per-nominated", "1ms") == (0.0423, 0.001)
+    assert inputs("--preemption-cost", "40ms", "--preemption-cost-per-nominated", "1ms") == (
+        0.04, 0.001)
+
+
 def test_follow_stops_where_the_real_run_stopped_watching(tmp_path, capsys):
     # big (3 cpu) fits nowhere until node m joins at 400 s; the real run stopped watching at
     # 120 s, with big pending. Followed, the simulation stops there too (big pending, compared

@@ -232,3 +232,31 @@ def test_cycles_cost_by_kind(tmp_path):
     _, report = simulate(tmp_path, cluster, workload, failure_cost=SECOND // 50)
     assert report["inputs"]["preemptionCostSeconds"] == 0.02
     assert by_name(report)["urgent"]["scheduledAtSeconds"] == 30.021
+
+
+def test_a_preemption_cycle_costs_more_for_each_pod_nominated(tmp_path):
+    # Three full 1-cpu nodes, three urgent pods arriving together: each preempts a node's
+    # pod. A preemption cycle costs 100 ms and 10 ms more for each other pod nominated when
+    # it runs (kube-scheduler filters each node with its nominated pods added): urgent-a's
+    # ends at 0.1 s (none nominated), urgent-b's 110 ms later (a), urgent-c's 120 ms after
+    # that (a and b).
+    cluster = [node(f"n{i}", "1", "4Gi") for i in range(3)] + [
+        pod(f"low-{i}", "1", node_name=f"n{i}") for i in range(3)]
+    workload = [pod(f"urgent-{x}", "1", created=at(0), priority=1000) for x in "abc"]
+    events = tmp_path / "events.jsonl"
+    with events.open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, events=EventLog(stream),
+                             preemption_cost=SECOND // 10,
+                             preemption_cost_per_nominated=SECOND // 100)
+    attempts = [(e["t"], e["result"]) for e in _events(events) if e["action"] == "attempt"]
+    assert attempts[:3] == [(0.1, "unschedulable"), (0.21, "unschedulable"),
+                            (0.33, "unschedulable")]
+    assert [e["t"] for e in _events(events) if e["action"] == "nominate"] == [0.1, 0.21, 0.33]
+    assert (report["inputs"]["preemptionCostSeconds"],
+            report["inputs"]["preemptionCostPerNominatedSeconds"]) == (0.1, 0.01)
+    # Without the growth every preemption cycle costs the same 100 ms.
+    with events.open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, events=EventLog(stream),
+                             preemption_cost=SECOND // 10)
+    assert [e["t"] for e in _events(events) if e["action"] == "nominate"] == [0.1, 0.2, 0.3]
+    assert "preemptionCostPerNominatedSeconds" not in report["inputs"]
