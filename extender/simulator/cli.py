@@ -54,18 +54,21 @@ def _measured(given: int | None, follow: Follow | None, kind: str) -> int | None
     return None if measured is None else round(measured * SECOND)
 
 
-def _preemption_costs(given: int | None, per_nominated: int | None,
-                      follow: Follow | None) -> dict[str, Any]:
-    """A preemption cycle's cost: as given; else, following a real run that measured how its
-    preemption cycles grew with the pods nominated (`preemptionBase`, `preemptionPerNominated`),
-    that line; else its median."""
+def _costs(kind: str, given: int | None, per_nominated: int | None,
+           follow: Follow | None) -> dict[str, Any]:
+    """A failed or preempting cycle's cost (`kind`) and what it takes more for each pod
+    nominated: as given; else, following a real run that measured how those cycles grew
+    with the pods nominated (`<kind>Base`, `<kind>PerNominated`), that line; else its
+    median."""
     measured = follow.cycle_seconds if follow is not None else {}
     if given is None and per_nominated is None and \
-            {"preemptionBase", "preemptionPerNominated"} <= measured.keys():
-        return {"preemption_cost": round(measured["preemptionBase"] * SECOND),
-                "preemption_cost_per_nominated": round(measured["preemptionPerNominated"] * SECOND)}
-    return {"preemption_cost": _measured(given, follow, "preemption"),
-            "preemption_cost_per_nominated": per_nominated or 0}
+            {f"{kind}Base", f"{kind}PerNominated"} <= measured.keys():
+        return {f"{kind}_cost": round(measured[f"{kind}Base"] * SECOND),
+                f"{kind}_cost_per_nominated": round(measured[f"{kind}PerNominated"] * SECOND)}
+    if per_nominated is None and kind == "failure":
+        per_nominated = 0
+    return {f"{kind}_cost": _measured(given, follow, kind),
+            f"{kind}_cost_per_nominated": per_nominated}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -127,11 +130,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preemption-cost", type=_duration, default=None, metavar="DURATION",
                    help="virtual time a cycle whose preemption nominates a node takes (default "
                         "--failure-cost, or with --follow what the real run's took)")
+    p.add_argument("--failure-cost-per-nominated", type=_duration, default=None,
+                   metavar="DURATION",
+                   help="virtual time a cycle that finds no node takes more for each pod "
+                        "nominated at the time (default 0, or with --follow what the real "
+                        "run's took, when --failure-cost is not given)")
     p.add_argument("--preemption-cost-per-nominated", type=_duration, default=None,
                    metavar="DURATION",
-                   help="virtual time a preemption cycle takes more for each other pod "
-                        "nominated at the time (default 0, or with --follow what the real "
-                        "run's took, when --preemption-cost is not given)")
+                   help="the same for a cycle whose preemption nominates a node (default "
+                        "--failure-cost-per-nominated when --preemption-cost is not given, "
+                        "else 0; or with --follow what the real run's took)")
     p.add_argument("--pod-initial-backoff", type=_duration, default=None, metavar="DURATION",
                    help="default 1s (or --config's podInitialBackoffSeconds)")
     p.add_argument("--pod-max-backoff", type=_duration, default=None, metavar="DURATION",
@@ -376,8 +384,8 @@ def run(args: argparse.Namespace) -> int:
     config = SimulationConfig(
         seed=args.seed, percentage_of_nodes_to_score=percentage,
         cycle_cost=args.cycle_cost,
-        failure_cost=_measured(args.failure_cost, follow, "failure"),
-        **_preemption_costs(args.preemption_cost, args.preemption_cost_per_nominated, follow),
+        **_costs("failure", args.failure_cost, args.failure_cost_per_nominated, follow),
+        **_costs("preemption", args.preemption_cost, args.preemption_cost_per_nominated, follow),
         pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
         pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,

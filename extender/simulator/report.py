@@ -95,9 +95,13 @@ def _inputs(config: SimulationConfig, profile: Profile | None) -> dict[str, Any]
                        "nodeCacheCapable": e.node_cache_capable, "ignorable": e.ignorable}
                       for e in config.extenders],
     }
-    if config.preemption_cost_per_nominated:
-        inputs["preemptionCostPerNominatedSeconds"] = to_seconds(
-            config.preemption_cost_per_nominated)
+    # What a failed or preempting cycle takes more for each pod nominated (a cycle with one
+    # nominated pod, less one with none).
+    for kind, nominated in (("failure", False), ("preemption", True)):
+        per = (cycle_cost(config, placed=False, nominated=nominated, nominated_pods=1)
+               - cycle_cost(config, placed=False, nominated=nominated))
+        if per:
+            inputs[f"{kind}CostPerNominatedSeconds"] = to_seconds(per)
     if config.utilization is not None:
         inputs["utilization"] = {"file": config.utilization.path,
                                  "window": config.utilization.window}

@@ -179,3 +179,24 @@ def test_a_preemption_cycle_grows_with_the_pods_nominated_when_it_began():
     obs.nominations[2:] = [(_wall(1.0 + 0.02 * k + 0.004), f"default/p{k}", f"n{k}")
                            for k in range(1, 31)]
     assert cycle_seconds(obs) == {"preemption": 0.02}
+
+
+def test_a_failed_cycle_grows_with_the_pods_nominated_too():
+    from extender.sandbox.observed import Attempt, PodTrack, cycle_seconds
+
+    # 30 pods nominated at 0.5 s, bound one by one, each just after a failed attempt's log
+    # line; 25 failed cycles back to back from 2 s, the k-th beginning with 31 - k of them
+    # still nominated and taking 5 ms + 0.2 ms for each.
+    obs = Observations(start=_wall(0))
+    walls = [2.0]
+    for k in range(1, 26):
+        walls.append(walls[-1] + 0.005 + 0.0002 * (31 - k))
+    for k, second in enumerate(walls):
+        obs.attempts[f"default/f{k}"] = [Attempt(_wall(second), "unschedulable")]
+    for j in range(30):
+        track = obs.pods[f"b{j}"] = PodTrack("default", f"b{j}", f"b{j}", "workload")
+        track.bound = _wall(walls[j] + 0.001) if j < len(walls) else None
+        obs.nominations.append((_wall(0.5), f"default/b{j}", f"n{j}"))
+    measured = cycle_seconds(obs)
+    assert (measured["failureBase"], measured["failurePerNominated"]) == (0.005, 0.0002)
+    assert "preemption" not in measured

@@ -344,6 +344,19 @@ def test_follow_takes_how_the_real_preemption_cycles_grew(tmp_path):
     assert inputs("--preemption-cost-per-nominated", "1ms") == (0.0423, 0.001)
     assert inputs("--preemption-cost", "40ms", "--preemption-cost-per-nominated", "1ms") == (
         0.04, 0.001)
+    # The failed cycles' line likewise.
+    real["inputs"]["onSandbox"]["cycleSeconds"].update(
+        {"failureBase": 0.0043, "failurePerNominated": 0.0001249})
+    real_path.write_text(json.dumps(real))
+    out = tmp_path / "sim.json"
+    assert main([*common, str(out)]) == 0
+    got = json.loads(out.read_text())["inputs"]
+    assert (got["failureCostSeconds"], got["failureCostPerNominatedSeconds"],
+            got["preemptionCostSeconds"], got["preemptionCostPerNominatedSeconds"]) == (
+        0.0043, 0.0001249, 0.0187, 0.0003521)
+    assert main([*common, str(out), "--failure-cost", "5ms"]) == 0
+    got = json.loads(out.read_text())["inputs"]
+    assert (got["failureCostSeconds"], got.get("failureCostPerNominatedSeconds")) == (0.005, None)
 
 
 def test_follow_stops_where_the_real_run_stopped_watching(tmp_path, capsys):

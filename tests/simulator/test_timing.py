@@ -260,3 +260,31 @@ def test_a_preemption_cycle_costs_more_for_each_pod_nominated(tmp_path):
                              preemption_cost=SECOND // 10)
     assert [e["t"] for e in _events(events) if e["action"] == "nominate"] == [0.1, 0.2, 0.3]
     assert "preemptionCostPerNominatedSeconds" not in report["inputs"]
+
+
+def test_a_failed_cycle_costs_more_for_each_pod_nominated(tmp_path):
+    # The same three preemptors, then big (4 cpu), which fits nowhere and cannot preempt
+    # (priority 0): its cycle, with three pods nominated, costs 10 ms + 3 × 2 ms, from the
+    # end of urgent-c's at 0.3 s. A preemption cycle without a cost of its own grows as a
+    # failed one does: 10 ms + 2 ms for each pod nominated before it.
+    cluster = [node(f"n{i}", "1", "4Gi") for i in range(3)] + [
+        pod(f"low-{i}", "1", node_name=f"n{i}") for i in range(3)]
+    workload = [pod(f"urgent-{x}", "1", created=at(0), priority=1000) for x in "abc"] + [
+        pod("big", "4", created=at(0))]
+    events = tmp_path / "events.jsonl"
+    with events.open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, events=EventLog(stream),
+                             failure_cost=SECOND // 100,
+                             failure_cost_per_nominated=SECOND // 500,
+                             preemption_cost=SECOND // 10, preemption_cost_per_nominated=0)
+    attempts = [(e["t"], e["pod"]) for e in _events(events) if e["action"] == "attempt"]
+    assert attempts[:4] == [(0.1, "default/urgent-a"), (0.2, "default/urgent-b"),
+                            (0.3, "default/urgent-c"), (0.316, "default/big")]
+    inputs = report["inputs"]
+    assert (inputs["failureCostSeconds"], inputs["failureCostPerNominatedSeconds"]) == (0.01, 0.002)
+    assert "preemptionCostPerNominatedSeconds" not in inputs
+    with events.open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, events=EventLog(stream),
+                             failure_cost=SECOND // 100, failure_cost_per_nominated=SECOND // 500)
+    assert [e["t"] for e in _events(events) if e["action"] == "nominate"] == [0.01, 0.022, 0.036]
+    assert report["inputs"]["preemptionCostPerNominatedSeconds"] == 0.002
