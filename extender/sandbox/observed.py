@@ -331,9 +331,9 @@ def cycle_seconds(obs: Observations) -> dict[str, float]:
     busy. Only gaps after a failed attempt count: a placed pod is logged when its binding
     ends, asynchronously. A node's filters run with its nominated pods added, twice, on a
     clone of the cycle's state, and the preemption dry run runs them on every candidate node:
-    in a burst of 100 preemptors on 200 nodes (six runs of `bench.agreement` on
-    kube-scheduler 1.37.2, 2026-12-03) a preemption cycle took 0.30–0.55 ms more for each pod
-    nominated, a failed one 0.12–0.55 ms."""
+    in a burst of 100 preemptors on 200 nodes (ten runs of `bench.agreement` on
+    kube-scheduler 1.37.2, 2026-12-03) a preemption cycle took 0.30–0.76 ms more for each pod
+    nominated, a failed one 0.12–0.73 ms."""
     attempts = sorted(((a.wall, pod, a.result) for pod, tries in obs.attempts.items()
                        for a in tries), key=lambda x: x[0])
     nominated: dict[str, list[float]] = {}
