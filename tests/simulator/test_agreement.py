@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from extender.cli import main
 from extender.model import k8s
@@ -288,55 +289,47 @@ def test_follow_refuses_a_file_that_is_not_a_report(tmp_path, capsys):
     assert "bad.json: not a SimulationReport" in capsys.readouterr().err
 
 
-def test_follow_takes_the_real_runs_cycle_durations(tmp_path):
-    # The replay measures how long the real scheduler's failed and preempting cycles took
-    # (`inputs.onSandbox.cycleSeconds`); --follow runs the simulation's cycles of those kinds
-    # as long, unless given; a cycle that places its pod keeps --cycle-cost.
+def _followed_inputs(tmp_path: Path, cycle_seconds: dict[str, float], *extra: str) -> dict[str, Any]:
+    """The simulation's `inputs` following a real report whose replay measured
+    `cycle_seconds` (`inputs.onSandbox.cycleSeconds`), with `extra` flags."""
     cluster = write(tmp_path / "c.json", _three_nodes())
     workload = write(tmp_path / "w.json", [pod("p", "1")])
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps(LEAST_ALLOCATED_ONLY))
     real = _report(_pod("p", node="n1"))
-    real["inputs"] = {"onSandbox": {"cycleSeconds": {"failure": 0.0093, "preemption": 0.0423}}}
+    real["inputs"] = {"onSandbox": {"cycleSeconds": cycle_seconds}}
     real_path = tmp_path / "real.json"
     real_path.write_text(json.dumps(real))
-    common = ["simulate", "--cluster", str(cluster), "--workload", str(workload),
-              "--policy", str(policy), "--follow", str(real_path), "--report"]
+    out = tmp_path / "sim.json"
+    assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
+                 "--policy", str(policy), "--follow", str(real_path), "--report", str(out),
+                 *extra]) == 0
+    return json.loads(out.read_text())["inputs"]
 
-    def inputs(*extra: str) -> tuple[float, float, float]:
-        out = tmp_path / "sim.json"
-        assert main([*common, str(out), *extra]) == 0
-        got = json.loads(out.read_text())["inputs"]
+
+def test_follow_takes_the_real_runs_cycle_durations(tmp_path):
+    # The replay measures how long the real scheduler's failed and preempting cycles took
+    # (`inputs.onSandbox.cycleSeconds`); --follow runs the simulation's cycles of those kinds
+    # as long, unless given; a cycle that places its pod keeps --cycle-cost.
+    def inputs(measured: dict[str, float], *extra: str) -> tuple[float, float, float]:
+        got = _followed_inputs(tmp_path, measured, *extra)
         return got["cycleCostSeconds"], got["failureCostSeconds"], got["preemptionCostSeconds"]
 
-    assert inputs() == (0.001, 0.0093, 0.0423)
-    assert inputs("--failure-cost", "5ms") == (0.001, 0.005, 0.0423)
-    real["inputs"]["onSandbox"]["cycleSeconds"] = {"failure": 0.0093}  # too few preemptions
-    real_path.write_text(json.dumps(real))
-    assert inputs() == (0.001, 0.0093, 0.0093)
+    measured = {"failure": 0.0093, "preemption": 0.0423}
+    assert inputs(measured) == (0.001, 0.0093, 0.0423)
+    assert inputs(measured, "--failure-cost", "5ms") == (0.001, 0.005, 0.0423)
+    assert inputs({"failure": 0.0093}) == (0.001, 0.0093, 0.0093)  # too few preemptions
 
 
 def test_follow_takes_how_the_real_preemption_cycles_grew(tmp_path):
     # Where the replay drew a line through its preemption cycles against the pods nominated
     # (`preemptionBase`, `preemptionPerNominated`), --follow runs them on that line, not at
     # the median; --preemption-cost or --preemption-cost-per-nominated given, as given.
-    cluster = write(tmp_path / "c.json", _three_nodes())
-    workload = write(tmp_path / "w.json", [pod("p", "1")])
-    policy = tmp_path / "policy.json"
-    policy.write_text(json.dumps(LEAST_ALLOCATED_ONLY))
-    real = _report(_pod("p", node="n1"))
-    real["inputs"] = {"onSandbox": {"cycleSeconds": {
-        "failure": 0.0093, "preemption": 0.0423, "preemptionBase": 0.0187,
-        "preemptionPerNominated": 0.0003521}}}
-    real_path = tmp_path / "real.json"
-    real_path.write_text(json.dumps(real))
-    common = ["simulate", "--cluster", str(cluster), "--workload", str(workload),
-              "--policy", str(policy), "--follow", str(real_path), "--report"]
+    measured = {"failure": 0.0093, "preemption": 0.0423, "preemptionBase": 0.0187,
+                "preemptionPerNominated": 0.0003521}
 
     def inputs(*extra: str) -> tuple[float, float | None]:
-        out = tmp_path / "sim.json"
-        assert main([*common, str(out), *extra]) == 0
-        got = json.loads(out.read_text())["inputs"]
+        got = _followed_inputs(tmp_path, measured, *extra)
         return got["preemptionCostSeconds"], got.get("preemptionCostPerNominatedSeconds")
 
     assert inputs() == (0.0187, 0.0003521)
@@ -345,17 +338,12 @@ def test_follow_takes_how_the_real_preemption_cycles_grew(tmp_path):
     assert inputs("--preemption-cost", "40ms", "--preemption-cost-per-nominated", "1ms") == (
         0.04, 0.001)
     # The failed cycles' line likewise.
-    real["inputs"]["onSandbox"]["cycleSeconds"].update(
-        {"failureBase": 0.0043, "failurePerNominated": 0.0001249})
-    real_path.write_text(json.dumps(real))
-    out = tmp_path / "sim.json"
-    assert main([*common, str(out)]) == 0
-    got = json.loads(out.read_text())["inputs"]
+    measured.update({"failureBase": 0.0043, "failurePerNominated": 0.0001249})
+    got = _followed_inputs(tmp_path, measured)
     assert (got["failureCostSeconds"], got["failureCostPerNominatedSeconds"],
             got["preemptionCostSeconds"], got["preemptionCostPerNominatedSeconds"]) == (
         0.0043, 0.0001249, 0.0187, 0.0003521)
-    assert main([*common, str(out), "--failure-cost", "5ms"]) == 0
-    got = json.loads(out.read_text())["inputs"]
+    got = _followed_inputs(tmp_path, measured, "--failure-cost", "5ms")
     assert (got["failureCostSeconds"], got.get("failureCostPerNominatedSeconds")) == (0.005, None)
 
 
