@@ -65,8 +65,6 @@ def _costs(kind: str, given: int | None, per_nominated: int | None,
             {f"{kind}Base", f"{kind}PerNominated"} <= measured.keys():
         return {f"{kind}_cost": round(measured[f"{kind}Base"] * SECOND),
                 f"{kind}_cost_per_nominated": round(measured[f"{kind}PerNominated"] * SECOND)}
-    if per_nominated is None and kind == "failure":
-        per_nominated = 0
     return {f"{kind}_cost": _measured(given, follow, kind),
             f"{kind}_cost_per_nominated": per_nominated}
 

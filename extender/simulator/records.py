@@ -97,11 +97,12 @@ class SimulationConfig:
     cycle_cost: int = 1 * MILLISECOND
     failure_cost: int | None = None
     preemption_cost: int | None = None
-    #: What a cycle that finds no node, and one that nominates a node (None: as the failed
-    #: one), takes more for each other pod nominated at the time: kube-scheduler runs a node's
-    #: filters with the nominated pods added, twice, on a clone of the cycle's state, and its
-    #: preemption dry run does so on every candidate node.
-    failure_cost_per_nominated: int = 0
+    #: What a cycle that finds no node (None: nothing), and one that nominates a node (None:
+    #: as the failed one when `preemption_cost` is None, else nothing), takes more for each
+    #: other pod nominated at the time: kube-scheduler runs a node's filters with the
+    #: nominated pods added, twice, on a clone of the cycle's state, and its preemption dry
+    #: run does so on every candidate node.
+    failure_cost_per_nominated: int | None = None
     preemption_cost_per_nominated: int | None = None
     pod_initial_backoff: int = DEFAULT_POD_INITIAL_BACKOFF
     pod_max_backoff: int = DEFAULT_POD_MAX_BACKOFF
@@ -220,10 +221,11 @@ def cycle_cost(config: SimulationConfig, *, placed: bool, nominated: bool,
     if placed:
         return config.cycle_cost
     failure = config.cycle_cost if config.failure_cost is None else config.failure_cost
+    failure_per = config.failure_cost_per_nominated or 0
     if not nominated:
-        return failure + config.failure_cost_per_nominated * nominated_pods
+        return failure + failure_per * nominated_pods
     base = failure if config.preemption_cost is None else config.preemption_cost
     per = config.preemption_cost_per_nominated
     if per is None:
-        per = config.failure_cost_per_nominated if config.preemption_cost is None else 0
+        per = failure_per if config.preemption_cost is None else 0
     return base + per * nominated_pods
