@@ -56,7 +56,8 @@ class Extender:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def client(self, timeout: float = 30) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=timeout)
+        # Plain http: verify=False reads no TLS roots (~20 ms of CPU a client; 200 pods make one each).
+        return httpx.Client(base_url=self.url, timeout=timeout, verify=False)
 
     def wait_ready(self) -> None:
         with self.client() as client:

@@ -118,7 +118,16 @@ def test_insecure_skip_verify(tmp_path: Path) -> None:
     path = _write(tmp_path / "kc", _doc({"server": "https://x", "insecure-skip-tls-verify": True},
                                         {"token": "t"}))
     ctx = load_kubeconfig(path).ssl_context()
-    assert ctx is not None and ctx.verify_mode == ssl.CERT_NONE
+    assert ctx is not None and ctx.verify_mode == ssl.CERT_NONE and not ctx.check_hostname
+    assert ctx.cert_store_stats()["x509_ca"] == 0  # nothing verified: no roots read
+
+
+def test_without_a_ca_the_system_roots_verify(tmp_path: Path) -> None:
+    path = _write(tmp_path / "kc", _doc({"server": "https://x"}, {"token": "t"}))
+    ctx = load_kubeconfig(path).ssl_context()
+    assert ctx is not None and ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+    system = ssl.create_default_context()
+    assert ctx.cert_store_stats() == system.cert_store_stats()
 
 
 def test_token_file_is_reread_when_rotated(tmp_path: Path) -> None:

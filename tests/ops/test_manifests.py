@@ -6,6 +6,7 @@ PodGroup/ElasticQuota) are in test_kustomize.py."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import kubernetes_validate
+import kubernetes_validate.utils
 import pytest
 import yaml
 from kubernetes_validate.utils import all_versions
@@ -170,6 +172,12 @@ def _scheduler_config(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # --- schema validation -----------------------------------------------------------------------
+
+# kubernetes_validate reads a kind's schema and the release's 3 MB of definitions from disk for
+# each document (3 of this module's 6 CPU-seconds); the files never change: read each once.
+kubernetes_validate.utils.schema_contents = functools.cache(  # type: ignore[assignment]
+    kubernetes_validate.utils.schema_contents)
+
 
 def _validate(docs: list[dict[str, Any]], version: str) -> None:
     for doc in docs:
