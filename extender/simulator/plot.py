@@ -16,7 +16,8 @@ from typing import Any
 
 MAX_BARS = 60
 MAX_LINES = 12  # nodes with their own line and legend entry in the utilization panels
-INSTALL_HINT = "pip install 'extender[plot]'"
+# Installed from its clone, as README's command 1 installs it (nothing is published to PyPI).
+INSTALL_HINT = "pip install -e '.[plot]'"
 _PANELS = (("cpuFraction", "CPU requested / allocatable"),
            ("memoryFraction", "memory requested / allocatable"))
 
@@ -51,7 +52,7 @@ def _percent(usage: dict[str, Any] | None, key: str) -> float:
 def plot_utilization(report: dict[str, Any], path: str | Path) -> None:
     """Write the allocation chart of a report (see `report.build_report`) to `path`.
 
-    Raises `PlotUnavailable` (naming `pip install 'extender[plot]'`) without matplotlib.
+    Raises `PlotUnavailable` (naming the `plot` extra's install) without matplotlib.
     """
     plt = _pyplot()
     nodes = report["nodes"]

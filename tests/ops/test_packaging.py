@@ -94,7 +94,7 @@ def test_the_plot_without_matplotlib_names_the_extra() -> None:
     lines = result.stdout.splitlines()
     assert len(lines) == 2
     for line in lines:
-        assert "matplotlib" in line and "pip install 'extender[plot]'" in line
+        assert "matplotlib" in line and "pip install -e '.[plot]'" in line
 
 
 def test_simulate_plot_without_matplotlib_fails_with_the_install_hint(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_simulate_plot_without_matplotlib_fails_with_the_install_hint(tmp_path: 
     # Refused before the run, with one readable line rather than a traceback after it.
     assert result.returncode == 2
     assert result.stderr.strip() == ("extender simulate: --plot: the PNG plot needs matplotlib, "
-                                     "which is not installed: pip install 'extender[plot]'")
+                                     "which is not installed: pip install -e '.[plot]'")
     assert "scheduled" not in result.stdout
     assert not (tmp_path / "plot.png").exists()
 

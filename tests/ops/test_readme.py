@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,20 +149,48 @@ class Shell:
         self._err.close()
 
 
+#: The extras command 1 (`pip install -e .`) leaves out, by the module each brings: the
+#: clone's `extender` cannot import them, as a user's cannot after command 1 (a block that
+#: needs one must install it first).
+EXTRA_MODULES = {"plot": "matplotlib", "certs": "cryptography"}
+_HIDE_EXTRAS = """import sys
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {modules!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, _NotInstalled())
+"""
+
+
 def _clone(tmp_path: Path) -> Path:
     """The repository's files seen from a fresh directory (links), with `.venv/bin/extender`
-    running this interpreter's extender: what a fresh clone after command 1 looks like."""
+    running this interpreter's extender without the extras: what a fresh clone after command 1
+    looks like."""
     clone = tmp_path / "clone"
     clone.mkdir()
     for entry in ROOT.iterdir():
         if entry.name not in (".venv", ".git") and not entry.name.startswith(".pytest"):
             (clone / entry.name).symlink_to(entry)
+    site = tmp_path / "without-extras"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        _HIDE_EXTRAS.format(modules=set(EXTRA_MODULES.values())))
     bin_dir = clone / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     shim = bin_dir / "extender"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m extender "$@"\n')
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -m extender "$@"\n')
     shim.chmod(0o755)
     return clone
+
+
+def test_the_hidden_modules_are_the_extras_command_one_leaves_out() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra, module in EXTRA_MODULES.items():
+        assert any(requirement.startswith(module) for requirement in extras[extra]), extra
+    install = re.search(r"^# 1\..*?\npython3 -m venv \.venv && (\S+ install [^&]+)&&",
+                        README.read_text(), re.S | re.M)
+    assert install and install.group(1).strip() == ".venv/bin/pip install -e ."  # no extra
 
 
 def _ready(port: int) -> bool:
@@ -183,12 +212,9 @@ def test_the_readme_console_blocks_run_verbatim(tmp_path: Path) -> None:
         pytest.skip(f"port(s) {busy} in use here: the README's servers listen there")
     clone = _clone(tmp_path)
     before = sorted(p.name for p in clone.iterdir())
-    scratch, mpl = tmp_path / "scratch", tmp_path / "matplotlib"
+    scratch = tmp_path / "scratch"
     scratch.mkdir()
-    mpl.mkdir()
-    # TMPDIR: where the README's `mktemp -d` puts outputs; an empty MPLCONFIGDIR: the first
-    # `--plot` of a new user, who builds matplotlib's font cache.
-    env = {**os.environ, "TMPDIR": str(scratch), "MPLCONFIGDIR": str(mpl)}
+    env = {**os.environ, "TMPDIR": str(scratch)}  # where the README's `mktemp -d` puts outputs
     shell = Shell(clone, env, tmp_path / "stderr.log")
     ran, servers = 0, set()
     try:
