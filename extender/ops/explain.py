@@ -276,7 +276,6 @@ def render_table(explanation: Explanation, notes: list[str]) -> None:
         console.print(f"Scorer {scorer['plugin']} {scorer['status'].lower()}{why}")
 
     filters = Table(title="Filters (every plugin, in policy order)", title_justify="left",
-                    caption="no*: every failure is Unschedulable, which preemption may resolve",
                     caption_justify="left")
     filters.add_column("Node", no_wrap=True)
     filters.add_column("Fits", no_wrap=True)
@@ -293,8 +292,10 @@ def render_table(explanation: Explanation, notes: list[str]) -> None:
         else:
             codes = {v["code"] for v in node["filters"] if v["code"] not in ("Success", "Skip")}
             fits = "[red]no*[/]" if codes == {"Unschedulable"} else "[red]no[/]"
+            if codes == {"Unschedulable"}:  # the legend only where a row needs it
+                filters.caption = "no*: every failure is Unschedulable, which preemption may resolve"
         filters.add_row(name, fits, "\n".join(failing), score)
-    console.print(filters)
+    console.print(filters)  # only its reasons' column wraps in a narrow terminal
 
     scored = {name: node for name, node in nodes.items() if node["feasible"]}
     if not scored:
@@ -315,4 +316,19 @@ def render_table(explanation: Explanation, notes: list[str]) -> None:
         scores.add_row(name if first else "", "[bold]total[/]", "", "", "",
                        f"[bold]{node['total']}[/]", f"[bold]{node['extenderScore']}[/]",
                        end_section=True)
-    console.print(scores)
+    _print_whole(console, scores)
+
+
+def _print_whole(console: Any, table: Any) -> None:
+    """A table of unwrapped cells at the console's width, or wider when it does not fit there
+    (rich would cut names and figures short with `…`): a narrow terminal wraps the lines,
+    nothing is lost."""
+    from rich.measure import Measurement
+
+    needed = Measurement.get(console, console.options.update(width=1 << 16), table).maximum
+    width = console.width
+    console.width = max(width, needed)  # print(width=) alone is capped at the console's
+    try:
+        console.print(table)
+    finally:
+        console.width = width

@@ -89,6 +89,28 @@ def test_table_on_the_default_snapshot_and_policy(capsys, tmp_path):
     assert totals == [["", "total", "", "", "", "603", "8"], ["", "total", "", "", "", "443", "6"]]
 
 
+def test_a_narrow_terminal_cuts_no_name_or_figure_short(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "--pod", str(pod_file(tmp_path)))
+    assert code == 0
+    assert "…" not in out
+    lines = out.splitlines()
+    # The score table is as wide as its cells (a terminal wraps it); the filters' reasons wrap.
+    assert any("worker-a1" in line and "│" in line and len(line) > 80 for line in lines)
+    assert any("NodeResourcesBalancedAllocation" in line for line in lines)
+    assert any("┃ Raw ┃ Normalized ┃ Weight ┃ Weighted ┃ 0..10 ┃" in line for line in lines)
+    assert all(len(line) <= 80 for line in lines[:lines.index(next(
+        line for line in lines if line.startswith("Scores")))])
+
+
+def test_the_no_star_legend_only_when_a_row_has_it(capsys):
+    legend = "no*: every failure is Unschedulable, which preemption may resolve"
+    _, out, _ = run(capsys, "--pod", str(REQUEST))
+    assert legend in out  # worker-b2 lacks only cpu
+    _, out, _ = run(capsys, "--pod", str(REQUEST), "--node", "gpu-b1", "--node", "worker-a1")
+    assert "no*" not in out and "no " in out  # gpu-b1's taint: preemption cannot help
+
+
 def test_json_with_node_filter_is_what_the_http_verb_answers(capsys):
     policy = FIXTURES / "policy-leastallocated.json"
     code, out, err = run(capsys, "--pod", str(REQUEST), "--policy", str(policy), "-o", "json",
