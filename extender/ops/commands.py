@@ -20,6 +20,26 @@ from extender.ops.schedconfig import (
 )
 
 
+class _DefaultsHelp(argparse.HelpFormatter):
+    """Each option's help ends with its default where that tells something: not for a switch
+    (`--ignorable`, `--no-leader-election`), an option unset by default, or a help that
+    already words its default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if isinstance(action, argparse.BooleanOptionalAction):
+            on, off = action.option_strings[:2]
+            text = text.replace(" (default: %(default)s)", "")  # Python 3.11 adds its own
+            return f"{text} (default: {on if default else off})"
+        if (not action.option_strings or default is None or default is False
+                or default == [] or default is argparse.SUPPRESS or action.nargs == 0
+                or "default" in text):
+            return text
+        shown = " ".join(map(str, default)) if isinstance(default, list) else "%(default)s"
+        return f"{text} (default: {shown})"
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register both sub-commands; each sets `func(args) -> exit code`."""
     render = subparsers.add_parser(
@@ -27,7 +47,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
         help="print a KubeSchedulerConfiguration that registers this extender",
         description="Print a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration with one "
                     "profile and this extender registered. The output passes check-config.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsHelp,
     )
     render.add_argument("--url", default=DEFAULT_URL,
                         help="urlPrefix kube-scheduler calls; its scheme decides http or https "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from extender import __version__
-from extender.cli import _COMMAND_MODULES, build_parser, declared_commands
+from extender.cli import _COMMAND_MODULES, build_parser, declared_commands, main
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("fastapi", "starlette", "uvicorn", "matplotlib", "numpy", "prometheus_client",
@@ -83,6 +83,29 @@ print("starlette" in sys.modules, "extender.serve" in sys.modules,
                          text=True, check=True).stdout
     assert "--url" in out
     assert out.strip().splitlines()[-1] == "False False False"
+
+
+def test_render_config_help_shows_only_defaults_that_say_something(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        main(["render-config", "--help"])
+    options: dict[str, str] = {}
+    for line in capsys.readouterr().out.split("options:")[1].splitlines():
+        if line.startswith("  -"):
+            option = line.split()[0].rstrip(",")
+            options[option] = line
+        elif line.strip():
+            options[option] += " " + line.strip()
+    assert options["--verbs"].endswith("(default: filter prioritize preempt bind)")
+    assert options["--node-cache"].endswith("(default: --node-cache)")
+    assert options["--url"].endswith("(default: http://127.0.0.1:8888)")
+    # Switches, unset options and helps that word their default get none (it said "True" for
+    # --no-leader-election, whose default is to elect, and 4.0 after "(default: 4)").
+    for switch in ("--no-leader-election", "--ignorable", "--policy", "--managed-resource",
+                   "--bind-deadline", "--http-timeout"):
+        assert "(default: None)" not in options[switch] and "True" not in options[switch]
+        assert options[switch].count("default") <= 1, options[switch]
+    assert "(default: [])" not in "".join(options.values())
 
 
 def test_unknown_command_is_a_usage_error():
