@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
 import logging
 import os
@@ -652,15 +653,38 @@ def stop_holding(runtime: Runtime) -> None:
                 "held_binds_rejected": rejected}})
 
 
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen at host:port (checked before the state is read, which
+    live can take a while), or None."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            hint = ("another process listens there (an earlier `extender serve`?): stop it, or "
+                    "give --secure-port (--port) another port"
+                    if exc.errno == errno.EADDRINUSE else "give another --bind-address or port")
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}"
+    return None
+
+
+def _cannot_start(problem: str) -> int:
+    # Once, as kube-scheduler reports a failed start: one error in the logs' own format.
+    log.error("cannot start", extra={"fields": {"err": problem}})
+    return 2
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    problem = port_problem(args.host, args.port)
+    if problem:
+        return _cannot_start(problem)
     try:
         runtime = build_runtime(args)
     except StartupError as exc:
-        log.error("cannot start", extra={"fields": {"err": str(exc)}})
-        print(f"extender: {exc}", file=sys.stderr, flush=True)
-        return 2
+        return _cannot_start(str(exc))
     app = create_app(runtime, floor_endpoint=args.floor_endpoint)
     limits = ConnectionLimits(header_timeout=args.header_timeout,
                               max_connections=args.max_connections, parked=runtime.held_binds,
@@ -686,8 +710,7 @@ def run(args: argparse.Namespace) -> int:
             configure_server_tls(server, runtime, args.tls_cert_file, args.tls_key_file,
                                  args.tls_client_ca_file)
         except (ValueError, OSError) as exc:
-            print(f"extender: TLS: {exc}", file=sys.stderr, flush=True)
-            return 2
+            return _cannot_start(f"TLS: {exc}")
     tune_gc()
     memory.limit_arenas()
     server.run()

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from extender.engine import registry
+from extender.model.names import suggest
 
 API_VERSION = "scheduler-extender/v1"
 KIND = "ExtenderPolicy"
@@ -156,8 +157,9 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
                 if ref.name in known:
                     problems.append(f"{where}: plugin {ref.name!r} has no {point} extension point")
                 else:
-                    choices = ", ".join(sorted(table))
-                    problems.append(f"{where}: unknown plugin {ref.name!r} (known: {choices})")
+                    choices = sorted(table)
+                    problems.append(f"{where}: unknown plugin {ref.name!r}"
+                                    f"{suggest(ref.name, choices)} (known: {', '.join(choices)})")
         disabled = {ref.name for ref in plugin_set.disabled}
         names = [ref.name for ref in plugin_set.enabled]
         for i, name in enumerate(names):
@@ -178,7 +180,8 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
         seen.add(config.name)
         spec = registry.PLUGINS.get(config.name)
         if spec is None:
-            problems.append(f"pluginConfig[{i}].name: unknown plugin {config.name!r}")
+            problems.append(f"pluginConfig[{i}].name: unknown plugin {config.name!r}"
+                            f"{suggest(config.name, sorted(registry.PLUGINS))}")
             continue
         try:
             spec.args_model.model_validate(config.args)
@@ -242,6 +245,11 @@ def parse_policy(document: Any, source: str = "<policy>") -> ExtenderPolicy:
     """Validate a parsed document and check plugin names and arguments."""
     if not isinstance(document, dict):
         raise PolicyError(source, ["(root): expected a mapping with apiVersion, kind, plugins"])
+    if document.get("kind") == "KubeSchedulerConfiguration":  # the other side's file
+        raise PolicyError(source, [
+            f"(root): this is a KubeSchedulerConfiguration, kube-scheduler's side (`extender "
+            f"check-config` checks it); a policy is an {KIND} (apiVersion: {API_VERSION}, kind: "
+            f"{KIND}, as config/policy.yaml), whose plugins and pluginConfig read as a profile's"])
     try:
         policy = ExtenderPolicy.model_validate(document)
     except ValidationError as exc:

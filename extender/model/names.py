@@ -1,7 +1,9 @@
-"""Kubernetes name and value rules (apimachinery `validation`) and Go's integer parsing."""
+"""Kubernetes name and value rules (apimachinery `validation`), Go's integer parsing, and the
+"did you mean" of a mistyped name."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import lru_cache
 
@@ -75,3 +77,12 @@ def parse_int64(text: str) -> int | None:
         return None
     number = int(text, 10)
     return number if _INT64_MIN <= number <= _INT64_MAX else None
+
+
+def suggest(key: str, known: list[str]) -> str:
+    """A ` (did you mean X?)` hint: case-insensitive twin first, then a close spelling."""
+    for name in known:
+        if name.lower() == key.lower():
+            return f" (did you mean {name}?)"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from extender.model.names import qualified_name_errors
+from extender.model.names import qualified_name_errors, suggest
 from extender.ops.problems import Collector
 
 # --- paths ---------------------------------------------------------------------------------
@@ -28,15 +27,6 @@ def child(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else key
-
-
-def suggest(key: str, known: list[str]) -> str:
-    """A ` (did you mean X?)` hint: case-insensitive twin first, then a close spelling."""
-    for name in known:
-        if name.lower() == key.lower():
-            return f" (did you mean {name}?)"
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-    return f" (did you mean {close[0]}?)" if close else ""
 
 
 # --- Go value rules --------------------------------------------------------------------------

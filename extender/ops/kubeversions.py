@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from extender.engine.args import NEWEST_VERSION, OLDEST_VERSION, Version
-from extender.ops.fields import suggest
+from extender.model.names import suggest
 
 GROUP = "kubescheduler.config.k8s.io"
 API_V1 = f"{GROUP}/v1"

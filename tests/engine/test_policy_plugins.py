@@ -68,3 +68,26 @@ def test_an_explicitly_empty_phase_has_no_plugin_and_an_omitted_one_the_defaults
         ("TaintToleration", 3), ("NodeAffinity", 2), ("PodTopologySpread", 2),
         ("InterPodAffinity", 2), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1)]
+
+
+def test_a_mistyped_plugin_name_gets_a_did_you_mean():
+    document = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                "plugins": {"filter": {"enabled": [{"name": "NodeResourceFit"}]}},
+                "pluginConfig": [{"name": "nodeaffinity", "args": {}}]}
+    found = problems(document)
+    assert found[0].startswith("plugins.filter.enabled[0].name: unknown plugin "
+                               "'NodeResourceFit' (did you mean NodeResourcesFit?) (known: ")
+    assert found[1] == ("pluginConfig[0].name: unknown plugin 'nodeaffinity' "
+                        "(did you mean NodeAffinity?)")
+    far = problems({**document, "pluginConfig": [{"name": "Zzz", "args": {}}]})
+    assert far[1] == "pluginConfig[0].name: unknown plugin 'Zzz'"  # nothing close: no guess
+
+
+def test_a_kube_scheduler_configuration_is_named_as_such():
+    document = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": "x"}], "extenders": []}
+    assert problems(document) == [
+        "(root): this is a KubeSchedulerConfiguration, kube-scheduler's side (`extender "
+        "check-config` checks it); a policy is an ExtenderPolicy (apiVersion: "
+        "scheduler-extender/v1, kind: ExtenderPolicy, as config/policy.yaml), whose plugins and "
+        "pluginConfig read as a profile's"]

@@ -108,6 +108,37 @@ def test_render_config_help_shows_only_defaults_that_say_something(capsys, monke
     assert "(default: [])" not in "".join(options.values())
 
 
+def test_serve_names_a_scheduler_configuration_given_as_its_policy_once():
+    from tests.polling import free_port
+
+    done = subprocess.run(
+        [sys.executable, "-m", "extender", "serve", "--port", str(free_port()),
+         "--policy", "config/scheduler-config.yaml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("invalid policy") == 1, done.stderr  # one error, in klog's format
+    assert done.stderr.startswith("E") and '"cannot start" err=<' in done.stderr
+    assert "this is a KubeSchedulerConfiguration" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_on_a_port_in_use_says_so_before_reading_its_state():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "extender", "serve", "--port", str(port)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f'"cannot start" err="cannot listen on 127.0.0.1:{port}: Address already in use; ' \
+           "another process listens there (an earlier `extender serve`?): stop it, or give " \
+           '--secure-port (--port) another port"' in done.stderr, done.stderr
+    assert "startup complete" not in done.stderr and done.stderr.count("\n") == 1
+
+
 def test_unknown_command_is_a_usage_error():
     done = subprocess.run([sys.executable, "-m", "extender", "nope"], cwd=ROOT,
                           capture_output=True, text=True)
