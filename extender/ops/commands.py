@@ -180,7 +180,9 @@ def run_check_config(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"check-config: --kubernetes-version: {exc}", file=sys.stderr)
         return 2
-    problems = check_files(args.files, version)
+    # Standard input read once: each check, the summary and the cross-check read it again.
+    stdin = sys.stdin.read() if "-" in args.files else None
+    problems = check_files(args.files, version, stdin)
     failed = False
     for name in args.files:
         mine = [p for p in problems if p.file == name]
@@ -190,5 +192,5 @@ def run_check_config(args: argparse.Namespace) -> int:
         failed = failed or bool(errors)
         if not errors:
             warnings = f"; {len(mine)} warning(s)" if mine else ""
-            print(f"ok: {name} ({summary(name, version)}{warnings})")
+            print(f"ok: {name} ({summary(name, version, stdin)}{warnings})")
     return 1 if failed else 0

@@ -62,15 +62,23 @@ class ExtenderTLS:
 # --- checking --------------------------------------------------------------------------------
 
 
+def read_text(path: str | Path, stdin: str | None = None) -> str:
+    """A file's text; `-` is standard input (`stdin`: its text when already read)."""
+    if str(path) == "-":
+        return sys.stdin.read() if stdin is None else stdin
+    return Path(path).read_text(encoding="utf-8")
+
+
 def check_config(path: str | Path, version: Version = NEWEST_VERSION, *,
-                 scheduler_plugins: bool = False) -> list[Problem]:
+                 scheduler_plugins: bool = False, stdin: str | None = None) -> list[Problem]:
     """Every problem in one file, errors and warnings: keys and types first, then rules.
     A KubeSchedulerConfiguration is judged as kube-scheduler `version` (1, N) reads it;
     `scheduler_plugins`: as a kube-scheduler built with scheduler-plugins' plugins (the
-    simulator's), which knows the extender registry's out-of-tree plugins too."""
+    simulator's), which knows the extender registry's out-of-tree plugins too. `stdin`: the
+    text of `-` when it was read already."""
     out = Collector(str(path))
     try:
-        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+        text = read_text(path, stdin)
     except (OSError, UnicodeDecodeError) as exc:
         out.error("", f"cannot read: {exc}")
         return out.problems
@@ -144,12 +152,13 @@ def check_document(doc: dict[str, Any], out: Collector,
                   f"{legacypolicy.KIND} (legacy) or ExtenderPolicy")
 
 
-def summary(path: str | Path, version: Version = NEWEST_VERSION) -> str:
-    """What `check-config` says of a file without errors: its kind and what it holds."""
-    if str(path) == "-":
+def summary(path: str | Path, version: Version = NEWEST_VERSION, stdin: str | None = None) -> str:
+    """What `check-config` says of a file without errors: its kind and what it holds (`-`,
+    standard input, only from `stdin`, its text)."""
+    if str(path) == "-" and stdin is None:
         return "standard input"
     try:
-        documents, _ = load_documents(Path(path).read_text(encoding="utf-8"))
+        documents, _ = load_documents(read_text(path, stdin))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return "unreadable"
     documents = [d for d in documents if d is not None]
@@ -166,10 +175,10 @@ def summary(path: str | Path, version: Version = NEWEST_VERSION) -> str:
                 f"{kubeversions.format_version(version)} reads it: "
                 f"{len(profiles) or 1} profile(s), {len(extenders)} extender(s)")
     if kind == "ExtenderPolicy":
-        from extender.engine.policy import load_policy
+        from extender.engine.policy import parse_policy
         from extender.engine.profile import build_profile
 
-        profile = build_profile(load_policy(path))
+        profile = build_profile(parse_policy(doc, str(path)))
         return (f"ExtenderPolicy: {len(profile.filter_names)} filter(s), "
                 f"{len(profile.scorers)} scorer(s)")
     if kind == legacypolicy.KIND:
@@ -318,16 +327,18 @@ def policy_problems(file: str, exc: Any, prefix: str = "") -> list[Problem]:
     return problems
 
 
-def check_files(paths: list[str], version: Version = NEWEST_VERSION) -> list[Problem]:
+def check_files(paths: list[str], version: Version = NEWEST_VERSION,
+                stdin: str | None = None) -> list[Problem]:
     """Each file's problems, then what a KubeSchedulerConfiguration and an ExtenderPolicy given
-    together say of each other (`crosscheck`)."""
-    problems = [p for path in paths for p in check_config(path, version)]
+    together say of each other (`crosscheck`); `stdin`: the text of `-`, read once."""
+    problems = [p for path in paths for p in check_config(path, version, stdin=stdin)]
     configs, policies = [], []
     for path in paths:
-        if path == "-" or any(p.file == path and p.severity == "error" for p in problems):
+        if (path == "-" and stdin is None) or any(
+                p.file == path and p.severity == "error" for p in problems):
             continue
         try:
-            documents, _ = load_documents(Path(path).read_text(encoding="utf-8"))
+            documents, _ = load_documents(read_text(path, stdin))
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
         doc = next((d for d in documents if d is not None), None)

@@ -635,3 +635,19 @@ def test_the_numa_cache_needs_the_bind_verb(tmp_path: Path, capsys: pytest.Captu
             "discardReservedNodes, which learns of each bind from the bind verb: register "
             "bindVerb, or no node is ever discarded") in capsys.readouterr().out.splitlines()
     assert _run("check-config", str(CONFIG / "scheduler-config.yaml"), str(discarding)) == 0
+
+
+def test_standard_input_is_summed_up_and_cross_checked_like_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO((CONFIG / "policy.yaml").read_text()))
+    code, out = _main(capsys, "-", str(CONFIG / "scheduler-config.yaml"))
+    assert code == 0
+    assert out[0] == "ok: - (ExtenderPolicy: 8 filter(s), 7 scorer(s))"
+    # A policy from standard input meets the configuration: Coscheduling's Permit wait does
+    # not fit the configuration's 5 s httpTimeout (each file alone is fine).
+    gang = (CONFIG / "examples" / "gang-quota-policy.yaml").read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO(gang))
+    code, out = _main(capsys, "-", str(CONFIG / "scheduler-config.yaml"))
+    assert code == 1 and any("extenders[0].httpTimeout" in line for line in out), out
