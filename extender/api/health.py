@@ -139,8 +139,11 @@ async def readyz(request: Request) -> Response:
     if _wants_verbose(request):
         return _verbose("readyz", readiness_checks(runtime), readiness_details(runtime))
     ready, why = runtime.readiness()
-    return Response(f"{'ok' if ready else 'not ready'}: {why}".encode(),
-                    status_code=200 if ready else 503, media_type="text/plain")
+    if ready:  # "ok", as Kubernetes' own /readyz, with what it rests on when that says more
+        text = "ok" if why in ("", "ok") else f"ok: {why}"
+    else:
+        text = f"not ready: {why}"
+    return Response(text.encode(), status_code=200 if ready else 503, media_type="text/plain")
 
 
 async def version(request: Request) -> Response:

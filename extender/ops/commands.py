@@ -178,7 +178,11 @@ def run_check_config(args: argparse.Namespace) -> int:
     try:
         version = parse_version(args.kubernetes_version)
     except ValueError as exc:
-        print(f"check-config: --kubernetes-version: {exc}", file=sys.stderr)
+        hint = ""
+        if "outside the supported" in str(exc):  # an older cluster's file is the legacy Policy
+            hint = ("; a legacy Policy file (kube-scheduler before 1.23, as "
+                    "config/scheduler-policy.json) is checked without --kubernetes-version")
+        print(f"check-config: --kubernetes-version: {exc}{hint}", file=sys.stderr)
         return 2
     # Standard input read once: each check, the summary and the cross-check read it again.
     stdin = sys.stdin.read() if "-" in args.files else None

@@ -137,7 +137,7 @@ def test_serve_wires_the_refresher_into_the_lifespan(tmp_path: Path) -> None:
         assert lines[2].startswith(f"[!]load-metrics warning: Prometheus at {address}: ")
         assert "4 of 4 node(s) without fresh metrics (scored 0 by TargetLoadPacking)" in lines[2]
         assert lines[3] == "readyz check passed"
-        assert client.get("/readyz").text == "ok: ok"
+        assert client.get("/readyz").text == "ok"
         reply = client.post("/prioritize", json=prioritize_body())
         assert reply.status_code == 200
         assert {e["Host"]: e["Score"] for e in reply.json()} == dict.fromkeys(NODES, 0)

@@ -516,7 +516,12 @@ def test_an_unsupported_kubernetes_version_is_a_usage_error(
     from extender.cli import main
 
     assert main(["check-config", "--kubernetes-version", "1.20", str(CONFIG / "policy.yaml")]) == 2
-    assert "outside the supported 1.25..1.37" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "outside the supported 1.25..1.37" in err
+    # A cluster that old takes the legacy Policy file, which needs no version: said so.
+    assert "a legacy Policy file (kube-scheduler before 1.23, as config/scheduler-policy.json) " \
+           "is checked without --kubernetes-version" in err
+    assert main(["check-config", str(CONFIG / "scheduler-policy.json")]) == 0
 
 
 def test_unknown_plugin_names_are_flagged_by_name_and_path(tmp_path: Path,
