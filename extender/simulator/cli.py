@@ -71,8 +71,12 @@ def _costs(kind: str, given: int | None, per_nominated: int | None,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="CLUSTER",
-                   help="snapshot: kubectl get nodes,pods,pdb,priorityclasses -A -o yaml|json "
-                        "(podgroups,elasticquotas too for Coscheduling/CapacityScheduling)")
+                   help="snapshot, as `extender serve --snapshot` reads one: kubectl get "
+                        "nodes,pods,poddisruptionbudgets,priorityclasses,namespaces,services,"
+                        "replicasets,statefulsets,replicationcontrollers -A -o json|yaml (the "
+                        "last five for spread and affinity; add podgroups,elasticquotas, "
+                        "noderesourcetopologies or appgroups,networktopologies for the plugins "
+                        "that read them)")
     p.add_argument("--workload", metavar="PODS",
                    help="pending pods (List or multi-document YAML) and SimulationEvents")
     policy = p.add_mutually_exclusive_group()
@@ -152,17 +156,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the real run stopped watching; 0: no limit)")
     ext = p.add_argument_group("extender in the loop")
     ext.add_argument("--extender", metavar="URL", help="URL prefix of a running extender")
-    ext.add_argument("--extender-weight", type=cliargs.positive_int, default=1)
-    ext.add_argument("--extender-filter-verb", default="filter")
-    ext.add_argument("--extender-prioritize-verb", default="prioritize")
-    ext.add_argument("--extender-preempt-verb", default="preempt")
-    ext.add_argument("--extender-bind-verb", default="bind")
+    ext.add_argument("--extender-weight", type=cliargs.positive_int, default=1, metavar="N",
+                     help="extenders[].weight: its 0..10 scores times this (default 1)")
+    for verb in ("filter", "prioritize", "preempt", "bind"):
+        ext.add_argument(f"--extender-{verb}-verb", default=verb, metavar="PATH",
+                         help=f"extenders[].{verb}Verb: the path called under --extender "
+                              f"(default {verb})")
     ext.add_argument("--extender-bind", action="store_true",
                      help="also call the bind verb (keeps an offline extender in step)")
     ext.add_argument("--extender-nodes", action="store_true",
                      help="send full Nodes (nodeCacheCapable: false) instead of NodeNames")
-    ext.add_argument("--extender-ignorable", action="store_true")
-    ext.add_argument("--extender-timeout", type=_duration, default=5 * SECOND, metavar="DURATION")
+    ext.add_argument("--extender-ignorable", action="store_true",
+                     help="extenders[].ignorable: a failed call is skipped, as kube-scheduler "
+                          "skips an ignorable extender, instead of failing the cycle")
+    ext.add_argument("--extender-timeout", type=_duration, default=5 * SECOND, metavar="DURATION",
+                     help="extenders[].httpTimeout of each call (default 5s)")
     # -- extenders kept in sync (apisync.py) ---------------------------------------------------
     ext.add_argument("--serve-api", metavar="KUBECONFIG",
                      help="serve the simulated cluster as a Kubernetes API on 127.0.0.1 and "
@@ -180,8 +188,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      metavar="DURATION",
                      help="with --serve-api, how long each later sync may take (default 30s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress: a bar on a terminal (by default for runs of 1000 pods or "
-                        "more), else a plain line on stderr every 10s of wall time (default on)")
+                   help="progress on stderr: on a terminal a bar (by default only for runs of "
+                        "1000 pods or more; --progress: always), elsewhere a plain line every "
+                        "10s of wall time; --no-progress: none")
 
 
 def add_commands(subparsers: Any) -> None:

@@ -139,6 +139,23 @@ def test_serve_on_a_port_in_use_says_so_before_reading_its_state():
     assert "startup complete" not in done.stderr and done.stderr.count("\n") == 1
 
 
+def test_every_option_of_every_command_says_what_it_does():
+    import argparse
+
+    undocumented = []
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for command, sub in {id(p): (n, p) for n, p in action.choices.items()}.values():
+                    walk(sub, f"{name} {command}")
+            elif action.option_strings and not action.help:
+                undocumented.append(f"{name} {action.option_strings[0]}")
+
+    walk(build_parser(load_all=True), "extender")
+    assert undocumented == []
+
+
 def test_unknown_command_is_a_usage_error():
     done = subprocess.run([sys.executable, "-m", "extender", "nope"], cwd=ROOT,
                           capture_output=True, text=True)
