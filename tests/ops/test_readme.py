@@ -193,6 +193,19 @@ def test_the_hidden_modules_are_the_extras_command_one_leaves_out() -> None:
     assert install and install.group(1).strip() == ".venv/bin/pip install -e ."  # no extra
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by the shell) has stopped too.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:  # reaped meanwhile
+        return False
+
+
 def _ready(port: int) -> bool:
     try:
         return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
@@ -216,7 +229,7 @@ def test_the_readme_console_blocks_run_verbatim(tmp_path: Path) -> None:
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}  # where the README's `mktemp -d` puts outputs
     shell = Shell(clone, env, tmp_path / "stderr.log")
-    ran, servers = 0, set()
+    ran, servers, started = 0, set(), []
     try:
         for command in [Command(0, command_one(text) + " &", [])] + \
                 [c for block in blocks for c in block]:
@@ -224,7 +237,8 @@ def test_the_readme_console_blocks_run_verbatim(tmp_path: Path) -> None:
             where = f"README.md:{command.line}: $ {command.text}"
             assert rc == 0, f"{where}\nexit {rc}\n" + (tmp_path / "stderr.log").read_text()
             if command.text.endswith("&"):
-                servers.add(int(shell.run("echo $!")[1][0]))
+                started.append(int(shell.run("echo $!")[1][0]))
+                servers.add(started[-1])
                 until(functools.partial(_ready, _port_of(command.text)),
                       f"the server of {where}", 60)
                 continue
@@ -233,6 +247,9 @@ def test_the_readme_console_blocks_run_verbatim(tmp_path: Path) -> None:
                 f"{where}\n--- the README shows\n" + "\n".join(command.expected)
                 + "\n--- it printed\n" + "\n".join(out))
             ran += 1
+        # Each block that starts a server stops it; only command 1's is left running.
+        until(lambda: not any(_alive(pid) for pid in started[1:]), "the blocks' servers to stop")
+        assert _alive(started[0])
     finally:
         shell.close()
     assert ran >= 15  # every block ran, not a README the parser no longer understands
