@@ -16,7 +16,11 @@
 - A test marked `alone` runs while no other test runs: it bounds a latency or races a
   deadline, which another worker's load would stretch. Workers share a readers-writer lock
   (two `flock`ed files): every test holds it shared, an `alone` test exclusively; a waiting
-  `alone` test holds the turnstile, so no new test starts before it.
+  `alone` test holds the turnstile, so no new test starts before it. And no other test
+  starts until every `alone` test has run (each leaves a file saying so): otherwise a
+  worker that finished its `alone` test started its next, which the next `alone` test then
+  waited out, and the `alone` tests' 11 s took the run's first 26 s (2026-12-03). xdist
+  deals every `alone` test before any other, so none waits behind a test that waits for it.
 
 With one process (`-n 0`) none of this costs anything: the locks are never contended.
 
@@ -29,7 +33,9 @@ idle a third of the time (the README's test times give the figures).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -121,22 +127,56 @@ class _RunLock:
 
 
 _lock: _RunLock | None = None
+#: How long a test waits for the `alone` tests at most (a crashed worker's never ends).
+ALONE_PHASE_LIMIT = 300.0
+
+
+class _AlonePhase:
+    """Which of the run's `alone` tests have run: a file each, in a directory all share."""
+
+    def __init__(self, directory: Path, items: list[pytest.Item]) -> None:
+        self._dir = directory / "extender-tests.alone-done"
+        self._dir.mkdir(exist_ok=True)
+        self._pending = {self._mark(i.nodeid) for i in items
+                         if i.get_closest_marker("alone") is not None}
+
+    def _mark(self, nodeid: str) -> Path:
+        return self._dir / hashlib.sha1(nodeid.encode()).hexdigest()
+
+    def done(self, item: pytest.Item) -> None:
+        self._mark(item.nodeid).touch()
+
+    def wait(self) -> None:
+        deadline = time.monotonic() + ALONE_PHASE_LIMIT
+        while self._pending and time.monotonic() < deadline:
+            self._pending = {mark for mark in self._pending if not mark.exists()}
+            if self._pending:
+                time.sleep(0.05)
+        self._pending = set()
+
+
+_phase: _AlonePhase | None = None
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    global _lock
+    global _lock, _phase
     if os.environ.get("PYTEST_XDIST_WORKER") is None:  # one process: nothing runs beside it
         return (yield)
-    if _lock is None:
+    if _lock is None or _phase is None:
         # Each worker's base temporary directory is one under the run's: the files live
         # there, and go with it.
-        _lock = _RunLock(item.config._tmp_path_factory.getbasetemp().parent)  # type: ignore[attr-defined]
-    if item.get_closest_marker("alone") is not None:
+        shared = item.config._tmp_path_factory.getbasetemp().parent  # type: ignore[attr-defined]
+        _lock, _phase = _RunLock(shared), _AlonePhase(shared, item.session.items)
+    alone = item.get_closest_marker("alone") is not None
+    if alone:
         _lock.exclusive()
     else:
+        _phase.wait()
         _lock.shared()
     try:
         return (yield)
     finally:
         _lock.release()
+        if alone:
+            _phase.done(item)

@@ -1,6 +1,7 @@
 """The suite's parallel plan holds (tests/parallel.py): under `-n 2`, the tests on the shared
 control plane (the `sandbox` fixture) form `SANDBOX_GROUPS` groups, each on one worker; a
-module's other tests share a worker; and an `alone` test runs while no other test runs.
+module's other tests share a worker; an `alone` test runs while no other test runs, and no
+other test starts before every `alone` test has run.
 Checked on a small suite of its own, run by the same pytest and xdist."""
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ def test_other(i):
     note(f"end-a{i}")
 
 @pytest.mark.alone
-def test_alone():
-    note("alone-start")
+@pytest.mark.parametrize("k", range(3))
+def test_alone(k):
+    note(f"alone-start-{k}")
     time.sleep(0.3)
-    note("alone-end")
+    note(f"alone-end-{k}")
 """
 
 SECOND = """
@@ -97,17 +99,13 @@ def test_control_plane_tests_share_a_worker_and_alone_tests_run_alone(tmp_path: 
         assert len({worker for _, worker, what in entries
                     if what.startswith(f"start-{module}")}) == 1, (module, entries)
     assert len({worker for _, worker, _ in entries}) == 2, "the tests used both workers"
-    (alone_start,), (alone_end,) = ([float(t) for t, _, w in entries if w == what]
-                                    for what in ("alone-start", "alone-end"))
-    running: dict[str, float] = {}
-    spans = []
-    for at, worker, what in entries:
-        if what.startswith("start-"):
-            running[worker] = float(at)
-        elif what.startswith("end-"):
-            spans.append((running.pop(worker), float(at)))
-    overlapping = [(s, e) for s, e in spans if s < alone_end and e > alone_start]
-    assert not overlapping, (alone_start, alone_end, overlapping)
+    alone = [(float(start), float(end)) for (start, _, a), (end, _, b)
+             in zip(entries, entries[1:], strict=False) if a.startswith("alone-start-")
+             and b == a.replace("start", "end")]
+    assert len(alone) == 3, entries  # each alone: nothing noted between its start and end
+    # And nothing else starts before the last of them has run (tests/parallel.py's phase).
+    others = [float(at) for at, _, what in entries if what.startswith(("start-", "e2e-"))]
+    assert min(others) > max(end for _, end in alone), entries
 
 
 @pytest.mark.slow

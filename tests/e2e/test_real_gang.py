@@ -94,7 +94,8 @@ def test_gang_binds_whole_or_not_at_all(scenario: Scenario) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # 600 binds inside the default permit wait: another worker's load stretches it
+# Not `alone`: beside two to four busy loops that keep both cores full, the 600 binds came
+# 7.5–8.5 s after the first create (2026-12-03), far inside the 60 s permit wait.
 def test_a_gang_past_the_connection_cap_binds_whole_at_default_settings(scenario: Scenario) -> None:
     # kube-scheduler binds each member in its own goroutine, on its own connection to the
     # extender: 600 binds held at once, past the default --max-connections of 512. (2 000
