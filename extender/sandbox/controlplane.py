@@ -184,9 +184,6 @@ class Sandbox:
                 raise SandboxError(f"{name} was not ready after {timeout:.0f}s{where}")
             time.sleep(0.2)
 
-    def _https_ok(self, url: str) -> bool:
-        return _probe(url)
-
     def run(self, coro: Any) -> Any:
         """Run an async call against the API server as the admin."""
         async def with_api() -> Any:
@@ -329,7 +326,7 @@ class Sandbox:
             "--kube-api-qps", "500", "--kube-api-burst", "1000",
             "--concurrent-replicaset-syncs", "10", "--concurrent-deployment-syncs", "10"])
         self._wait("kube-controller-manager",
-                   lambda: self._https_ok(f"https://127.0.0.1:{port}/healthz"), timeout=60)
+                   lambda: _probe(f"https://127.0.0.1:{port}/healthz"), timeout=60)
 
         # So that a `kubectl apply` right after works.
         self.run(lambda api: wait_default_service_account(api, "default"))
@@ -442,7 +439,7 @@ class Sandbox:
             # So the sandbox's admin certificate may read its /metrics and /configz.
             "--authentication-kubeconfig", str(self.kubeconfig),
             "--authorization-kubeconfig", str(self.kubeconfig), *options.args])
-        self._wait(name, lambda: self._https_ok(f"https://127.0.0.1:{port}/readyz"),
+        self._wait(name, lambda: _probe(f"https://127.0.0.1:{port}/readyz"),
                    timeout=timeout)
         self._remember(**{name: {"config": str(config_file), "port": port}})
         return config_file
