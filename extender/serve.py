@@ -204,7 +204,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="the Lease's namespace (default: the pod's own, else default)")
     parser.add_argument("--health-port", type=cliargs.port, default=None,
                         help="also serve /healthz, /livez and /readyz over plain HTTP on this port "
-                             "(for probes under mutual TLS; never the scheduler verbs)")
+                             "(for probes under mutual TLS), and /metrics unless --client-ca-file "
+                             "is given; never the scheduler verbs")
     parser.add_argument("--health-host", default=None,
                         help="address of --health-port (default: the same as --bind-address)")
     logs = parser.add_argument_group("logging")
@@ -309,7 +310,9 @@ def configure_limits(runtime: Runtime, args: argparse.Namespace) -> None:
     if args.health_port is not None:
         from extender.api.healthport import HealthListener
 
-        listener = HealthListener(runtime, args.health_host or args.host, args.health_port)
+        # Under mutual TLS /metrics stays behind the client certificate (see api.healthport).
+        listener = HealthListener(runtime, args.health_host or args.host, args.health_port,
+                                  metrics=not args.tls_client_ca_file)
         runtime.startup.append(listener.start)
         runtime.shutdown.append(listener.stop)
 

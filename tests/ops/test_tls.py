@@ -374,6 +374,15 @@ def test_dockerfile_healthcheck_passes_against_mutual_tls(pki: dict) -> None:
             _get(port, _client_context(pki["ca"]))
         client = pki["client_ca"].issue_cert("kube-scheduler")
         assert _get(port, _client_context(pki["ca"], client))[0] == 200
+        # /metrics stays behind the client certificate: the plain port does not serve it.
+        plain = http.client.HTTPConnection("127.0.0.1", health_port, timeout=10)
+        plain.request("GET", "/metrics")
+        response = plain.getresponse()
+        response.read()
+        assert response.status == 404
+        plain.request("GET", "/readyz")
+        assert plain.getresponse().read() == b"ok"
+        plain.close()
     finally:
         process.terminate()
         process.wait(10)
