@@ -47,6 +47,8 @@ CONTROLLERS = (
 #: name the manifests give the extender's second scheduler, so pods of either go through it.
 SCHEDULER_NAMES = ("default-scheduler", "extender-scheduler")
 EXTENDER_USER = "scheduler-extender"
+#: Before the names of the RBAC objects the sandbox makes from the manifests' (see `_install`).
+SANDBOX_PREFIX = "sandbox-"
 #: Where the extender's leader election keeps its Lease (the manifests' namespace).
 LEASE_NAMESPACE = "scheduler-extender"
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
@@ -282,9 +284,14 @@ class Sandbox:
                                "and CRDs from the repository's manifests/; run it from a "
                                "checkout (pip install -e .)")
         role, crds = extender_role_and_crds(MANIFESTS)
+        # The manifests' rules under names of the sandbox's own: `kubectl apply -k
+        # manifests/...` onto the sandbox then adds the manifests' objects beside these, where
+        # under the same names it rebound them to its ServiceAccount and the sandbox's
+        # extender (this user) lost the right to bind.
+        role["metadata"]["name"] = SANDBOX_PREFIX + role["metadata"]["name"]
         user = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": EXTENDER_USER}]
         binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                   "metadata": {"name": EXTENDER_USER},
+                   "metadata": {"name": SANDBOX_PREFIX + EXTENDER_USER},
                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                "name": role["metadata"]["name"]},
                    "subjects": user}
@@ -293,7 +300,9 @@ class Sandbox:
             (MANIFESTS / "components" / "ha" / "extender-leader-election.yaml").read_text())
             if d and d["kind"] in ("Role", "RoleBinding")]
         for doc in election:
+            doc["metadata"]["name"] = SANDBOX_PREFIX + doc["metadata"]["name"]
             if doc["kind"] == "RoleBinding":
+                doc["roleRef"]["name"] = SANDBOX_PREFIX + doc["roleRef"]["name"]
                 doc["subjects"] = user
         namespace = {"apiVersion": "v1", "kind": "Namespace",
                      "metadata": {"name": LEASE_NAMESPACE}}
