@@ -8,6 +8,7 @@ from pathlib import Path
 
 from extender.engine.args import NEWEST_VERSION, OLDEST_VERSION, parse_version
 from extender.ops.kubeversions import format_version
+from extender.ops.problems import Collector, Problem
 from extender.ops.schedconfig import (
     DEFAULT_LEASE_NAMESPACE,
     DEFAULT_SCHEDULER_NAME,
@@ -162,6 +163,12 @@ def run_render_config(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"render-config: {exc}", file=sys.stderr)
         return 2
+    if args.policy:  # what check-config would say of the pair, said before anything is written
+        problems = _pair_problems(text, args.policy, args.bind_deadline)
+        if problems:
+            for problem in problems:
+                print(f"render-config: {problem.path}: {problem.message}", file=sys.stderr)
+            return 2
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -172,6 +179,20 @@ def run_render_config(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _pair_problems(text: str, policy_path: str, bind_deadline: float) -> list[Problem]:
+    """The errors of the rendered configuration against the extender's policy (flags such as
+    --verbs or --http-timeout can leave Coscheduling's Permit no bind verb or too short a
+    timeout)."""
+    import yaml
+
+    from extender.engine.policy import load_policy
+    from extender.ops.crosscheck import check_pair
+
+    out = Collector("-")
+    check_pair(yaml.safe_load(text), load_policy(policy_path), out, bind_deadline=bind_deadline)
+    return [p for p in out.problems if p.severity == "error"]
 
 
 def run_check_config(args: argparse.Namespace) -> int:

@@ -59,6 +59,15 @@ def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str =
     profile = build_profile(policy)
     extenders = config.get("extenders") if isinstance(config.get("extenders"), list) else []
     binders = [(i, e) for i, e in enumerate(extenders) if isinstance(e, dict) and e.get("bindVerb")]
+    stateful = stateful_plugins(profile)
+    for i, extender in enumerate(extenders):
+        if stateful and isinstance(extender, dict) and extender.get("ignorable") is True:
+            out.error(f"{where}extenders[{i}].ignorable",
+                      f"the extender's policy enables {' and '.join(stateful)}, whose gangs, "
+                      "quotas and reservations only the extender keeps: kube-scheduler skips an "
+                      "ignorable extender that fails or is down (its filter, and from 1.30 its "
+                      "bind, binding the pod itself), so pods would bind outside them; set "
+                      "ignorable: false")
     period = overreserve_period(profile)
     if period is not None and not binders:
         out.error(f"{where}extenders", "the extender's policy enables NodeResourceTopologyMatch's "

@@ -269,6 +269,11 @@ def check_extenders(extenders: list[Any], profiles: list[Any] | None, out: Colle
                       "must have a positive weight applied to it (prioritizeVerb is set)")
         if extender.get("bindVerb"):
             binders.append(i)
+            if extender.get("ignorable") is True:
+                out.warning(child(path, "ignorable"), "with bindVerb: kube-scheduler 1.30 and "
+                            "later skips this extender's failed bind and binds the pod itself "
+                            "(before 1.30 the bind fails), so what the extender's bind does is "
+                            "then left undone")
         for j, resource in enumerate(_list(extender.get("managedResources"))):
             where = child(child(child(path, "managedResources"), j), "name")
             name = _dict(resource).get("name")

@@ -60,6 +60,29 @@ class FilterReply:
     failed_unresolvable: dict[str, str] = field(default_factory=dict)
 
 
+#: From this release an ignorable extender's failed bind is skipped, as its failed filter
+#: always was: the next interested binder, else kube-scheduler's own, binds the pod
+#: (kubernetes#122503, in 1.30; before it the bind failed).
+IGNORABLE_BIND_SKIPPED = (1, 30)
+
+
+def extenders_binding(extenders: Sequence[HttpExtender], pod: PodView, node_name: str,
+                      version: tuple[int, int]) -> tuple[bool, str]:
+    """kube-scheduler's `extendersBinding`: whether an extender took the bind, and its error
+    message ("" when it bound). The first binder interested in the pod binds it."""
+    for extender in extenders:
+        if not extender.bind_verb or not extender.is_interested(pod):
+            continue
+        try:
+            extender.bind(pod, node_name)
+        except ExtenderError as exc:
+            if extender.ignorable and version >= IGNORABLE_BIND_SKIPPED:
+                continue
+            return True, str(exc)
+        return True, ""
+    return False, ""
+
+
 class HttpExtender:
     """One `extenders[]` entry of a KubeSchedulerConfiguration."""
 

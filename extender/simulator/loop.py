@@ -65,7 +65,7 @@ from extender.simulator.context import SimContext
 from extender.simulator.dryrun import DryRunMemo
 from extender.simulator.eventlog import EventLog, EventLogging
 from extender.simulator.extender_preemption import extender_step
-from extender.simulator.extenders import ExtenderError
+from extender.simulator.extenders import extenders_binding
 from extender.simulator.filtermemo import FilterMemo
 from extender.simulator.gang import GangScheduling
 from extender.simulator.nodetree import NodeTree
@@ -498,12 +498,10 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
         `attempt`: this ends a scheduling cycle (not a pod allowed at Permit)."""
         pod = info.pod
         if self.config.extender_bind:
-            binder = next((e for e in self.config.extenders if e.bind_verb and e.is_interested(pod)), None)
-            if binder is not None:
-                try:
-                    binder.bind(pod, node_name)
-                except ExtenderError as exc:
-                    return str(exc)
+            _, error = extenders_binding(self.config.extenders, pod, node_name,
+                                         self.version_of_profile)
+            if error:
+                return error
         now = self.clock.now()
         epoch_now = self.epoch_now()
         # The binding sets PodScheduled=True (PreemptionToleration counts from it).

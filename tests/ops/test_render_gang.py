@@ -52,3 +52,41 @@ def test_an_invalid_policy_is_a_clear_error(tmp_path, capsys) -> None:
     assert main(["render-config", "--url", "http://x:1", "--policy", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "pluginConfig[0].args.permitWaitingTimeSeconds" in err
+
+
+def test_flags_that_break_the_permit_are_refused_as_check_config_would(tmp_path, capsys) -> None:
+    # render-config's promise: its output passes check-config, here against the policy too.
+    policy = str(_policy(tmp_path, None))
+    out = tmp_path / "config.yaml"
+    assert main(["render-config", "--policy", policy, "--verbs", "filter", "prioritize",
+                 "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "render-config: extenders: the extender's policy enables Coscheduling, whose Permit runs "
+        "in the bind verb: register bindVerb, or the gang's binds are never held\n")
+    assert main(["render-config", "--policy", policy, "--http-timeout", "5s", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "render-config: extenders[0].httpTimeout: 5s is shorter than a bind held at "
+        "Coscheduling's Permit can take: at least 1m6s")
+    assert not out.exists()  # nothing written
+    assert main(["render-config", "--policy", policy, "-o", str(out)]) == 0
+    assert main(["check-config", str(out), policy]) == 0
+
+
+def test_an_ignorable_extender_is_refused_with_a_gang_and_warned_with_a_bind(tmp_path, capsys):
+    gang = str(_policy(tmp_path, None))
+    assert main(["render-config", "--policy", gang, "--ignorable"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("render-config: extenders[0].ignorable: the extender's policy enables "
+                          "Coscheduling, whose gangs, quotas and reservations only the extender "
+                          "keeps: kube-scheduler skips an ignorable extender")
+    # Without a gang it renders, and check-config says what an ignorable binder means.
+    out = tmp_path / "config.yaml"
+    assert main(["render-config", "--ignorable", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["check-config", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"{out}: extenders[0].ignorable: warning: with bindVerb: kube-scheduler "
+                        "1.30 and later skips this extender's failed bind and binds the pod "
+                        "itself (before 1.30 the bind fails), so what the extender's bind does "
+                        "is then left undone")
+    assert main(["check-config", "--strict", str(out)]) == 1

@@ -9,7 +9,7 @@ import pytest
 
 from extender.simulator.extenders import ExtenderError, HttpExtender
 
-from .helpers import at, by_name, node, pod, simulate
+from .helpers import LEAST_ALLOCATED_ONLY, at, by_name, node, pod, simulate
 
 
 class FakeExtender:
@@ -103,6 +103,38 @@ def test_extender_errors_fail_the_attempt(tmp_path):
     _, report = simulate(tmp_path, CLUSTER, [pod("web", "1", created=at(0))],
                          extenders=[extender(broken, ignorable=True)])
     assert by_name(report)["web"]["status"] == "Scheduled"
+
+
+def test_an_ignorable_binders_failed_bind_is_skipped_from_1_30(tmp_path):
+    """kube-scheduler's extendersBinding: since 1.30 (kubernetes#122503) a failed bind of an
+    ignorable extender is skipped and kube-scheduler binds the pod itself; before, and for an
+    extender that is not ignorable, the bind fails and the pod is retried."""
+    binds: list[str] = []
+
+    def refuses_to_bind(request: httpx.Request) -> httpx.Response:
+        verb = request.url.path.rsplit("/", 1)[1]
+        body = json.loads(request.content)
+        if verb == "bind":
+            binds.append(body["PodName"])
+            return httpx.Response(200, json={"Error": "no room in the gang's books"})
+        return FakeExtender()(request)
+
+    def run(version: str, ignorable: bool) -> dict:
+        binds.clear()
+        policy = {**LEAST_ALLOCATED_ONLY, "kubernetesVersion": version}
+        _, report = simulate(tmp_path, CLUSTER, [pod("web", "1", created=at(0))], policy,
+                             extenders=[extender(refuses_to_bind, bind_verb="bind",
+                                                 ignorable=ignorable)],
+                             extender_bind=True, max_time=15_000_000_000)
+        return by_name(report)["web"]
+
+    skipped = run("1.37", ignorable=True)
+    assert (skipped["status"], skipped["node"], binds) == ("Scheduled", "n2", ["web"])
+    for version, ignorable in (("1.29", True), ("1.37", False)):
+        failed = run(version, ignorable)
+        assert failed["status"] == "Pending" and len(binds) == failed["attempts"] > 1, \
+            (version, ignorable, failed, binds)
+        assert "no room in the gang's books" in failed["message"]
 
 
 def test_http_extender_reply_handling():
