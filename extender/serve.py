@@ -41,7 +41,13 @@ from extender.engine.plugins.trimaran.store import TrimaranStore
 from extender.engine.policy import ExtenderPolicy, PolicyError
 from extender.engine.profile import Profile, build_profile
 from extender.kube.client import KubeClient, KubeError
-from extender.kube.config import ConfigError, in_cluster_config, load_kubeconfig
+from extender.kube.config import (
+    KUBECONFIG_AUTO,
+    ConfigError,
+    in_cluster_config,
+    kubeconfig_path,
+    load_kubeconfig,
+)
 from extender.logs import FORMATS
 from extender.state.binder import ApiBinder, SnapshotBinder
 from extender.state.events import EventRecorder
@@ -55,16 +61,6 @@ log = logging.getLogger("extender.serve")
 # Shipped as package data (extender/data/), so found from any working directory.
 DEFAULT_POLICY = default_policy()
 DEFAULT_SNAPSHOT = demo_snapshot()
-
-
-class _KubectlDefault:
-    def __repr__(self) -> str:
-        return "<kubectl's default: $KUBECONFIG, else ~/.kube/config>"
-
-
-#: `--kubeconfig` without a file: kubectl's resolution ($KUBECONFIG, else ~/.kube/config). Not
-#: a string, so argparse does not turn it into a Path.
-KUBECONFIG_AUTO = _KubectlDefault()
 
 
 class StartupError(Exception):
@@ -496,9 +492,9 @@ def live_runtime(args: argparse.Namespace, profile: Profile) -> Runtime:
             config = in_cluster_config()
             source = "in-cluster"
         else:
-            auto = args.kubeconfig is KUBECONFIG_AUTO
-            config = load_kubeconfig(None if auto else args.kubeconfig, args.context)
-            source = f"kubeconfig {config.source if auto else args.kubeconfig}"
+            path = kubeconfig_path(args.kubeconfig)
+            config = load_kubeconfig(path, args.context)
+            source = f"kubeconfig {config.source if path is None else path}"
         client = KubeClient(config)
         client.on_reclaim = metrics.API_CONNECTIONS_RECLAIMED.inc
         client.prepare_credentials()  # a broken exec plugin stops the start, with its message

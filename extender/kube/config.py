@@ -274,6 +274,21 @@ def _path(value: Any, base: Path) -> str | None:
     return str(path if path.is_absolute() else base / path)
 
 
+class _KubectlDefault:
+    def __repr__(self) -> str:
+        return "kubectl's default kubeconfig ($KUBECONFIG, else ~/.kube/config)"
+
+
+#: `--kubeconfig` without a file (`nargs="?"`'s const): kubectl's resolution ($KUBECONFIG, else
+#: ~/.kube/config). Not a string, so argparse does not turn it into a Path.
+KUBECONFIG_AUTO: Any = _KubectlDefault()
+
+
+def kubeconfig_path(value: Any) -> str | os.PathLike[str] | None:
+    """A `--kubeconfig` value as `load_kubeconfig` takes it: None for `KUBECONFIG_AUTO`."""
+    return None if value is KUBECONFIG_AUTO else value
+
+
 def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | None = None, *,
                     env: Mapping[str, str] | None = None,
                     home: str | os.PathLike[str] | None = None) -> ClusterConfig:

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from extender.kube.config import KUBECONFIG_AUTO, kubeconfig_path
+
 if TYPE_CHECKING:
     from extender.engine.cluster import ClusterState
     from extender.engine.explain import Explanation
@@ -40,9 +42,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
     source.add_argument("--snapshot", type=Path, default=None, metavar="FILE",
                         help="cluster snapshot (kubectl get nodes,pods,... -A -o json|yaml; "
                              "default: the demo snapshot serve uses)")
-    source.add_argument("--kubeconfig", type=Path, default=None, metavar="FILE",
-                        help="list a live cluster once through this kubeconfig (read-only)")
-    p.add_argument("--context", default=None, help="kubeconfig context (default: current)")
+    source.add_argument("--kubeconfig", type=Path, default=None, nargs="?",
+                        const=KUBECONFIG_AUTO, metavar="FILE",
+                        help="list a live cluster once through this kubeconfig (read-only); "
+                             "without FILE, kubectl's: the $KUBECONFIG list (merged), else "
+                             "~/.kube/config")
+    p.add_argument("--context", default=None,
+                   help="kubeconfig context (default: current); alone, it implies --kubeconfig "
+                        "without FILE, as for serve")
     p.add_argument("--policy", type=Path, default=None, metavar="FILE",
                    help="ExtenderPolicy file (default: the one serve uses, kube-scheduler's "
                         "default plugins)")
@@ -143,8 +150,10 @@ def read_pod(path: Path) -> tuple[dict[str, Any], list[str] | None]:
 
 
 def load_state(args: argparse.Namespace, profile: Any) -> tuple[ClusterState, str]:
+    if args.kubeconfig is None and args.context is not None and args.snapshot is None:
+        args.kubeconfig = KUBECONFIG_AUTO  # `--context` alone, as serve reads it
     if args.kubeconfig is not None:
-        return (list_cluster(args.kubeconfig, args.context, profile),
+        return (list_cluster(kubeconfig_path(args.kubeconfig), args.context, profile),
                 f"cluster of {args.kubeconfig}")
     from extender.data import demo_snapshot
     from extender.state.snapshot import SnapshotError, load_snapshot
@@ -159,7 +168,8 @@ def load_state(args: argparse.Namespace, profile: Any) -> tuple[ClusterState, st
         raise ExplainError(f"cannot load the snapshot: {exc}") from None
 
 
-def list_cluster(kubeconfig: Path, context: str | None, profile: Any = None) -> ClusterState:
+def list_cluster(kubeconfig: Path | None, context: str | None,
+                 profile: Any = None) -> ClusterState:
     """The cluster as `serve --kubeconfig` sees it once synced: each informer lists once
     (the custom resources too that the profile's plugins read)."""
     import asyncio
@@ -219,7 +229,7 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
         client = None
         if args.kubeconfig is not None and not spec.watcher_address \
                 and spec.metric_provider.type == "KubernetesMetricsServer":
-            client = KubeClient(load_kubeconfig(args.kubeconfig, args.context))
+            client = KubeClient(load_kubeconfig(kubeconfig_path(args.kubeconfig), args.context))
         try:
             source = build_source(spec, state, client, name)
             try:

@@ -209,6 +209,23 @@ def test_live_cluster_is_listed_once(capsys, tmp_path):
     assert json.loads(out) == http_explain(names, policy)
 
 
+@pytest.mark.parametrize("flags", [["--context", "fake"], ["--kubeconfig"]])
+def test_kubectls_kubeconfig_as_serve_takes_it(capsys, tmp_path, monkeypatch, flags):
+    # `--context` alone, or `--kubeconfig` without FILE: $KUBECONFIG, as `serve` reads them
+    # (explain once took the demo snapshot for `--context` alone, and refused a bare flag).
+    from tests.kube.fake_apiserver import FakeApiServer
+
+    policy = FIXTURES / "policy-leastallocated.json"
+    with FakeApiServer() as server:
+        server.load(json.loads((FIXTURES / "cluster.json").read_text())["items"])
+        monkeypatch.setenv("KUBECONFIG", str(server.write_kubeconfig(tmp_path / "kubeconfig")))
+        code, out, err = run(capsys, "--pod", str(REQUEST), *flags, "--policy", str(policy),
+                             "-o", "json")
+        listed = len(server.requests)
+    assert (code, err, listed > 0) == (0, "", True)
+    assert json.loads(out) == http_explain(json.loads(REQUEST.read_text())["NodeNames"], policy)
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--node", "ghost"], "unknown node(s): ghost (the cluster has cordoned-c1, gpu-b1, "),
     (["--snapshot", "nope.json"], "snapshot nope.json not found"),
