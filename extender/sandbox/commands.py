@@ -100,6 +100,21 @@ def run_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_policy(path: Path) -> None:
+    """The policy read and its start-up rules checked before anything starts (the extender
+    would refuse it only after the control plane and the nodes were up)."""
+    from extender.engine.policy import load_policy
+    from extender.engine.profile import build_profile
+    from extender.state.loadmetrics.config import one_source
+
+    if not path.is_file():
+        raise SandboxError(f"--policy {path}: no such file")
+    try:
+        one_source(build_profile(load_policy(path)))
+    except ValueError as exc:  # PolicyError, LoadSourceConfigError
+        raise SandboxError(f"--policy {path}: {exc}") from None
+
+
 def run_up(args: argparse.Namespace) -> int:
     from extender.sandbox import nodes as node_objects
 
@@ -114,8 +129,8 @@ def run_up(args: argparse.Namespace) -> int:
             nodes = node_objects.from_file(args.nodes_file)
         else:
             nodes = node_objects.identical(args.nodes)
-        if args.policy is not None and not args.policy.is_file():
-            raise SandboxError(f"--policy {args.policy}: no such file")
+        if args.policy is not None:
+            _check_policy(args.policy)
         for flag, value in (("--scheduler-qps", args.scheduler_qps),
                             ("--heartbeat", args.heartbeat)):
             if not value > 0:

@@ -46,3 +46,28 @@ def test_up_refuses_a_rate_that_is_not_positive(built: None, tmp_path: Path, fla
     assert main(["sandbox", "up", "--state-dir", str(tmp_path), flag, value]) == 1
     assert capsys.readouterr().err.strip() == f"sandbox up: {flag} {float(value):g}: must be positive"
     assert not (tmp_path / "processes.json").exists()  # nothing started
+
+
+def test_up_refuses_a_policy_the_extender_would_refuse_before_anything_starts(
+        built: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Two load-aware plugins naming different metrics sources: serve refuses the pair at its
+    # start, which came after the control plane and the nodes (about 5 s, then torn down).
+    policy = tmp_path / "two-sources.yaml"
+    policy.write_text("""
+apiVersion: scheduler-extender/v1
+kind: ExtenderPolicy
+plugins:
+  score:
+    enabled: [{name: TargetLoadPacking, weight: 1}, {name: LowRiskOverCommitment, weight: 1}]
+pluginConfig:
+- name: LowRiskOverCommitment
+  args: {watcherAddress: "http://load-watcher.monitoring:2020"}
+""")
+    state = tmp_path / "state"
+    assert main(["sandbox", "up", "--state-dir", str(state), "--policy", str(policy)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"sandbox up: --policy {policy}: the plugins that read node metrics "
+                          "name different sources"), err
+    assert not (state / "processes.json").exists()  # nothing started
+    assert main(["sandbox", "up", "--state-dir", str(state), "--policy", str(tmp_path / "nope")]) == 1
+    assert capsys.readouterr().err.strip() == f"sandbox up: --policy {tmp_path / 'nope'}: no such file"

@@ -113,10 +113,9 @@ def build_source(spec: TrimaranSpec, state: ClusterState, kube_client: KubeClien
         f"load-watcher with METRICS_PROVIDER_NAME={provider.type} and set watcherAddress to it")
 
 
-def build_refresher(profile: Any, state: ClusterState, *, kube_client: KubeClient | None = None,
-                    on_fetch: FetchCallback | None = None,
-                    clock: Callable[[], float] | None = None) -> LoadMetricsRefresher | None:
-    """The refresher the profile needs (None when no enabled plugin reads node metrics)."""
+def one_source(profile: Any) -> tuple[TrimaranSpec, list[str]] | None:
+    """The one metrics source the profile's plugins read and their names (None when no enabled
+    plugin reads node metrics); `LoadSourceConfigError` when they name different sources."""
     uses = trimaran_specs(profile)
     if not uses:
         return None
@@ -133,7 +132,17 @@ def build_refresher(profile: Any, state: ClusterState, *, kube_client: KubeClien
             "the plugins that read node metrics name different sources, but the extender "
             f"keeps one metrics snapshot: give them the same watcherAddress/metricProvider ({lines})")
     (key, names), = groups.items()
-    spec = specs[key]
+    return specs[key], names
+
+
+def build_refresher(profile: Any, state: ClusterState, *, kube_client: KubeClient | None = None,
+                    on_fetch: FetchCallback | None = None,
+                    clock: Callable[[], float] | None = None) -> LoadMetricsRefresher | None:
+    """The refresher the profile needs (None when no enabled plugin reads node metrics)."""
+    found = one_source(profile)
+    if found is None:
+        return None
+    spec, names = found
     who = "/".join(names)
     source = build_source(spec, state, kube_client, who)
     provider = spec.metric_provider
