@@ -191,11 +191,16 @@ def list_cluster(kubeconfig: Path | None, context: str | None,
 
     async def list_all() -> None:
         async with KubeClient(config) as client:
+            # A broken exec plugin is named as serve names it, before any request (it read
+            # as a 401 from a server nothing had been sent to).
+            client.prepare_credentials()
             for spec in resources:
                 await Informer(client, state, spec).relist()
 
     try:
         asyncio.run(list_all())
+    except ConfigError as exc:
+        raise ExplainError(f"cannot use the cluster credentials: {exc}") from None
     except KubeError as exc:
         raise ExplainError(f"listing the cluster failed: {exc}") from None
     return state

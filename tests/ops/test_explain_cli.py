@@ -247,3 +247,20 @@ def test_an_invalid_pod_file(capsys, tmp_path):
     two.write_text("kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n")
     code, _, err = run(capsys, "--pod", str(two))
     assert code == 2 and "expected one Pod, found 2" in err
+
+
+def test_a_broken_exec_plugin_is_named_before_any_request(capsys, tmp_path):
+    kubeconfig = tmp_path / "kc.yaml"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1", "command": "no-such-plugin",
+            "installHint": "install no-such-plugin from example.com",
+            "interactiveMode": "Never"}}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
+    code, out, err = run(capsys, "--pod", str(REQUEST), "--kubeconfig", str(kubeconfig))
+    assert (code, out) == (2, "")
+    assert err == (f"explain: cannot use the cluster credentials: {kubeconfig} (context x): exec: "
+                   "executable no-such-plugin not found\n\ninstall no-such-plugin from "
+                   "example.com\n")
