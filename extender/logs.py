@@ -103,6 +103,11 @@ def _caller(record: logging.LogRecord) -> str:
     return f"{short}:{record.lineno}"
 
 
+#: uvicorn logs its start, stop and errors alike on a logger it names "uvicorn.error": as
+#: "uvicorn" a `jq 'select(.logger == "uvicorn.error")'` no longer finds "Started server".
+_LOGGER_NAMES = {"uvicorn.error": "uvicorn"}
+
+
 class KlogJsonFormatter(logging.Formatter):
     """klog's JSON layout: ts (epoch seconds), caller, logger, msg, v (or err), pairs."""
 
@@ -111,7 +116,7 @@ class KlogJsonFormatter(logging.Formatter):
         entry: dict[str, Any] = {
             "ts": record.created,
             "caller": _caller(record),
-            "logger": record.name,
+            "logger": _LOGGER_NAMES.get(record.name, record.name),
             "msg": _clean(record.getMessage()),
         }
         if record.levelno >= logging.ERROR:

@@ -122,6 +122,8 @@ def test_request_lines_only_from_v4(verbosity, fmt, written):
     assert "Started server process" in out and "\x1b" not in out
     if fmt == "json":
         assert all(json.loads(line)["v"] in (0, 4) for line in out.splitlines())
+        started = next(json.loads(line) for line in out.splitlines() if "Started" in line)
+        assert started["logger"] == "uvicorn"  # not uvicorn's "uvicorn.error" for a start
 
 
 @pytest.mark.parametrize(("verbosity", "shown"), [(None, False), (4, False), (6, True)])
