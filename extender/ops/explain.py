@@ -268,10 +268,20 @@ def _reasons(verdict: dict[str, Any]) -> str:
 
 
 def render_table(explanation: Explanation, notes: list[str]) -> None:
+    """The explanation as tables on standard output, each line without the spaces rich pads
+    it with to the terminal's width (they made every line differ from a copy in a file)."""
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(highlight=False)
+    with console.capture() as captured:
+        _render(console, explanation, notes)
+    sys.stdout.write("".join(line.rstrip(" ") + "\n"
+                             for line in captured.get().splitlines()))
+
+
+def _render(console: Any, explanation: Explanation, notes: list[str]) -> None:
+    from rich.table import Table
+
     data = explanation.to_dict()
     nodes = data["nodes"]
     console.print(f"[bold]Pod {data['pod']}[/]: {len(data['feasible'])} of {len(nodes)} "

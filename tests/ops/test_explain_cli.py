@@ -95,6 +95,7 @@ def test_a_narrow_terminal_cuts_no_name_or_figure_short(capsys, monkeypatch, tmp
     assert code == 0
     assert "…" not in out
     lines = out.splitlines()
+    assert not [line for line in lines if line.endswith(" ")]  # no padding to the width
     # The score table is as wide as its cells (a terminal wraps it); the filters' reasons wrap.
     assert any("worker-a1" in line and "│" in line and len(line) > 80 for line in lines)
     assert any("NodeResourcesBalancedAllocation" in line for line in lines)
