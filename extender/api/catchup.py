@@ -124,9 +124,11 @@ def pods_first(runtime: Runtime, record: RequestRecord, pod: PodView,
         raise Behind(pods=pods)
     if not unsure:
         return None
-    return (f"{rejection.message} (this extender's pod watch may be behind the API server's; "
-            f"it read the pods of {_pods_read(*pods)} less than a second ago and reads them "
-            "again on the retry)")
+    # Worded as what happens, not as a fault: on an idle cluster too a group's members come
+    # one after another, and this is how the one too early is given its retry.
+    return (f"{rejection.message} (answered as an error, so kube-scheduler retries the pod: "
+            f"this extender read the pods of {_pods_read(*pods)} less than a second ago, and "
+            "reads them again then, in case a pod created since has not reached its watch)")
 
 
 def nominated_node(runtime: Runtime, pod: PodView) -> list[str]:

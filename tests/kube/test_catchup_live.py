@@ -222,9 +222,9 @@ def test_a_gang_member_whose_siblings_the_watch_has_not_delivered_reads_its_grou
         assert not reply.get("NodeNames") and lists == [] and seen == 0
         assert reply["Error"] == (
             "pre-filter pod w-0 cannot find enough sibling pods, current pods number: 1, "
-            "minMember of group: 3 (this extender's pod watch may be behind the API server's; "
-            "it read the pods of podgroup default/train less than a second ago and reads them "
-            "again on the retry)"), reply
+            "minMember of group: 3 (answered as an error, so kube-scheduler retries the pod: "
+            "this extender read the pods of podgroup default/train less than a second ago, and "
+            "reads them again then, in case a pod created since has not reached its watch)"), reply
 
 
 def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
@@ -251,7 +251,7 @@ def test_a_gang_short_for_real_is_rejected_after_a_read_and_errs_until_the_next(
     short = ("pre-filter pod w-0 cannot find enough sibling pods, current pods number: 2, "
              "minMember of group: 3")
     assert read["FailedAndUnresolvableNodes"] == {"n1": short} and not read["Error"], read
-    assert retried["Error"].startswith(short + " (this extender's pod watch may be behind")
+    assert retried["Error"].startswith(short + " (answered as an error, so kube-scheduler retries")
     assert later["FailedAndUnresolvableNodes"] == {"n1": short}, later
     assert lists == 2
 
