@@ -291,9 +291,12 @@ def usage(nodes: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
     for pod in pods:
         spec = pod.get("spec") or {}
         phase = (pod.get("status") or {}).get("phase")
+        meta = pod.get("metadata") or {}
         if spec.get("nodeName") and phase not in (SUCCEEDED, FAILED) \
-                and not (pod.get("metadata") or {}).get("deletionTimestamp"):
-            state.apply_pod(k8s.convert(dict(pod), k8s.Pod))
+                and not meta.get("deletionTimestamp"):
+            if not meta.get("uid"):  # the replay's objects before creation: the state keys by uid
+                meta = {**meta, "uid": f"{meta.get('namespace') or 'default'}/{meta.get('name')}"}
+            state.apply_pod(k8s.convert({**pod, "metadata": meta}, k8s.Pod))
     return node_usage(state)
 
 

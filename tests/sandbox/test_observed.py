@@ -200,3 +200,21 @@ def test_a_failed_cycle_grows_with_the_pods_nominated_too():
     measured = cycle_seconds(obs)
     assert (measured["failureBase"], measured["failurePerNominated"]) == (0.005, 0.0002)
     assert "preemption" not in measured
+
+
+def test_usage_counts_every_bound_pod_of_the_replays_objects_without_uids():
+    # The replay's plan strips what the API server assigns (uid among it) from the snapshot's
+    # pods; keyed by an empty uid, each one replaced the last and "before" showed one pod a
+    # node at most (two pods of 1 and 1.5 cpu read as 1.5).
+    from extender.sandbox.observed import usage
+
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": {
+        "cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+    def bound(name: str, cpu: str) -> dict:
+        return {"metadata": {"name": name, "namespace": "default"},
+                "spec": {"nodeName": "n1", "containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+
+    before = usage([node], [bound("a", "1"), bound("b", "1500m")])
+    assert (before["n1"].pods, before["n1"].milli_cpu) == (2, 2500)
