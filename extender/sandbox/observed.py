@@ -295,7 +295,8 @@ def usage(nodes: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
         if spec.get("nodeName") and phase not in (SUCCEEDED, FAILED) \
                 and not meta.get("deletionTimestamp"):
             if not meta.get("uid"):  # the replay's objects before creation: the state keys by uid
-                meta = {**meta, "uid": f"{meta.get('namespace') or 'default'}/{meta.get('name')}"}
+                meta = {**meta, "uid": k8s.derived_uid(meta.get("namespace") or "default",
+                                                       str(meta.get("name")))}
             state.apply_pod(k8s.convert({**pod, "metadata": meta}, k8s.Pod))
     return node_usage(state)
 

@@ -211,7 +211,39 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
     finally:
         if paused:
             gc.enable()
+    if not any(counts.values()):
+        others = _other_kinds(documents)
+        if others:  # a policy or a workload's events loaded "fine" as an empty cluster
+            raise SnapshotError(
+                f"{path}: holds {', '.join(others)} but no object of the kinds a cluster "
+                f"snapshot holds ({', '.join(_KINDS)}): a snapshot is `kubectl get nodes,pods,"
+                "poddisruptionbudgets,priorityclasses,... -A -o json` (or -o yaml)")
     return counts
+
+
+def _other_kinds(documents: list[Any]) -> list[str]:
+    """The kinds named at the top of `documents` (or of their Lists' items), in order; for a
+    file that loaded no object (an empty one names none, and is an empty cluster)."""
+    found: list[str] = []
+    for doc in documents:
+        if isinstance(doc, list):
+            found += _other_kinds(doc)
+            continue
+        if isinstance(doc, msgspec.Raw):
+            try:
+                envelope = _envelope.decode(doc)
+            except msgspec.DecodeError:
+                continue
+            kind, items = envelope.kind, envelope.items
+        elif isinstance(doc, dict):
+            kind, items = doc.get("kind"), doc.get("items")
+        else:
+            continue
+        if isinstance(items, list):
+            found += _other_kinds(items)
+        elif isinstance(kind, str) and kind and kind not in found:
+            found.append(kind)
+    return found
 
 
 def apply_object(state: ClusterState, kind: str, typed: Any) -> None:

@@ -453,3 +453,17 @@ def test_empty_and_yaml_files_still_load(tmp_path: Path, content: bytes, pods: i
     path = tmp_path / "c.yaml"
     path.write_bytes(content)
     assert len(load_snapshot(path).pods) == pods
+
+
+@pytest.mark.parametrize(("content", "named"), [
+    (b"apiVersion: scheduler-extender/v1\nkind: ExtenderPolicy\n", "ExtenderPolicy"),
+    (b'[{"kind": "SimulationEvent", "at": "1m"}]', "SimulationEvent"),
+    (b'{"kind": "List", "items": [{"kind": "NodeUtilization"}]}', "NodeUtilization"),
+])
+def test_a_file_of_other_kinds_is_no_empty_cluster(tmp_path: Path, content: bytes,
+                                                   named: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(content)
+    with pytest.raises(SnapshotError, match=f"^{path}: holds {named} but no object of the kinds "
+                                            "a cluster snapshot holds \\(Node, Pod, "):
+        load_snapshot(path)
