@@ -59,8 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "and controller manager on loopback instead of simulating, and record "
                         "what happens into the same report, events and HTML")
     g.add_argument("--time-scale", type=float, default=1.0, metavar="F",
-                   help="submit the workload F times faster than its arrival times (default 1; "
-                        "kube-scheduler's own timers — backoff, grace periods — stay real)")
+                   help="submit the workload F times faster than its arrival times, pods' "
+                        "run-for lifetimes and termination grace periods shortened alike "
+                        "(default 1; kube-scheduler's own timers, such as its backoff, stay "
+                        "real)")
     g.add_argument("--kubernetes-version", default=None, metavar="V",
                    help="the sandbox's release (default: extender sandbox's default)")
     g.add_argument("--sandbox-state-dir", type=Path, default=None, metavar="DIR",

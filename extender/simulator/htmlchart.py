@@ -246,7 +246,9 @@ def timeline_svg(view: RunView, *, end: float | None = None, prefix: str = "",
                    for t, s in view.samples]
             _series(parts, key, label, colour, pts, x(x.end))
     else:
-        parts.append(_no_data(top, bottom, "no queue samples: render with the run's events "
+        parts.append(_no_data(top, bottom, "no queue samples: kube-scheduler does not report "
+                                           "its queues" if view.real else
+                                           "no queue samples: render with the run's events "
                                            "(extender simulate --html, or --events)"))
     parts.append("</g>")
     y = bottom + 24

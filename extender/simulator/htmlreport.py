@@ -88,8 +88,13 @@ def rejections_html(view: RunView) -> str:
     attempts = sum(view.results.values())
     results = ", ".join(f"{n} {escape(r)}" for r, n in sorted(view.results.items()))
     out = [f'<p>{attempts} attempts: {results or "none"}.</p>']
-    if not view.plugins:
+    if not view.plugins and not view.reasons:
         out.append('<p class="note">No plugin rejected a node.</p>')
+        return "".join(out)
+    if not view.plugins:  # a real run: kube-scheduler's events give reasons, not plugins
+        out.append('<p class="note">kube-scheduler\'s events name the reasons, not the '
+                   'plugins that gave them.</p>')
+        _reasons_table(out, view)
         return "".join(out)
     top = max(c.nodes for c in view.plugins.values())
     out.append('<table class="rejections" id="plugin-rejections"><thead><tr><th>plugin</th>'
@@ -101,15 +106,20 @@ def rejections_html(view: RunView) -> str:
                    f'<td class="num">{c.nodes}</td><td class="num">{c.attempts}</td>'
                    f'<td class="num">{len(c.pods)}</td><td class="barcell">{_bar(c.nodes / top)}</td></tr>')
     out.append("</tbody></table>")
-    if view.reasons:
-        out.append('<h3>reasons</h3><table class="rejections" id="reason-rejections"><thead><tr>'
-                   '<th>reason</th><th class="num">nodes</th><th class="num">attempts</th>'
-                   '<th class="num">pods</th></tr></thead><tbody>')
-        for reason, c in sorted(view.reasons.items(), key=lambda kv: (-kv[1].nodes, kv[0])):
-            out.append(f'<tr data-nodes="{c.nodes}"><td>{escape(reason)}</td><td class="num">{c.nodes}'
-                       f'</td><td class="num">{c.attempts}</td><td class="num">{len(c.pods)}</td></tr>')
-        out.append("</tbody></table>")
+    _reasons_table(out, view)
     return "".join(out)
+
+
+def _reasons_table(out: list[str], view: RunView) -> None:
+    if not view.reasons:
+        return
+    out.append('<h3>reasons</h3><table class="rejections" id="reason-rejections"><thead><tr>'
+               '<th>reason</th><th class="num">nodes</th><th class="num">attempts</th>'
+               '<th class="num">pods</th></tr></thead><tbody>')
+    for reason, c in sorted(view.reasons.items(), key=lambda kv: (-kv[1].nodes, kv[0])):
+        out.append(f'<tr data-nodes="{c.nodes}"><td>{escape(reason)}</td><td class="num">{c.nodes}'
+                   f'</td><td class="num">{c.attempts}</td><td class="num">{len(c.pods)}</td></tr>')
+    out.append("</tbody></table>")
 
 
 def _counts(mapping: Mapping[str, Any] | None) -> str:
@@ -255,7 +265,8 @@ def _profile_line(report: Mapping[str, Any]) -> str:
     inputs = report.get("inputs", {})
     profile = inputs.get("profile") or {}
     scores = ", ".join(f"{s['name']}×{s['weight']}" for s in profile.get("scores", []))
-    bits = [f"seed {inputs.get('seed', 0)}", f"nodes searched: {inputs.get('nodeSearch', 'all')}"]
+    bits = [] if inputs.get("onSandbox") else [f"seed {inputs.get('seed', 0)}"]  # real: no seed
+    bits.append(f"nodes searched: {inputs.get('nodeSearch', 'all')}")
     if scores:
         bits.append(f"scores: {scores}")
     if profile.get("postFilter"):

@@ -105,6 +105,11 @@ class RunView:
         return sum(1 for m in self.marks if m.kind == "placement")
 
     @property
+    def real(self) -> bool:
+        """A run of the real kube-scheduler (`--on-sandbox`), not a simulation."""
+        return bool(self.report.get("inputs", {}).get("onSandbox"))
+
+    @property
     def preemptions(self) -> int:
         return sum(1 for m in self.marks if m.kind == "preemption")
 

@@ -324,3 +324,19 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("matplotlib", "PIL"))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("[]")
     assert parse((tmp_path / "r.html").read_text()).find("svg", id="timeline")
+
+
+def test_a_real_runs_page_shows_its_reasons_and_says_what_it_has_not(demo_report):
+    # An --on-sandbox report: kube-scheduler's events give reasons but no plugins, its queues
+    # are not observed, and no seed drew anything.
+    real = {**demo_report, "inputs": {**demo_report["inputs"], "onSandbox": {"version": "1.37.2"}}}
+    events = [e for e in demo_events() if e["action"] != "queues"]
+    for e in events:
+        if e["action"] == "attempt":
+            e.pop("plugins", None)
+    html = render_html(real, events)
+    assert "No plugin rejected a node." not in html
+    assert "kube-scheduler's events name the reasons, not the plugins that gave them." in html
+    assert 'id="reason-rejections"' in html
+    assert "no queue samples: kube-scheduler does not report its queues" in html
+    assert "seed 0" not in html and "seed " in render_html(demo_report, demo_events())
