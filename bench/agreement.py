@@ -193,22 +193,36 @@ def _extender(*argv: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.agreement", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--nodes", type=cliargs.positive_int, default=200)
-    p.add_argument("--pods", type=cliargs.count, default=2000)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="where the inputs, both reports, event logs and agreement.html go "
+                        "(default: a new directory under the system's temporary one, printed)")
+    p.add_argument("--nodes", type=cliargs.positive_int, default=200,
+                   help="nodes of the generated cluster (default 200)")
+    p.add_argument("--pods", type=cliargs.count, default=2000,
+                   help="pods of the generated workload (default 2000)")
+    p.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
     p.add_argument("--scheduler-plugins", action="store_true",
                    help="add a gang and a quota (Coscheduling, CapacityScheduling): the real side "
                         "runs scheduler-plugins' kube-scheduler")
     p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None,
-                   metavar="P")
-    p.add_argument("--time-scale", type=cliargs.positive_float, default=1.0)
+                   metavar="P",
+                   help="kube-scheduler's percentageOfNodesToScore on both sides (default: its "
+                        "adaptive one; 100 scores every node, so ties are broken alike)")
+    p.add_argument("--time-scale", type=cliargs.positive_float, default=1.0,
+                   help="the real side's --time-scale (default 1: the workload's own times)")
     p.add_argument("--scheduler-verbosity", type=cliargs.scheduler_verbosity, default=None,
                    metavar="N",
                    help="kube-scheduler's -v in the replay (extender simulate "
                         "--scheduler-verbosity; 5 logs every queue move)")
-    p.add_argument("--run", action="store_true", help="replay, simulate, compare")
+    p.add_argument("--run", action="store_true",
+                   help="replay on the sandbox, simulate with --follow, compare (minutes: "
+                        "the real side runs on the workload's own clock); without it, only "
+                        "write the inputs")
     args = p.parse_args(argv)
+    if args.out is None:
+        import tempfile
+
+        args.out = Path(tempfile.mkdtemp(prefix="agreement-"))
     write(args.out, args.nodes, args.pods, args.seed, args.scheduler_plugins)
     print(f"wrote {args.out}/cluster.yaml, workload.yaml, policy.yaml")
     if not args.run:

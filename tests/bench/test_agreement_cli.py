@@ -31,6 +31,16 @@ def test_writes_the_inputs_it_names(tmp_path: Path) -> None:
     assert yaml.safe_load((tmp_path / "policy.yaml").read_text())["kind"] == "ExtenderPolicy"
 
 
+def test_without_out_it_writes_to_a_new_directory_outside_the_clone(tmp_path: Path) -> None:
+    # The README's command gives no --out: it was a usage error.
+    result = _run(["--nodes", "3", "--pods", "5"], {**os.environ, "TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    (line,) = result.stdout.splitlines()
+    out = Path(line.removeprefix("wrote ").split("/cluster.yaml")[0])
+    assert out.parent == tmp_path and out.name.startswith("agreement-")
+    assert {p.name for p in out.iterdir()} == {"cluster.yaml", "workload.yaml", "policy.yaml"}
+
+
 @pytest.mark.slow
 def test_a_replay_that_cannot_start_stops_the_run_without_a_traceback(tmp_path: Path) -> None:
     # An empty build cache: the replay refuses, naming the build to run.
