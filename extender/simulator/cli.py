@@ -296,6 +296,22 @@ def summary_line(totals: dict[str, Any], failures: dict[str, int], *,
     return line
 
 
+def _follow(path: str) -> Any:
+    """`--follow REAL.json`: the real run's report, refused (a ValueError naming the flag)
+    when it is not one."""
+    from extender.simulator.agreement import AgreementError, load_report, source
+    from extender.simulator.follow import Follow
+
+    try:
+        report = load_report(path)
+    except AgreementError as exc:
+        raise ValueError(f"--follow: {exc}") from None
+    if source(report) == "simulated":
+        raise ValueError(f"--follow: {path} is a simulated run's report: --follow takes a real "
+                         "run's (extender simulate --on-sandbox --report)")
+    return Follow(report)
+
+
 def run(args: argparse.Namespace) -> int:
     from extender.engine.policy import PolicyError, load_policy
     from extender.engine.profile import build_profile
@@ -351,10 +367,7 @@ def run(args: argparse.Namespace) -> int:
             utilization = load_utilization(args.utilization, epoch_ns=workload.epoch_ns)
         follow = None
         if getattr(args, "follow", None):
-            from extender.simulator.agreement import load_report
-            from extender.simulator.follow import Follow
-
-            follow = Follow(load_report(args.follow))
+            follow = _follow(args.follow)
     except (PolicyError, SchedulerConfigError, SnapshotError, WorkloadError,
             UtilizationError, ValueError) as exc:
         print(f"extender simulate: {exc}", file=sys.stderr)

@@ -286,7 +286,17 @@ def test_follow_refuses_a_file_that_is_not_a_report(tmp_path, capsys):
     bad.write_text("[]")
     assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
                  "--policy", str(policy), "--follow", str(bad)]) == 2
-    assert "bad.json: not a SimulationReport" in capsys.readouterr().err
+    assert f"extender simulate: --follow: {bad}: not a SimulationReport" in capsys.readouterr().err
+    # A simulated run's report is no real run to follow.
+    simulated = tmp_path / "sim.json"
+    assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
+                 "--policy", str(policy), "--report", str(simulated)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
+                 "--policy", str(policy), "--follow", str(simulated)]) == 2
+    assert capsys.readouterr().err == (
+        f"extender simulate: --follow: {simulated} is a simulated run's report: --follow takes "
+        "a real run's (extender simulate --on-sandbox --report)\n")
 
 
 def _followed_inputs(tmp_path: Path, cycle_seconds: dict[str, float], *extra: str) -> dict[str, Any]:
