@@ -518,8 +518,19 @@ def run_agreement(args: argparse.Namespace) -> int:
 
         try:
             events = tuple(list(read_events(path)) for path in args.agreement_events)
-        except (OSError, EventsError) as exc:
+        except OSError as exc:  # worded as --agreement words a missing report
+            print(f"extender simulate: --agreement-events: {exc.filename}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 2
+        except EventsError as exc:
             print(f"extender simulate: --agreement-events: {exc}", file=sys.stderr)
+            return 2
+        # The simulator samples its queues; a real run's log has no such line.
+        sampled = [any(e.get("action") == "queues" for e in log) for log in events]
+        if sampled == [False, True]:
+            print("extender simulate: --agreement-events: the first log is a real run's and "
+                  "the second a simulated one's: give the simulated run's first, as with "
+                  "--agreement", file=sys.stderr)
             return 2
     result = agreement(sim, real, events[1] if events is not None else None)
     out = sys.stderr if args.report == "-" else sys.stdout

@@ -259,6 +259,23 @@ def test_the_agreement_page_draws_both_runs_from_their_events(tmp_path, capsys):
     assert main(["simulate", "--agreement", str(sim), str(real), "--agreement-events",
                  logs[0], str(bad), "--html", str(page)]) == 2
     assert "--agreement-events: " in capsys.readouterr().err
+    missing = tmp_path / "nope.jsonl"
+    assert main(["simulate", "--agreement", str(sim), str(real), "--agreement-events",
+                 logs[0], str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"extender simulate: --agreement-events: {missing}: No such file or directory\n")
+    # The simulator samples its queues, a real run does not: the logs given the other way
+    # round are refused, where each timeline was drawn from the other run's log.
+    sampled = tmp_path / "sampled.jsonl"
+    sampled.write_text(Path(logs[0]).read_text() + json.dumps(
+        {"t": 0.2, "action": "queues", "active": 1, "backoff": 0, "unschedulable": 0,
+         "pending": 1}) + "\n")
+    assert main(["simulate", "--agreement", str(sim), str(real), "--agreement-events",
+                 logs[1], str(sampled)]) == 2
+    assert "the first log is a real run's and the second a simulated one's" in \
+        capsys.readouterr().err
+    assert main(["simulate", "--agreement", str(sim), str(real), "--agreement-events",
+                 str(sampled), logs[1]]) == 0
 
 
 def test_simulate_agreement_refuses_what_is_not_a_report(tmp_path, capsys):
