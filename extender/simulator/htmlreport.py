@@ -329,7 +329,8 @@ tr.attempt.scheduled td{background:#f3fbf5}tr.attempt.waiting td{background:#fff
 ul.counts{display:inline;margin:0;padding:0}ul.counts li{display:inline;margin-left:8px}
 ul.counts li+li::before{content:"· ";color:var(--muted)}
 table.events td:nth-child(-n+4){white-space:nowrap}.events .lbl{color:var(--muted)}code{font-size:12px;white-space:pre-wrap;word-break:break-word}
-.columns{display:grid;grid-template-columns:1fr 1fr;gap:24px}
+.columns{display:grid;grid-template-columns:repeat(auto-fit,minmax(640px,1fr));gap:24px}
+.columns>*{min-width:0;overflow-x:auto}
 .diff td.changed{background:#fff8c5}
 pre{background:var(--soft);padding:8px;border-radius:6px;overflow:auto}
 """

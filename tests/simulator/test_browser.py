@@ -115,3 +115,22 @@ def test_the_screenshot_is_the_report(demo, tmp_path):
     assert near(PREEMPTION_RED) > 30
     if os.environ.get("EXTENDER_UPDATE_SCREENSHOT"):
         shutil.copyfile(shot, ROOT / "docs" / "simulator-report.png")
+
+
+def test_the_compare_page_fits_a_narrower_window(tmp_path):
+    # Two runs side by side: at 1200 px the second one's reasons table was cut off and the page
+    # scrolled sideways; the columns now stack where they do not fit side by side.
+    html = tmp_path / "compare.html"
+    assert main(["simulate", "--cluster", str(EXAMPLES / "cluster.json"),
+                 "--workload", str(EXAMPLES / "workload.yaml"), "--no-progress",
+                 "--compare", str(ROOT / "config" / "policy.yaml"),
+                 str(EXAMPLES / "load-aware-policy.yaml"), "--html", str(html)]) == 0
+    probe = tmp_path / "probe.html"
+    probe.write_text(html.read_text().replace("</body>", (
+        "<script>document.body.setAttribute('data-scroll-width', "
+        "document.documentElement.scrollWidth)</script></body>")))
+    for width in (1200, 900):
+        dom = _chromium(tmp_path, f"--window-size={width},900", "--dump-dom",
+                        probe.as_uri()).stdout.decode()
+        scroll = int(dom.split('data-scroll-width="', 1)[1].split('"', 1)[0])
+        assert scroll <= width, (width, scroll)
