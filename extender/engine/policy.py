@@ -91,6 +91,9 @@ def _messages(exc: ValidationError, prefix: tuple[Any, ...] = ()) -> list[str]:
         loc = (*prefix, *err["loc"])
         if err["type"] == "extra_forbidden":
             message = "unknown field"
+        elif err["type"] == "model_type" and "PluginRef" in err["msg"]:
+            message = f"each entry is a mapping such as {{name: NodeAffinity}} (with weight " \
+                      f"for a scorer), got {err['input']!r}"
         elif err["type"] == "missing":
             message = "required field is missing"
         else:
@@ -173,6 +176,7 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
         problems.append("plugins.postFilter.enabled: at most one of "
                         f"{', '.join(registry.PREEMPTION_PLUGINS)} can be enabled")
     problems += _queue_sort_problems(policy)
+    problems += _unconfigured_problems(policy, messages)
     seen: set[str] = set()
     for i, config in enumerate(policy.plugin_config):
         if config.name in seen:
@@ -187,6 +191,30 @@ def plugin_problems(policy: ExtenderPolicy, messages: Callable[..., list[str]]) 
             spec.args_model.model_validate(config.args)
         except ValidationError as exc:
             problems.extend(messages(exc, ("pluginConfig", i, "args")))
+    return problems
+
+
+def _unconfigured_problems(policy: ExtenderPolicy,
+                           messages: Callable[..., list[str]]) -> list[str]:
+    """An enabled plugin without a `pluginConfig` entry takes its arguments' defaults, as
+    kube-scheduler defaults them: one whose arguments have a required field needs the entry
+    (`build_profile` would fail on it, past every path)."""
+    configured = {config.name for config in policy.plugin_config}
+    problems: list[str] = []
+    for point in registry.EXTENSION_POINTS:
+        plugin_set = getattr(policy.plugins, _FIELDS.get(point, point))
+        for name, _ in effective_plugins(point, plugin_set):
+            spec = registry.PLUGINS.get(name)
+            if spec is None or name in configured:
+                continue
+            configured.add(name)  # said once, however many points enable it
+            try:
+                spec.args_model.model_validate({})
+            except ValidationError as exc:
+                fields = ", ".join(line.partition(": ")[0] for line in messages(exc))
+                problems.append(f"plugins.{point}: {name} is enabled without a pluginConfig "
+                                f"entry, and its arguments need {fields}: add "
+                                f"{{name: {name}, args: {{...}}}} to pluginConfig")
     return problems
 
 

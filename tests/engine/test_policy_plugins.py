@@ -91,3 +91,11 @@ def test_a_kube_scheduler_configuration_is_named_as_such():
         "check-config` checks it); a policy is an ExtenderPolicy (apiVersion: "
         "scheduler-extender/v1, kind: ExtenderPolicy, as config/policy.yaml), whose plugins and "
         "pluginConfig read as a profile's"]
+
+
+def test_an_entry_that_is_no_mapping_says_what_an_entry_is():
+    # As the README's `enabled: [..., {name: NetworkOverhead}]` reads when pasted literally.
+    found = problems({"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                      "plugins": {"filter": {"enabled": ["...", {"name": "NodeAffinity"}]}}})
+    assert found == ["plugins.filter.enabled[0]: each entry is a mapping such as "
+                     "{name: NodeAffinity} (with weight for a scorer), got '...'"]

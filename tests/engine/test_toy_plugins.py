@@ -144,3 +144,34 @@ def test_a_record_that_watches_resources_names_their_store() -> None:
         registry.PluginRecord("ToyOrphan", score=node_cost.RECORD.score,
                               resources=(node_cost.NODE_COSTS,))
     assert registry.store_of_kind("NodeCost") is node_cost.NodeCostStore
+
+
+def test_a_plugin_whose_arguments_need_a_field_is_refused_without_them_by_path() -> None:
+    # Enabled with no pluginConfig entry, its arguments are defaulted from {}: a required field
+    # made build_profile fail with pydantic's traceback, past check-config and serve's message.
+    import dataclasses
+
+    from pydantic import Field
+
+    from extender.engine.args import _Args
+    from extender.engine.policy import PolicyError
+
+    class NeedsKeyArgs(_Args):
+        key: str = Field(alias="key")
+
+    record = dataclasses.replace(
+        name_length.RECORD, name="ToyNeedsKey", args_model=NeedsKeyArgs,
+        filter=lambda a, v: name_length.ToyNameLength(name_length.ToyNameLengthArgs()))
+    registry.register(record)
+    try:
+        policy = {"apiVersion": "scheduler-extender/v1", "kind": "ExtenderPolicy",
+                  "plugins": {"filter": {"enabled": [{"name": "ToyNeedsKey"}]}}}
+        with pytest.raises(PolicyError) as refused:
+            parse_policy(policy)
+        assert refused.value.problems == [
+            "plugins.filter: ToyNeedsKey is enabled without a pluginConfig entry, and its "
+            "arguments need key: add {name: ToyNeedsKey, args: {...}} to pluginConfig"]
+        configured = {**policy, "pluginConfig": [{"name": "ToyNeedsKey", "args": {"key": "k"}}]}
+        assert len(build_profile(parse_policy(configured)).filters) == 1
+    finally:
+        registry.unregister("ToyNeedsKey")
