@@ -233,3 +233,30 @@ async def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> None:
     while not check():
         assert loop.time() < deadline, "timed out"
         await asyncio.sleep(0.01)
+
+
+async def test_a_failed_fetch_says_what_is_kept(caplog: pytest.LogCaptureFixture) -> None:
+    # "keeping the last snapshot until its nodes are 300s old" was said with no snapshot yet,
+    # and again after every node's data had expired.
+    import logging
+
+    clock, state = Clock(), cluster("a")
+    down = SourceUnreachable("GET http://x/watcher: ConnectError: refused")
+    refresher, _ = make(ScriptedSource(down), state, clock)
+    with caplog.at_level(logging.WARNING):
+        await refresher.refresh()
+    assert "no data yet: every node scored as having none: GET http://x" in caplog.text
+    caplog.clear()
+    refresher, _ = make(ScriptedSource(snapshot(clock.now, a=10), down), state, clock)
+    await refresher.refresh()
+    with caplog.at_level(logging.WARNING):
+        clock.now += 30
+        await refresher.refresh()
+    assert "keeping the nodes' last data until it is 300s old" in caplog.text
+    caplog.clear()
+    clock.now += 301
+    refresher.publish()
+    refresher._last_failure_log = -math.inf  # the 5-minute repeat
+    with caplog.at_level(logging.WARNING):
+        await refresher.refresh()
+    assert "every node's data has expired: every node scored as having none" in caplog.text

@@ -160,9 +160,15 @@ class LoadMetricsRefresher:
         self.last_error = message
         if changed or now - self._last_failure_log >= REPEAT_LOG_SECONDS:
             self._last_failure_log = now
-            log.warning("load metrics: fetch failed (%s, %d in a row); keeping the last "
-                        "snapshot until its nodes are %gs old: %s", outcome,
-                        self.consecutive_failures, self.stale_after_seconds, message)
+            if self._nodes:
+                kept = (f"keeping the nodes' last data until it is "
+                        f"{self.stale_after_seconds:g}s old")
+            elif self.published is None:
+                kept = "no data yet: every node scored as having none"
+            else:
+                kept = "every node's data has expired: every node scored as having none"
+            log.warning("load metrics: fetch failed (%s, %d in a row); %s: %s", outcome,
+                        self.consecutive_failures, kept, message)
 
     # ---- the snapshot ------------------------------------------------------------------
     def publish(self, now: float | None = None) -> None:
