@@ -161,9 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stall", type=cliargs.positive_float, default=120.0, help="give a configuration up after this many seconds without a new bind")
     p.add_argument("--cpu", default="100m", help="each pod's cpu request")
     p.add_argument("--memory", default="128Mi", help="each pod's memory request")
-    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT,
+                   help="where the result JSON goes (default %(default)s)")
     p.add_argument("--state-dir", type=Path, help="the sandbox's state (default: a temporary directory)")
-    p.add_argument("--keep-state", action="store_true", help="keep the state directory (logs) afterwards")
+    p.add_argument("--keep-state", action="store_true",
+                   help="keep the temporary state directory (logs) afterwards (a --state-dir "
+                        "given is always kept)")
     p.add_argument("--kubernetes-version", dest="version", help="the sandbox's Kubernetes (default: the sandbox's default)")
     p.add_argument("--policy", type=Path, default=YARDSTICK_POLICY,
                    help="our extender's policy in extender/extender-bind (default bench/policy-yardstick.json)")
@@ -172,9 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extender-arg", action="append", default=[], metavar="ARG",
                    help="one more `extender serve` flag for our extender (repeat; write flags "
                         "as --extender-arg=--no-anticipate)")
-    p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC)
-    p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE)
-    p.add_argument("--go-toolchain", type=Path)
+    p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC,
+                   help="the Go yardstick's folder (default ../shared/peers/go-extender)")
+    p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE,
+                   help="where its binary is cached (default bench/results/cache/go)")
+    p.add_argument("--go-toolchain", type=Path,
+                   help="the `go` command (default: $PATH, then beside this python)")
     return p
 
 

@@ -1105,9 +1105,10 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.generate", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--nodes", type=cliargs.positive_int, default=5000)
-    p.add_argument("--pods", type=cliargs.count, default=150_000)
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    p.add_argument("--nodes", type=cliargs.positive_int, default=5000, help="nodes (default 5000)")
+    p.add_argument("--pods", type=cliargs.count, default=150_000,
+                   help="bound pods spread over them (default 150000)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the seed (default %(default)s)")
     p.add_argument("--sizes", type=cliargs.sizes, default=list(DEFAULT_SIZES),
                    help="candidate counts")
     p.add_argument("--forms", default=",".join(FORMS), help="names,nodes")

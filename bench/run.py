@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbs", default=",".join(VERBS), help="filter,prioritize,preempt,bind")
     p.add_argument("--nodes", type=cliargs.positive_int, help="nodes in the served cluster (default: largest size)")
     p.add_argument("--pods", type=cliargs.count, help="pods in the served cluster (default: 30 per node)")
-    p.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
+    p.add_argument("--seed", type=int, default=generate.DEFAULT_SEED,
+                   help="the generated cluster's and payloads' seed (default %(default)s)")
     p.add_argument("--max-requests", type=cliargs.positive_int, help="per measurement (default 2000; quick 40)")
     p.add_argument("--max-seconds", type=cliargs.positive_float, help="per measurement (default 8; quick 1.5)")
     p.add_argument("--min-requests", type=cliargs.positive_int, default=3,

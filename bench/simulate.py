@@ -149,9 +149,11 @@ def final_outcomes(result: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.simulate",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=cliargs.positive_int, default=1000)
-    parser.add_argument("--pods", type=cliargs.count, default=10000)
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--nodes", type=cliargs.positive_int, default=1000,
+                        help="nodes of the generated cluster (default 1000)")
+    parser.add_argument("--pods", type=cliargs.count, default=10000,
+                        help="pods of the generated workload (default 10000)")
+    parser.add_argument("--seed", type=int, default=7, help="the seed (default 7)")
     parser.add_argument("--load", type=cliargs.positive_float, default=0.5,
                         help="workload cpu requests / cluster allocatable cpu (default 0.5; "
                              "above ~0.9 pods preempt and stay pending; with --saturated, on "
@@ -167,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the simulator's reuse of failed attempts' verdicts and the row "
                              "filter/score path: on (default), off (every node judged every "
                              "time, per node), verify (both, compared; slow). Same outcome")
-    parser.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None)
+    parser.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=None,
+                        metavar="P", help="kube-scheduler's percentageOfNodesToScore (default: "
+                                         "its adaptive one)")
     parser.add_argument("--policy", help="policy file (default: kube-scheduler's defaults)")
     parser.add_argument("--keep", metavar="DIR", help="keep the generated files here")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary")

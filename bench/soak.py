@@ -69,15 +69,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=cliargs.non_negative_float, default=300.0,
                    help="seconds after which RSS growth is measured (default: 300)")
     p.add_argument("--sample-interval", type=cliargs.positive_float, default=10.0, help="seconds between samples")
-    p.add_argument("--nodes", type=cliargs.positive_int, default=1000)
+    p.add_argument("--nodes", type=cliargs.positive_int, default=1000,
+                   help="nodes of the fake API server's cluster (default 1000)")
     p.add_argument("--pods-per-node", type=cliargs.count, default=10, help="running pods at start per node")
-    p.add_argument("--clients", type=cliargs.positive_int, default=4)
+    p.add_argument("--clients", type=cliargs.positive_int, default=4,
+                   help="clients sending filter, prioritize and bind at once (default 4)")
     p.add_argument("--candidates", type=cliargs.positive_int, default=300, help="nodes per filter request")
     p.add_argument("--live-pods", type=cliargs.positive_int, default=3000,
                    help="bound soak pods kept before the oldest are deleted")
-    p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--policy", type=Path, default=REPO / "config" / "policy.yaml")
-    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--seed", type=int, default=7, help="the seed (default 7)")
+    p.add_argument("--policy", type=Path, default=REPO / "config" / "policy.yaml",
+                   help="the served policy (default config/policy.yaml)")
+    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT,
+                   help="where the result JSON goes (default %(default)s)")
     p.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for `extender serve` (repeatable)")
     return p.parse_args(argv)

@@ -325,8 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return server_main(Path(args[1]), args[2:])
     p = argparse.ArgumentParser(prog="python -m bench.stages",
                                 description=__doc__.split("\n\n")[0])
-    p.add_argument("--nodes", type=cliargs.positive_int, default=5000)
-    p.add_argument("--cycles", type=cliargs.positive_int, default=500)
+    p.add_argument("--nodes", type=cliargs.positive_int, default=5000,
+                   help="nodes of the generated cluster (default 5000; 100 runs in seconds)")
+    p.add_argument("--cycles", type=cliargs.positive_int, default=500,
+                   help="measured filter, prioritize and bind cycles (default 500)")
     p.add_argument("--warmup", type=cliargs.count, default=20,
                    help="each verb's first calls, left out (default 20)")
     p.add_argument("--preempts", type=cliargs.count, default=100,
@@ -335,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--policy", choices=["yardstick", "default"], default="yardstick",
                    help="yardstick: the Go yardstick's work (4 filters + LeastAllocated); "
                         "default: every default plugin")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None, help="the pods' seed (default: fresh each run)")
     p.add_argument("--percentage-of-nodes-to-score", type=cliargs.percentage, default=0, metavar="P",
                    help="the windows kube-scheduler sends at this setting (default 0, "
                         "adaptive; 100: every node named)")

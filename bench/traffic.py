@@ -565,7 +565,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "drawn at random (this bench's windows before 2026-12-02)")
     p.add_argument("--quick", action="store_true", help="100 and 500 nodes, 60 cycles")
     p.add_argument("--no-go", action="store_true", help="skip the Go yardstick")
-    p.add_argument("--out-dir", type=Path, default=RESULTS)
+    p.add_argument("--out-dir", type=Path, default=RESULTS,
+                   help="where the result JSON goes (default %(default)s)")
     p.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.floor_server:
