@@ -389,7 +389,7 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
     forgets its quota reservations. The informers run on every replica, so a new leader starts
     from the API server's truth, already synced."""
     if not args.leader_elect:
-        refuse_replicas_without_election(runtime)
+        refuse_replicas_without_election(runtime, args.host)
         return
     if runtime.live is None:
         raise StartupError("--leader-elect needs a cluster (--kubeconfig or --in-cluster): "
@@ -433,19 +433,20 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
     runtime.shutdown.insert(0, elector.stop)  # release the lease before the client closes
 
 
-def refuse_replicas_without_election(runtime: Runtime) -> None:
+def refuse_replicas_without_election(runtime: Runtime, host: str) -> None:
     """Without `--leader-elect`, a policy with Coscheduling, CapacityScheduling or
     NodeResourceTopologyMatch's overreserve cache must run as one replica: several would split
-    a gang's held binds and a quota's or a node's reservations between processes. Checked in a
+    a gang's held binds and a quota's or a node's reservations between processes. Not for a
+    sidecar (`host` on loopback: only its own pod's kube-scheduler calls it). Checked in a
     cluster, where the pod can find itself (`POD_NAME`, else its hostname) and its controller;
     an API error is logged, not fatal."""
-    from extender.ops.crosscheck import stateful_plugins
+    from extender.ops.crosscheck import sidecar, stateful_plugins
     from extender.state.replicas import replica_count
 
     live = runtime.live
     stateful = stateful_plugins(runtime.profile)
     pod = os.environ.get("POD_NAME") or (socket.gethostname() if _in_a_pod() else "")
-    if live is None or not stateful or not pod:
+    if live is None or not stateful or not pod or sidecar(host):
         return
     namespace = os.environ.get("POD_NAMESPACE") or _own_namespace()
 

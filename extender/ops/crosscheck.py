@@ -100,12 +100,24 @@ def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str =
                       "extender render-config --policy writes it)")
 
 
+#: Addresses only the pod itself reaches.
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def sidecar(host: str) -> bool:
+    """Whether an extender listening on `host` serves only its own pod: a sidecar, whose
+    kube-scheduler (one per replica, only the leader scheduling) is its only caller, so its
+    holds and reservations live in the one process the scheduling replica calls."""
+    return host in LOOPBACK
+
+
 def check_replicas(name: str, replicas: int, args: list[str], policy: Any,
                    out: Collector) -> None:
     """An extender Deployment of `replicas` running `args` under `policy`."""
     from extender.engine.profile import build_profile
 
-    if replicas <= 1 or "--leader-elect" in args:
+    host = flag_value(args, "--bind-address") or flag_value(args, "--host") or LOOPBACK[0]
+    if replicas <= 1 or "--leader-elect" in args or sidecar(host):
         return
     stateful = stateful_plugins(build_profile(policy))
     if stateful:

@@ -44,10 +44,10 @@ def _deployed(server: FakeApiServer, replicas: int, owner_kind: str = "ReplicaSe
     server.put(pod)
 
 
-def _check(kube_config: ClusterConfig, policy: dict[str, Any]) -> None:
+def _check(kube_config: ClusterConfig, policy: dict[str, Any], host: str = "0.0.0.0") -> None:
     runtime = SimpleNamespace(live=SimpleNamespace(client=KubeClient(kube_config)),
                               profile=build_profile(parse_policy(policy)))
-    refuse_replicas_without_election(runtime)  # type: ignore[arg-type]
+    refuse_replicas_without_election(runtime, host)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -69,6 +69,16 @@ def test_several_replicas_with_a_gang_policy_are_refused(
         "--leader-elect they would split held binds and reservations between processes "
         "that cannot see each other's; add --leader-elect (manifests/components/ha does) or "
         "run one replica")
+
+
+def test_a_sidecar_of_several_kube_scheduler_replicas_is_not_refused(
+        apiserver: FakeApiServer, kube_config: ClusterConfig, as_the_pod: None) -> None:
+    # manifests/sidecar: the verbs on loopback, one extender per kube-scheduler replica, only
+    # the leader scheduling: its holds live in the one process it calls (it was refused, and
+    # check-config refused the rendered sidecar overlay with a gang policy).
+    _deployed(apiserver, replicas=2)
+    for host in ("127.0.0.1", "localhost", "::1"):
+        _check(kube_config, GANG, host=host)
 
 
 def test_several_replicas_with_the_numa_cache_are_refused(
@@ -120,7 +130,10 @@ def test_serve_refuses_at_start(apiserver: FakeApiServer, tmp_path: Path) -> Non
     _deployed(apiserver, replicas=3)
     (tmp_path / "policy.json").write_text(json.dumps(GANG))
     done = subprocess.run(
-        [sys.executable, "-m", "extender", "serve", "--port", str(free_port()),
+        # Reached by other pods, as the manifests' own Deployment listens (on loopback it
+        # would be a sidecar, each replica serving its own kube-scheduler).
+        [sys.executable, "-m", "extender", "serve", "--bind-address", "0.0.0.0",
+         "--port", str(free_port()),
          "--kubeconfig", str(apiserver.write_kubeconfig(tmp_path / "kubeconfig")),
          "--policy", str(tmp_path / "policy.json")],
         cwd=ROOT, capture_output=True, text=True, timeout=60,

@@ -90,3 +90,22 @@ def test_an_ignorable_extender_is_refused_with_a_gang_and_warned_with_a_bind(tmp
                         "itself (before 1.30 the bind fails), so what the extender's bind does "
                         "is then left undone")
     assert main(["check-config", "--strict", str(out)]) == 1
+
+
+def test_replicas_without_election_are_refused_unless_each_serves_its_own_pod(tmp_path) -> None:
+    # The sidecar layout runs one extender per kube-scheduler replica on loopback, and only
+    # the leading kube-scheduler calls its own: nothing is split (it was refused, rendered or
+    # at serve's start). An extender other pods reach is refused as before.
+    from extender.engine.policy import load_policy
+    from extender.ops.crosscheck import check_replicas
+    from extender.ops.problems import Collector
+
+    gang = load_policy(_policy(tmp_path, None))
+    for host in ("127.0.0.1", "localhost", "::1"):
+        out = Collector("-")
+        check_replicas("extender-scheduler", 2, ["extender", "serve", "--bind-address", host],
+                       gang, out)
+        assert out.problems == [], host
+    out = Collector("-")
+    check_replicas("scheduler-extender", 2, ["extender", "serve", "--host", "0.0.0.0"], gang, out)
+    assert [p.path for p in out.problems] == ["Deployment/scheduler-extender.spec.replicas"]
