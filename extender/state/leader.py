@@ -167,7 +167,10 @@ class LeaderElector:
             won = await self.try_acquire_or_renew()
         except (KubeError, KeyError, ValueError) as exc:
             self.last_error = str(exc)
-            log.info("leader election: %s", exc)
+            # Refused (401, 403: the Lease's namespace or RBAC) it never leads: a warning, as
+            # client-go's error; a lost race for the Lease is routine.
+            refused = isinstance(exc, ApiError) and exc.code in (401, 403)
+            (log.warning if refused else log.info)("leader election: %s", exc)
             return False
         self.last_error = ""
         return won

@@ -160,3 +160,25 @@ def test_client_gos_configuration_rules() -> None:
         "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"]
     assert ElectionConfig("ns", renew_deadline=2, retry_period=2).problems() == [
         "--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period"]
+
+
+@pytest.mark.anyio
+async def test_a_refused_lease_is_a_warning_a_lost_race_is_not(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # A 403 (the Lease's namespace or RBAC) means it never leads: it was logged at info every
+    # retry period, where client-go logs an error.
+    import logging
+
+    class Forbidden(LeaseStore):
+        async def get_object(self, path: str) -> dict[str, Any]:
+            raise ApiError(403, "Forbidden", 'leases.coordination.k8s.io "ext" is forbidden')
+
+    now, events = [0.0], []
+    with caplog.at_level(logging.INFO, logger="extender"):
+        assert await elector(Forbidden(), "a", now, events)._attempt() is False
+        store = LeaseStore()
+        store.down = True
+        assert await elector(store, "b", now, events)._attempt() is False
+    levels = {r.getMessage().split(": ", 1)[1][:3]: r.levelname for r in caplog.records
+              if r.getMessage().startswith("leader election: ")}
+    assert levels == {"403": "WARNING", "503": "INFO"}, levels
