@@ -116,7 +116,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
     check.add_argument("files", nargs="+", metavar="FILE",
                        help="KubeSchedulerConfiguration (v1; v1beta3 and v1beta2 for the "
                             "releases that read them), legacy Policy (kind: Policy) or "
-                            "ExtenderPolicy file; the kind is read from the file")
+                            "ExtenderPolicy file, or rendered manifests (kubectl kustomize "
+                            "OVERLAY | extender check-config -: each file they carry, and the "
+                            "extender's replicas against its policy); the kind is read from "
+                            "the file; - reads standard input")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
     check.add_argument("--kubernetes-version", default=None, metavar="1.N",
                        help="judge a KubeSchedulerConfiguration as this kube-scheduler release "
