@@ -589,7 +589,8 @@ def export_informer_metrics(live: LiveState) -> None:
     for name, informer in live.informers.items():
         metrics.INFORMER_SYNCED.labels(name).set(0)
         for family in (metrics.INFORMER_LISTS, metrics.INFORMER_RELISTS,
-                       metrics.INFORMER_WATCHES, metrics.INFORMER_ERRORS):
+                       metrics.INFORMER_WATCHES, metrics.INFORMER_ERRORS,
+                       metrics.INFORMER_STALE_EVENTS):
             family.labels(name)  # present at 0 from the start
         metrics.INFORMER_SYNC_AGE.labels(name).set_function(
             lambda informer=informer: informer.sync_age_seconds)
