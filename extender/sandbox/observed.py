@@ -284,6 +284,7 @@ def usage(nodes: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
           ) -> dict[str, NodeUsage]:
     """Each node's requests from the pods bound to it and still running."""
     from extender.engine.cluster import ClusterState
+    from extender.state.snapshot import apply_object
 
     state = ClusterState()
     for node in nodes:
@@ -291,13 +292,11 @@ def usage(nodes: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
     for pod in pods:
         spec = pod.get("spec") or {}
         phase = (pod.get("status") or {}).get("phase")
-        meta = pod.get("metadata") or {}
         if spec.get("nodeName") and phase not in (SUCCEEDED, FAILED) \
-                and not meta.get("deletionTimestamp"):
-            if not meta.get("uid"):  # the replay's objects before creation: the state keys by uid
-                meta = {**meta, "uid": k8s.derived_uid(meta.get("namespace") or "default",
-                                                       str(meta.get("name")))}
-            state.apply_pod(k8s.convert({**pod, "metadata": meta}, k8s.Pod))
+                and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            # As a snapshot's pods are applied: the replay's objects, before creation, have no
+            # uid, which the state keys pods by (`apply_object` derives one).
+            apply_object(state, "Pod", k8s.convert(dict(pod), k8s.Pod))
     return node_usage(state)
 
 
