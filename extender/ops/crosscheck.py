@@ -15,7 +15,8 @@ and the extender's Deployment against both.
 
 `check-config` runs these on a pair of files given together, and on rendered manifests
 (`kubectl kustomize DIR | extender check-config -`: `schedconfig.check_manifests` finds the
-ConfigMaps' files and the Deployments, and hands them here).
+ConfigMaps' files and the Deployments, and hands them here; whether the objects connect is
+`wiring`'s).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from extender.ops.fields import format_go_duration, parse_go_duration
 from extender.ops.problems import Collector
+from extender.ops.wiring import LOOPBACK, flag_value
 
 STATEFUL = ("Coscheduling", "CapacityScheduling")
 DEFAULT_BIND_DEADLINE = 4.0
@@ -100,10 +102,6 @@ def check_pair(config: dict[str, Any], policy: Any, out: Collector, where: str =
                       "extender render-config --policy writes it)")
 
 
-#: Addresses only the pod itself reaches.
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
 def sidecar(host: str) -> bool:
     """Whether an extender listening on `host` serves only its own pod: a sidecar, whose
     kube-scheduler (one per replica, only the leader scheduling) is its only caller, so its
@@ -116,7 +114,7 @@ def check_replicas(name: str, replicas: int, args: list[str], policy: Any,
     """An extender Deployment of `replicas` running `args` under `policy`."""
     from extender.engine.profile import build_profile
 
-    host = flag_value(args, "--bind-address") or flag_value(args, "--host") or LOOPBACK[0]
+    host = flag_value(args, "--bind-address", "--host") or LOOPBACK[0]
     if replicas <= 1 or "--leader-elect" in args or sidecar(host):
         return
     stateful = stateful_plugins(build_profile(policy))
@@ -127,11 +125,3 @@ def check_replicas(name: str, replicas: int, args: list[str], policy: Any,
                   "that cannot see each other's: add --leader-elect (components/ha does) or run "
                   "one replica")
 
-
-def flag_value(args: list[str], name: str) -> str | None:
-    for i, arg in enumerate(args):
-        if arg == name and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None

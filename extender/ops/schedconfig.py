@@ -26,9 +26,10 @@ import yaml
 
 from extender.engine.args import NEWEST_VERSION, Version
 from extender.ops import kubesched, kubeversions, legacypolicy
-from extender.ops.crosscheck import DEFAULT_BIND_DEADLINE, check_pair, check_replicas, flag_value
+from extender.ops.crosscheck import DEFAULT_BIND_DEADLINE, check_pair, check_replicas
 from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
 from extender.ops.problems import Collector, Problem
+from extender.ops.wiring import check_wiring, flag_value, is_extender
 
 __all__ = ["VERBS", "ExtenderTLS", "Problem", "check_config", "check_document",
            "render_config"]
@@ -258,16 +259,20 @@ def _are_manifests(documents: list[Any]) -> bool:
 
 def check_manifests(documents: Iterable[Any], out: Collector) -> None:
     """Rendered manifests: every KubeSchedulerConfiguration and ExtenderPolicy a ConfigMap
-    carries, checked alone and against each other, and the extender's Deployment against them."""
+    carries, checked alone and against each other, the extender's Deployment against them, and
+    whether the objects connect (`wiring`)."""
     from extender.engine.policy import PolicyError, parse_policy
 
-    configs: list[tuple[str, dict[str, Any]]] = []
+    documents = list(documents)
+    #: Each KubeSchedulerConfiguration: where, its ConfigMap's name and namespace, itself.
+    configs: list[tuple[str, str, str, dict[str, Any]]] = []
     policies: list[Any] = []
     extenders: list[tuple[str, int, list[str]]] = []
     for doc in documents:
         if not isinstance(doc, dict):
             continue
         kind, name = doc.get("kind"), (doc.get("metadata") or {}).get("name", "")
+        namespace = str((doc.get("metadata") or {}).get("namespace", ""))
         if kind == "ConfigMap":
             for key, text in (doc.get("data") or {}).items():
                 try:
@@ -283,7 +288,7 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
                     check_document(inner, inner_out)
                     out.problems.extend(p.__class__(p.file, f"{where}: {p.path}", p.message,
                                                     p.severity) for p in inner_out.problems)
-                    configs.append((f"{where}: ", inner))
+                    configs.append((f"{where}: ", str(name), namespace, inner))
                 elif inner.get("kind") == "ExtenderPolicy":
                     try:
                         policies.append(parse_policy(inner, where))
@@ -294,16 +299,17 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
             for container in ((spec.get("template") or {}).get("spec") or {}).get(
                     "containers") or []:
                 argv = [*(container.get("command") or []), *(container.get("args") or [])]
-                if "serve" in argv and any("extender" in str(a) for a in argv[:2]):
+                if is_extender([str(a) for a in argv]):
                     extenders.append((name, int(spec.get("replicas") or 1), argv))
     for policy in policies:
         deadlines = [float(d) for _, _, args in extenders
                      if (d := flag_value(args, "--bind-deadline")) is not None]
-        for where, config in configs:
+        for where, _, _, config in configs:
             check_pair(config, policy, out, where,
                        deadlines[0] if deadlines else DEFAULT_BIND_DEADLINE)
         for name, replicas, args in extenders:
             check_replicas(name, replicas, args, policy, out)
+    check_wiring(documents, configs, out)
 
 
 def _check_extender_policy(doc: Any, file: str) -> list[Problem]:
