@@ -13,6 +13,10 @@
   first (then nothing they would wait for is running yet), the control planes' groups, then
   the modules whose tests mostly wait on the programs they start spread evenly among the
   others, so that a wait finds CPU work beside it rather than other waits.
+- A worker's control plane goes down after the last test of its chain, not at the session's
+  end: a chain ends about halfway through a run, and the idle control plane (kube-apiserver,
+  etcd, the controller manager, the node agent) then spent about 5 % of a core until the end
+  (2026-12-03). A later test that needs it after all starts it again.
 - A test marked `alone` runs while no other test runs: it bounds a latency or races a
   deadline, which another worker's load would stretch. Workers share a readers-writer lock
   (two `flock`ed files): every test holds it shared, an `alone` test exclusively; a waiting
@@ -104,6 +108,26 @@ def _spread(modules: dict[str, list[pytest.Item]]) -> list[pytest.Item]:
     order = sorted([((k + 0.5) / len(waiting), m) for k, m in enumerate(waiting)] +
                    [((k + 0.5) / len(working), m) for k, m in enumerate(working)])
     return [item for _, module in order for item in modules[module]]
+
+
+@pytest.hookimpl(trylast=True)  # after the test's own fixtures (its scenario) are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if "sandbox" not in getattr(item, "fixturenames", ()) or _sandbox_needed_after(item, nextitem):
+        return
+    for definition in item.session._fixturemanager.getfixturedefs("sandbox", item) or ():
+        definition.finish(item._request)  # type: ignore[attr-defined]  # `kube` first, as at the end
+
+
+def _sandbox_needed_after(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    def uses(other: pytest.Item | None) -> bool:
+        return other is not None and "sandbox" in getattr(other, "fixturenames", ())
+
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # A worker gets a group's tests together, so they run one after another: the chain
+        # ends where the next test does not use the control plane.
+        return uses(nextitem)
+    items = item.session.items
+    return any(map(uses, items[items.index(item) + 1:]))
 
 
 class _RunLock:

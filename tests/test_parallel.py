@@ -1,6 +1,6 @@
 """The suite's parallel plan holds (tests/parallel.py): under `-n 2`, the tests on the shared
-control plane (the `sandbox` fixture) form `SANDBOX_GROUPS` groups, each on one worker; a
-module's other tests share a worker; an `alone` test runs while no other test runs, and no
+control plane (the `sandbox` fixture) form `SANDBOX_GROUPS` groups, each on one worker, whose
+control plane goes down after the group's last test; a module's other tests share a worker; an `alone` test runs while no other test runs, and no
 other test starts before every `alone` test has run.
 Checked on a small suite of its own, run by the same pytest and xdist."""
 
@@ -41,7 +41,8 @@ from note import note
 
 @pytest.fixture(scope="session")
 def sandbox():
-    return "one control plane"
+    yield "one control plane"
+    note("sandbox-down")
 
 @pytest.mark.parametrize("i", range(6))
 def test_e2e(i, sandbox):
@@ -95,6 +96,13 @@ def test_control_plane_tests_share_a_worker_and_alone_tests_run_alone(tmp_path: 
         if what.startswith("e2e-"):
             groups.setdefault(int(what[4:]) % SANDBOX_GROUPS, set()).add(worker)
     assert len(groups) == SANDBOX_GROUPS and all(len(w) == 1 for w in groups.values()), entries
+    # Each worker's control plane went down right after its chain's last test, before the
+    # worker's next test: not at the end of the session.
+    for (worker,) in groups.values():
+        mine = [what for _, w, what in entries if w == worker]
+        last = max(i for i, what in enumerate(mine) if what.startswith("e2e-"))
+        assert mine[last + 1:last + 2] == ["sandbox-down"], mine
+        assert mine.count("sandbox-down") == 1 and len(mine) > last + 2, mine
     for module in "ab":
         assert len({worker for _, worker, what in entries
                     if what.startswith(f"start-{module}")}) == 1, (module, entries)
