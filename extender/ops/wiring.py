@@ -48,8 +48,9 @@ def flag_value(args: list[str], *names: str) -> str | None:
 
 
 def is_extender(argv: list[str]) -> bool:
-    """Whether a container's command line runs `extender serve`."""
-    return "serve" in argv and any("extender" in str(a) for a in argv[:2])
+    """Whether a container's command line runs `extender serve` (`extender serve …`,
+    `/usr/local/bin/extender serve …`, `python -m extender serve …`)."""
+    return "serve" in argv and any("extender" in a for a in argv[:argv.index("serve")])
 
 
 @dataclass(frozen=True)

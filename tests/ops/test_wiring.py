@@ -192,6 +192,13 @@ def test_on_loopback_the_extender_in_kube_schedulers_pod_is_checked() -> None:
     assert "no extender container runs in it (Deployment/scheduler)" in found[2]
 
 
+def test_an_extender_run_through_python_is_one() -> None:
+    container = {"name": "extender", "command": ["python", "-m", "extender", "serve"],
+                 "args": ["--tls-cert-file", "c"]}
+    (found,) = _in_the_pod("http://127.0.0.1:8888", container)
+    assert "which serves only TLS" in found[2]
+
+
 def test_what_the_manifests_do_not_hold_is_not_guessed_at() -> None:
     # A Service elsewhere, and a configuration no pod here mounts.
     assert _problems([_config("http://elsewhere.other.svc:8888")]) == []
