@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_soak_runs_briefly_and_reports(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "bench.soak", "--duration", "5", "--warmup", "2",
-           "--sample-interval", "1", "--nodes", "30", "--pods-per-node", "2", "--candidates", "20",
+    cmd = [sys.executable, "-m", "bench.soak", "--duration", "3", "--warmup", "1",
+           "--sample-interval", "0.5", "--nodes", "30", "--pods-per-node", "2", "--candidates", "20",
            "--live-pods", "40", "--out-dir", str(tmp_path)]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
