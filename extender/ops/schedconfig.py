@@ -310,6 +310,7 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
         for name, replicas, args in extenders:
             check_replicas(name, replicas, args, policy, out)
     check_wiring(documents, configs, out)
+    out.problems[:] = without_shadowed_warnings(out.problems)
 
 
 def _check_extender_policy(doc: Any, file: str) -> list[Problem]:
@@ -360,7 +361,14 @@ def check_files(paths: list[str], version: Version = NEWEST_VERSION,
             for policy in policies:
                 check_pair(config, policy, out)
             problems.extend(out.problems)
-    return problems
+    return without_shadowed_warnings(problems)
+
+
+def without_shadowed_warnings(problems: list[Problem]) -> list[Problem]:
+    """`problems` less each warning about a field an error names too: the error says more
+    (an ignorable binder is a warning alone, an error beside a stateful policy)."""
+    errors = {(p.file, p.path) for p in problems if p.severity == "error"}
+    return [p for p in problems if p.severity == "error" or (p.file, p.path) not in errors]
 
 
 # --- rendering -------------------------------------------------------------------------------

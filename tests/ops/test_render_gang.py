@@ -90,6 +90,13 @@ def test_an_ignorable_extender_is_refused_with_a_gang_and_warned_with_a_bind(tmp
                         "itself (before 1.30 the bind fails), so what the extender's bind does "
                         "is then left undone")
     assert main(["check-config", "--strict", str(out)]) == 1
+    # Beside the gang's policy the same field is an error, and said once: not also warned.
+    capsys.readouterr()
+    assert main(["check-config", str(out), gang]) == 1
+    printed = capsys.readouterr()
+    said = [line for line in (printed.out + printed.err).splitlines()
+            if "extenders[0].ignorable" in line]
+    assert len(said) == 1 and "warning" not in said[0], said
 
 
 def test_replicas_without_election_are_refused_unless_each_serves_its_own_pod(tmp_path) -> None:
