@@ -27,6 +27,7 @@ import yaml
 from extender.engine.args import NEWEST_VERSION, Version
 from extender.ops import kubesched, kubeversions, legacypolicy
 from extender.ops.crosscheck import DEFAULT_BIND_DEADLINE, check_pair, check_replicas
+from extender.ops.deployability import check_deployable
 from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
 from extender.ops.problems import Collector, Problem
 from extender.ops.wiring import check_wiring, flag_value, is_extender
@@ -259,8 +260,8 @@ def _are_manifests(documents: list[Any]) -> bool:
 
 def check_manifests(documents: Iterable[Any], out: Collector) -> None:
     """Rendered manifests: every KubeSchedulerConfiguration and ExtenderPolicy a ConfigMap
-    carries, checked alone and against each other, the extender's Deployment against them, and
-    whether the objects connect (`wiring`)."""
+    carries, checked alone and against each other, the extender's Deployment against them,
+    whether the objects connect (`wiring`) and whether they can run (`deployability`)."""
     from extender.engine.policy import PolicyError, parse_policy
 
     documents = list(documents)
@@ -310,6 +311,7 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
         for name, replicas, args in extenders:
             check_replicas(name, replicas, args, policy, out)
     check_wiring(documents, configs, out)
+    check_deployable(documents, policies, out)
     out.problems[:] = without_shadowed_warnings(out.problems)
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from extender.ops.objects import Pod, as_int, meta, pods, selected
 from extender.ops.problems import Collector
 
 #: Addresses only the pod itself reaches.
@@ -69,71 +70,27 @@ class Extender:
     def from_argv(cls, deployment: str, argv: list[str]) -> Extender:
         host = flag_value(argv, "--bind-address", "--host") or LOOPBACK[0]
         health = flag_value(argv, "--health-port")
-        return cls(deployment, host, _int(flag_value(argv, "--secure-port", "--port"), DEFAULT_PORT),
+        return cls(deployment, host, as_int(flag_value(argv, "--secure-port", "--port"), DEFAULT_PORT),
                    flag_value(argv, "--tls-cert-file") is not None,
                    flag_value(argv, "--client-ca-file", "--tls-client-ca-file") is not None,
                    flag_value(argv, "--health-host") or host,
-                   None if health is None else _int(health, 0))
+                   None if health is None else as_int(health, 0))
 
     @property
     def metrics_on_health_port(self) -> bool:
         return self.health_port is not None and not self.client_ca
 
 
-@dataclass(frozen=True)
-class _Pod:
-    deployment: str
-    namespace: str
-    labels: dict[str, str]
-    #: Each container's name, command line and ports (name → number).
-    containers: list[tuple[str, list[str], dict[str, int]]]
-    config_maps: set[str]
-
-
-def _int(text: Any, default: int) -> int:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return default
-
-
-def _pods(documents: list[dict[str, Any]]) -> list[_Pod]:
-    pods = []
-    for doc in documents:
-        if doc.get("kind") != "Deployment":
-            continue
-        meta = doc.get("metadata") or {}
-        template = (doc.get("spec") or {}).get("template") or {}
-        spec = template.get("spec") or {}
-        containers = []
-        for c in spec.get("containers") or []:
-            argv = [str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])]]
-            ports = {str(p.get("name")): _int(p.get("containerPort"), 0)
-                     for p in c.get("ports") or [] if p.get("name")}
-            containers.append((str(c.get("name", "")), argv, ports))
-        maps = {str((v.get("configMap") or {}).get("name")) for v in spec.get("volumes") or []
-                if v.get("configMap")}
-        pods.append(_Pod(str(meta.get("name", "")), str(meta.get("namespace", "")),
-                         dict((template.get("metadata") or {}).get("labels") or {}),
-                         containers, maps))
-    return pods
-
-
-def _selected(pods: list[_Pod], namespace: str, selector: dict[str, Any]) -> list[_Pod]:
-    return [p for p in pods if p.namespace == namespace and selector
-            and all(p.labels.get(k) == v for k, v in selector.items())]
-
-
-def _reached(pods: list[_Pod], port: Any) -> list[tuple[Extender, str]]:
+def _reached(candidates: list[Pod], port: Any) -> list[tuple[Extender, str]]:
     """The extenders `port` (a Service's targetPort: a number or a container port's name)
-    reaches in `pods`, each with which of its ports: "verbs", "health" or "other"."""
+    reaches in `candidates`, each with which of its ports: "verbs", "health" or "other"."""
     found = []
-    for pod in pods:
-        for _, argv, ports in pod.containers:
-            number = ports.get(port) if isinstance(port, str) else _int(port, -1)
-            if number is None or not is_extender(argv):
+    for pod in candidates:
+        for container in pod.containers:
+            number = (container.ports.get(port) if isinstance(port, str) else as_int(port, -1))
+            if number is None or not is_extender(container.argv):
                 continue
-            extender = Extender.from_argv(pod.deployment, argv)
+            extender = Extender.from_argv(pod.deployment, container.argv)
             which = ("verbs" if number == extender.port else
                      "health" if number == extender.health_port else "other")
             found.append((extender, which))
@@ -145,23 +102,27 @@ def check_wiring(documents: Iterable[Any], configs: list[tuple[str, str, str, di
     """`documents`: rendered manifests; `configs`: each KubeSchedulerConfiguration they carry,
     as (where, its ConfigMap's name, its namespace, the configuration)."""
     docs = [d for d in documents if isinstance(d, dict)]
-    pods = _pods(docs)
-    services = {(str((d.get("metadata") or {}).get("namespace", "")),
-                 str((d.get("metadata") or {}).get("name", ""))): d
-                for d in docs if d.get("kind") == "Service"}
+    found = pods(docs)
+    services = {meta(d): d for d in docs if d.get("kind") == "Service"}
     for where, config_map, namespace, config in configs:
         for i, entry in enumerate(config.get("extenders") or []):
             if isinstance(entry, dict) and isinstance(entry.get("urlPrefix"), str):
                 _check_scheduler_call(f"{where}extenders[{i}]", entry, config_map, namespace,
-                                      pods, services, out)
+                                      found, services, out)
+        _check_scheduler_files(where, config, config_map, found, out)
     for doc in docs:
         if doc.get("kind") == "ServiceMonitor":
-            _check_service_monitor(doc, pods, services, out)
+            _check_service_monitor(doc, found, services, out)
     _check_bindings(docs, out)
 
 
+def _extenders_in(pod: Pod) -> list[Extender]:
+    return [Extender.from_argv(pod.deployment, c.argv) for c in pod.containers
+            if is_extender(c.argv)]
+
+
 def _check_scheduler_call(where: str, entry: dict[str, Any], config_map: str, namespace: str,
-                          pods: list[_Pod], services: dict[tuple[str, str], dict[str, Any]],
+                          found: list[Pod], services: dict[tuple[str, str], dict[str, Any]],
                           out: Collector) -> None:
     url = urlsplit(entry["urlPrefix"])
     try:
@@ -171,9 +132,8 @@ def _check_scheduler_call(where: str, entry: dict[str, Any], config_map: str, na
     host = url.hostname or ""
     path = f"{where}.urlPrefix"
     if host in LOOPBACK:
-        callers = [p for p in pods if config_map in p.config_maps]
-        extenders = [Extender.from_argv(p.deployment, argv) for p in callers
-                     for _, argv, _ in p.containers if is_extender(argv)]
+        callers = [p for p in found if config_map in p.config_maps.values()]
+        extenders = [e for p in callers for e in _extenders_in(p)]
         if not extenders:
             if callers:
                 out.error(path, f"{url.hostname} is kube-scheduler's own pod, and no extender "
@@ -188,22 +148,28 @@ def _check_scheduler_call(where: str, entry: dict[str, Any], config_map: str, na
         _check_tls(path, url.scheme, entry, listening[0], out)
         return
     labels = host.split(".")
-    service = services.get((labels[1] if len(labels) > 1 else namespace, labels[0]))
+    service_namespace = labels[1] if len(labels) > 1 else namespace
+    service = services.get((service_namespace, labels[0]))
     if service is None:
-        return  # a Service these manifests do not hold
+        elsewhere = sorted(ns for ns, name in services if name == labels[0])
+        if elsewhere:
+            out.error(path, f"{host} is Service {labels[0]} in namespace {service_namespace}, "
+                      f"but these manifests put it in {', '.join(elsewhere)}: a kustomization's "
+                      "`namespace:` moves the objects, not the names inside kube-scheduler's "
+                      "configuration (set urlPrefix to match)")
+        return  # otherwise a Service these manifests do not hold
     name = f"Service/{labels[0]}"
     spec = service.get("spec") or {}
-    ports = [p for p in spec.get("ports") or [] if _int(p.get("port"), -1) == port]
+    ports = [p for p in spec.get("ports") or [] if as_int(p.get("port"), -1) == port]
     if not ports:
         have = ", ".join(str(p.get("port")) for p in spec.get("ports") or []) or "none"
         out.error(path, f"{name} has no port {port} (its ports: {have})")
         return
     target = ports[0].get("targetPort", port)
-    selected = _selected(pods, str((service.get("metadata") or {}).get("namespace", "")),
-                         spec.get("selector") or {})
-    reached = _reached(selected, target)
+    picked = selected(found, meta(service)[0], spec.get("selector") or {})
+    reached = _reached(picked, target)
     if not reached:
-        if selected and not any(is_extender(argv) for p in selected for _, argv, _ in p.containers):
+        if picked and not any(_extenders_in(p) for p in picked):
             return  # something else serves there
         out.error(path, f"{name}'s port {port} reaches no extender: its targetPort "
                   f"{target} is no port of an extender container in the pods it selects")
@@ -218,6 +184,50 @@ def _check_scheduler_call(where: str, entry: dict[str, Any], config_map: str, na
                   f"{extender.host} only: {name} cannot reach it (--bind-address 0.0.0.0)")
         return
     _check_tls(path, url.scheme, entry, extender, out)
+
+
+#: The files a KubeSchedulerConfiguration names for kube-scheduler to read.
+_TLS_FILES = ("caFile", "certFile", "keyFile")
+
+
+def _check_scheduler_files(where: str, config: dict[str, Any], config_map: str,
+                           found: list[Pod], out: Collector) -> None:
+    """In the pod of each kube-scheduler reading `config`: each file the configuration names
+    lies on a volume, and each Secret mounted is read by something (the pod waits for every
+    Secret it mounts, used or not)."""
+    named: list[tuple[str, str]] = []
+    for i, entry in enumerate(config.get("extenders") or []):
+        tls = entry.get("tlsConfig") if isinstance(entry, dict) else None
+        if not isinstance(tls, dict):
+            continue
+        named += [(f"{where}extenders[{i}].tlsConfig.{key}", tls[key]) for key in _TLS_FILES
+                  if isinstance(tls.get(key), str) and tls[key]]
+    connection = config.get("clientConnection")
+    if isinstance(connection, dict) and isinstance(connection.get("kubeconfig"), str):
+        named.append((f"{where}clientConnection.kubeconfig", connection["kubeconfig"]))
+    for pod in found:
+        volumes = {volume for volume, name in pod.config_maps.items() if name == config_map}
+        for container in pod.containers:
+            if not volumes & container.mounts.keys():
+                continue
+            mounted = container.mounts.values()
+            for field, file in named:
+                if not any(_under(file, directory) for directory in mounted):
+                    out.error(field, f"{file} lies on no volume of Deployment/{pod.deployment}'s "
+                              f"{container.name} container: kube-scheduler cannot read it")
+            read = [file for _, file in named] + container.argv
+            for volume, secret in pod.secrets.items():
+                directory = container.mounts.get(volume)
+                if directory and not any(directory in text for text in read):
+                    out.warning(f"Deployment/{pod.deployment}.spec.template.spec.volumes",
+                                f"the {container.name} container mounts Secret {secret} at "
+                                f"{directory}, which nothing it reads names; the pod still "
+                                "waits for that Secret to exist (components/tls is not for "
+                                "the sidecar)")
+
+
+def _under(file: str, directory: str) -> bool:
+    return file == directory or file.startswith(directory.rstrip("/") + "/")
 
 
 def _check_tls(path: str, scheme: str, entry: dict[str, Any], extender: Extender,
@@ -240,14 +250,13 @@ def _check_tls(path: str, scheme: str, entry: dict[str, Any], extender: Extender
                       "give kube-scheduler one (certFile and keyFile), or every call is refused")
 
 
-def _check_service_monitor(doc: dict[str, Any], pods: list[_Pod],
+def _check_service_monitor(doc: dict[str, Any], found: list[Pod],
                            services: dict[tuple[str, str], dict[str, Any]],
                            out: Collector) -> None:
-    meta = doc.get("metadata") or {}
+    own_namespace, own_name = meta(doc)
     spec = doc.get("spec") or {}
-    name = f"ServiceMonitor/{meta.get('name', '')}"
-    namespaces = (spec.get("namespaceSelector") or {}).get("matchNames") or [
-        meta.get("namespace", "")]
+    name = f"ServiceMonitor/{own_name}"
+    namespaces = (spec.get("namespaceSelector") or {}).get("matchNames") or [own_namespace]
     selector = (spec.get("selector") or {}).get("matchLabels") or {}
     matched = [s for (ns, _), s in services.items() if ns in namespaces and selector and all(
         ((s.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in selector.items())]
@@ -269,9 +278,8 @@ def _check_service_monitor(doc: dict[str, Any], pods: list[_Pod],
                           "changes the Service's ports, and components/servicemonitor follows "
                           "only when listed before it")
                 continue
-            selected = _selected(pods, str((service.get("metadata") or {}).get("namespace", "")),
-                                 sspec.get("selector") or {})
-            for extender, which in _reached(selected, ports[0].get("targetPort", ports[0].get("port"))):
+            picked = selected(found, meta(service)[0], sspec.get("selector") or {})
+            for extender, which in _reached(picked, ports[0].get("targetPort", ports[0].get("port"))):
                 _check_scrape(path, endpoint, extender, which, out)
 
 

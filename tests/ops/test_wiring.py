@@ -16,10 +16,11 @@ import pytest
 import yaml
 
 from extender.cli import main
+from extender.ops.deployability import PLACEHOLDER_IMAGES
 from extender.ops.problems import Collector
 from extender.ops.schedconfig import check_manifests
 
-from .kustomize import compose
+from .kustomize import MANIFESTS, ROOT, compose
 
 
 def _problems(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -33,8 +34,8 @@ def _problems(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 #: Every order the docs give (docs/operations.md), each optional component in its place.
 GOOD_ORDERS = [
     ("kube-scheduler", "servicemonitor", "tls", "ha", "gang-quota", "images"),
-    ("servicemonitor", "tls", "ha", "images"),
     ("kube-scheduler", "servicemonitor", "ha", "sidecar", "numa", "images"),
+    ("kube-scheduler", "tls", "ha", "network-aware", "numa", "images"),
     ("kube-scheduler", "ha", "images"),
     ("kube-scheduler", "tls", "images"),
 ]
@@ -63,6 +64,26 @@ WRONG_ORDERS = {
         ("kube-scheduler", "sidecar", "ha", "images"),
         ("warning", "RoleBinding/scheduler-extender-leader-election.subjects[0]",
          "ServiceAccount scheduler-extender/scheduler-extender is not among these manifests")),
+    "sidecar before tls": (
+        ("kube-scheduler", "ha", "sidecar", "tls", "images"),
+        ("error", "extenders[0].urlPrefix", "Service/scheduler-extender has no port 8888")),
+    "tls with the sidecar": (
+        ("kube-scheduler", "tls", "ha", "sidecar", "images"),
+        ("warning", "Deployment/extender-scheduler.spec.template.spec.volumes",
+         "mounts Secret extender-scheduler-client-tls at /etc/kubernetes/extender-tls, which "
+         "nothing it reads names")),
+    "ha before kube-scheduler": (
+        ("ha", "kube-scheduler", "tls", "images"),
+        ("error", "PodDisruptionBudget/extender-scheduler.spec",
+         "lets none of the 1 pod(s) of Deployment/extender-scheduler (1) be evicted")),
+    "images before kube-scheduler": (
+        ("images", "kube-scheduler", "tls", "ha"),
+        ("error", "Deployment/extender-scheduler.spec.template.spec.containers[0].image",
+         "kube-scheduler is the manifests' placeholder")),
+    "ha without kube-scheduler": (
+        ("tls", "ha", "images"),
+        ("warning", "PodDisruptionBudget/extender-scheduler.spec.selector",
+         "selects no pod of these manifests")),
 }
 
 
@@ -73,6 +94,32 @@ def test_a_wrong_order_that_renders_is_named(
     found = _problems(compose(*components))
     assert [(s, p) for s, p, _ in found] == [(severity, path)], found
     assert words in found[0][2]
+
+
+def test_a_policy_needing_a_component_left_out_is_refused() -> None:
+    """The extender would never turn Ready: its account may not read the reports."""
+    numa = (ROOT / "config" / "examples" / "numa-policy.yaml").read_text()
+    extra = _replace_policy(numa)
+    found = _problems(compose("kube-scheduler", "tls", "ha", "images", extra=extra))
+    assert [(s, p) for s, p, _ in found] == [
+        ("error", "Deployment/scheduler-extender.spec.template.spec.serviceAccountName")], found
+    assert found[0][2] == (
+        "the policy enables NodeResourceTopologyMatch, which read noderesourcetopologies "
+        "(topology.node.k8s.io), which ServiceAccount scheduler-extender/scheduler-extender "
+        "may not list and watch: the extender never turns Ready; components/numa grants it "
+        "and ships the CRD")
+    assert _problems(compose("kube-scheduler", "tls", "ha", "numa", "images", extra=extra)) == []
+
+
+def _replace_policy(text: str) -> str:
+    return yaml.safe_dump({"configMapGenerator": [{
+        "name": "extender-policy", "namespace": "scheduler-extender", "behavior": "replace",
+        "literals": [f"policy.yaml={text}"]}]}, sort_keys=False)
+
+
+def test_the_placeholders_are_the_images_component_sets() -> None:
+    images = yaml.safe_load((MANIFESTS / "components" / "images" / "kustomization.yaml").read_text())
+    assert sorted(i["name"] for i in images["images"]) == sorted(PLACEHOLDER_IMAGES)
 
 
 def test_check_config_on_standard_input_fails_on_a_wrong_order(
@@ -245,3 +292,46 @@ def test_a_binding_to_an_account_elsewhere_is_left_alone() -> None:
     mine = copy.deepcopy(binding)
     mine["subjects"][0]["namespace"] = "ns"
     assert [p[:2] for p in _problems([namespace, mine])] == [("warning", "RoleBinding/b.subjects[0]")]
+
+
+def test_a_namespace_moved_by_the_kustomization_is_named() -> None:
+    found = _problems(compose("kube-scheduler", "tls", "ha", "images",
+                              extra="namespace: sched-ext\n"))
+    assert ("error", "extenders[0].urlPrefix",
+            "scheduler-extender.scheduler-extender.svc is Service scheduler-extender in "
+            "namespace scheduler-extender, but these manifests put it in sched-ext: a "
+            "kustomization's `namespace:` moves the objects, not the names inside "
+            "kube-scheduler's configuration (set urlPrefix to match)") in found, found
+
+
+def test_a_file_kube_scheduler_reads_must_lie_on_a_volume() -> None:
+    scheduler = {**SCHEDULER, "volumeMounts": [{"name": "config", "mountPath": "/c"}]}
+    docs = [_config("https://ext.ns.svc:8888", tls={"caFile": "/etc/tls/ca.crt"}),
+            _deployment("scheduler", [scheduler], {"app": "sched"}, config_map="sc"),
+            _deployment("ext", [_extender(*TLS, ports={"main": 8888})], {"app": "ext"}),
+            _service([MAIN])]
+    assert _problems(docs) == [
+        ("error", "extenders[0].tlsConfig.caFile", "/etc/tls/ca.crt lies on no volume of "
+         "Deployment/scheduler's kube-scheduler container: kube-scheduler cannot read it")]
+    scheduler["volumeMounts"].append({"name": "tls", "mountPath": "/etc/tls"})
+    docs[1]["spec"]["template"]["spec"]["volumes"].append(
+        {"name": "tls", "secret": {"secretName": "s"}})
+    assert _problems(docs) == []
+
+
+def test_a_budget_counts_percentages_as_the_disruption_controller_does() -> None:
+    def budget(**spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                "metadata": {"name": "b", "namespace": "ns"},
+                "spec": {"selector": {"matchLabels": {"app": "ext"}}, **spec}}
+
+    def verdict(replicas: int, **spec: Any) -> list[str]:
+        pod = _deployment("ext", [_extender("--host", "0.0.0.0")], {"app": "ext"})
+        pod["spec"]["replicas"] = replicas
+        return [s for s, _, _ in _problems([pod, budget(**spec)])]
+
+    assert verdict(2, minAvailable=1) == [] and verdict(1, minAvailable=1) == ["error"]
+    assert verdict(3, minAvailable="50%") == [] and verdict(3, minAvailable="100%") == ["error"]
+    # maxUnavailable's percentage rounds up too: 1 % of 2 pods lets one go.
+    assert verdict(2, maxUnavailable="1%") == [] and verdict(2, maxUnavailable="0%") == ["error"]
+    assert verdict(2, maxUnavailable=0) == ["error"]
