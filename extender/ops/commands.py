@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from extender import cliargs
 from extender.engine.args import NEWEST_VERSION, OLDEST_VERSION, parse_version
 from extender.ops.kubeversions import format_version
 from extender.ops.problems import Collector, Problem
@@ -76,7 +77,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
     render.add_argument("--policy", default=None, metavar="FILE",
                         help="the extender's ExtenderPolicy: with Coscheduling enabled, the "
                              "default httpTimeout leaves room for its Permit wait")
-    render.add_argument("--bind-deadline", type=float, default=4.0, metavar="SECONDS",
+    render.add_argument("--bind-deadline", type=cliargs.positive_float, default=4.0,
+                        metavar="SECONDS",
                         help="the extender's --bind-deadline (default: 4), for that httpTimeout")
     render.add_argument("--ignorable", action="store_true",
                         help="let scheduling go on without the extender when it fails or is down")
@@ -95,7 +97,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
                              "(without it kube-scheduler skips verification)")
     render.add_argument("--tls-cert-file", default=None, metavar="FILE",
                         help="tlsConfig.certFile: kube-scheduler's client certificate, for an "
-                             "extender started with --tls-client-ca-file (mutual TLS)")
+                             "extender started with --client-ca-file (mutual TLS)")
     render.add_argument("--tls-key-file", default=None, metavar="FILE",
                         help="tlsConfig.keyFile: the key of --tls-cert-file")
     render.add_argument("--tls-server-name", default=None, metavar="NAME",
@@ -210,7 +212,11 @@ def run_check_config(args: argparse.Namespace) -> int:
         return 2
     # Standard input read once: each check, the summary and the cross-check read it again.
     stdin = sys.stdin.read() if "-" in args.files else None
-    problems = check_files(args.files, version, stdin)
+    notes: list[str] = []
+    problems = check_files(args.files, version, stdin, notes,
+                           release_given=args.kubernetes_version is not None)
+    for note in notes:
+        print(f"check-config: {note}", file=sys.stderr)
     failed = False
     for name in args.files:
         mine = [p for p in problems if p.file == name]

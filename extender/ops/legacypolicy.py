@@ -42,7 +42,15 @@ def check_policy(doc: dict[str, Any], out: Collector) -> None:
     """All checks for one legacy Policy document (`ValidatePolicy` of v1.22 and earlier)."""
     if doc.get("apiVersion") != API_VERSION:
         out.error("apiVersion", f"must be {API_VERSION!r} for kind Policy")
-    POLICY.check(doc, "", out)
+    extenders = [_canonical(e) for e in _list(doc.get("extenders"))]
+    timeouts = Collector(out.file)  # said better than the schema's "must be an integer"
+    for i, extender in enumerate(extenders):
+        _check_timeout(extender.get("httpTimeout"), child(child("extenders", i), "httpTimeout"),
+                       timeouts)
+    said = {problem.path for problem in timeouts.problems}
+    schema = Collector(out.file)
+    POLICY.check(doc, "", schema)
+    out.problems += [p for p in schema.problems if p.path not in said] + timeouts.problems
     for i, priority in enumerate(_list(doc.get("priorities"))):
         weight = _dict(priority).get("weight")
         if isinstance(weight, int) and not isinstance(weight, bool) and weight <= 0:
@@ -50,9 +58,6 @@ def check_policy(doc: dict[str, Any], out: Collector) -> None:
     symmetric = doc.get("hardPodAffinitySymmetricWeight")
     if isinstance(symmetric, int) and not isinstance(symmetric, bool) and not 0 <= symmetric <= 100:
         out.error("hardPodAffinitySymmetricWeight", "not in valid range [0-100]")
-    extenders = [_canonical(e) for e in _list(doc.get("extenders"))]
-    for i, extender in enumerate(extenders):
-        _check_timeout(extender.get("httpTimeout"), child(child("extenders", i), "httpTimeout"), out)
     check_extenders(extenders, None, out, https_key="enableHttps")
 
 

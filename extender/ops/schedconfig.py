@@ -150,7 +150,8 @@ def check_document(doc: dict[str, Any], out: Collector,
     elif kind == legacypolicy.KIND:
         legacypolicy.check_policy(doc, out)
     else:
-        out.error("kind", f"unknown kind {kind!r}: expected {kubesched.KIND}, "
+        what = "no kind" if kind is None else f"unknown kind {kind!r}"
+        out.error("kind", f"{what}: expected {kubesched.KIND}, "
                   f"{legacypolicy.KIND} (legacy) or ExtenderPolicy")
 
 
@@ -337,12 +338,22 @@ def policy_problems(file: str, exc: Any, prefix: str = "") -> list[Problem]:
 
 
 def check_files(paths: list[str], version: Version = NEWEST_VERSION,
-                stdin: str | None = None) -> list[Problem]:
-    """Each file's problems, then what a KubeSchedulerConfiguration and an ExtenderPolicy given
-    together say of each other (`crosscheck`); `stdin`: the text of `-`, read once."""
+                stdin: str | None = None, notes: list[str] | None = None, *,
+                release_given: bool = False) -> list[Problem]:
+    """Each file's problems, then what the KubeSchedulerConfigurations and the one
+    ExtenderPolicy given together say of each other (`crosscheck`); `stdin`: the text of `-`,
+    read once. With several policies no pair is checked (which configuration goes with which
+    policy is not for this check to guess), and `notes` gets a line saying so.
+    `release_given`: `version` was asked for, and no release it can name reads a legacy Policy."""
     problems = [p for path in paths for p in check_config(path, version, stdin=stdin)]
     configs, policies = [], []
     for path in paths:
+        if release_given and _kind_of(path, stdin) == legacypolicy.KIND:
+            problems.append(Problem(path, "kind", (
+                f"kube-scheduler {kubeversions.format_version(version)} reads no legacy Policy "
+                "file (--policy-config-file went in 1.23): migrate it to a "
+                f"{kubesched.KIND}; without --kubernetes-version it is checked as the older "
+                "release that reads it")))
         if (path == "-" and stdin is None) or any(
                 p.file == path and p.severity == "error" for p in problems):
             continue
@@ -356,14 +367,26 @@ def check_files(paths: list[str], version: Version = NEWEST_VERSION,
         elif isinstance(doc, dict) and doc.get("kind") == "ExtenderPolicy":
             from extender.engine.policy import parse_policy
 
-            policies.append(parse_policy(doc, path))
-    if configs and policies:
+            policies.append((path, parse_policy(doc, path)))
+    if configs and len(policies) == 1:
         for path, config in configs:
             out = Collector(path)
-            for policy in policies:
-                check_pair(config, policy, out)
+            check_pair(config, policies[0][1], out)
             problems.extend(out.problems)
+    elif configs and policies and notes is not None:
+        notes.append(f"{len(policies)} ExtenderPolicy files given ({', '.join(p for p, _ in policies)}):"
+                     " no KubeSchedulerConfiguration is checked against a policy; give one "
+                     "policy with the configurations that call its extender")
     return without_shadowed_warnings(problems)
+
+
+def _kind_of(path: str, stdin: str | None) -> Any:
+    try:
+        documents, _ = load_documents(read_text(path, stdin))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        return None
+    doc = next((d for d in documents if d is not None), None)
+    return doc.get("kind") if isinstance(doc, dict) else None
 
 
 def without_shadowed_warnings(problems: list[Problem]) -> list[Problem]:
@@ -405,6 +428,9 @@ def render_config(
         timeout = format_go_duration(float(timeout))
     parse_go_duration(timeout)  # ValueError with Go's wording if malformed
     https = url.startswith("https://")
+    if ignored_by_scheduler and not managed_resources:
+        raise ValueError("--ignored-by-scheduler marks the managed resources, and none is given "
+                         "(--managed-resource NAME, once per resource)")
     if tls is not None and tls.as_config() and not https:
         raise ValueError("TLS settings need an https:// URL (enableHTTPS does not change the scheme)")
 

@@ -200,5 +200,5 @@ def configure_server_tls(server: Any, runtime: Any, cert_file: StrPath | None,
 
 def _require_pair(cert: Any, key: Any, client_ca: Any) -> None:
     if not cert or not key:
-        raise ValueError("--tls-cert-file and --tls-key-file must be given together"
-                         + (" (--tls-client-ca-file needs them)" if client_ca else ""))
+        raise ValueError("--tls-cert-file and --tls-private-key-file must be given together"
+                         + (" (--client-ca-file needs them)" if client_ca else ""))

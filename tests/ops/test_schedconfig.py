@@ -656,3 +656,67 @@ def test_standard_input_is_summed_up_and_cross_checked_like_a_file(
     monkeypatch.setattr("sys.stdin", io.StringIO(gang))
     code, out = _main(capsys, "-", str(CONFIG / "scheduler-config.yaml"))
     assert code == 1 and any("extenders[0].httpTimeout" in line for line in out), out
+
+
+# --- files given together, and what the walk-through of 2026-12-03 found --------------------
+
+def test_several_policies_are_not_paired_with_every_configuration(
+        capsys: pytest.CaptureFixture) -> None:
+    """Which configuration calls which policy's extender is not for the check to guess: the
+    5s httpTimeout of one file against two unrelated gang policies was reported twice."""
+    examples = CONFIG / "examples"
+    assert _run("check-config", str(CONFIG / "scheduler-config.yaml"),
+                str(examples / "gang-policy.yaml"), str(examples / "gang-quota-policy.yaml")) == 0
+    printed = capsys.readouterr()
+    assert all(line.startswith("ok: ") for line in printed.out.splitlines())
+    assert printed.err == (
+        f"check-config: 2 ExtenderPolicy files given ({examples / 'gang-policy.yaml'}, "
+        f"{examples / 'gang-quota-policy.yaml'}): no KubeSchedulerConfiguration is checked "
+        "against a policy; give one policy with the configurations that call its extender\n")
+    # One policy: the pair is checked, and said once.
+    assert _run("check-config", str(CONFIG / "scheduler-config.yaml"),
+                str(examples / "gang-policy.yaml")) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[1] for line in lines if "httpTimeout" in line] == [
+        "extenders[0].httpTimeout"]
+
+
+def test_a_legacy_policy_is_refused_for_a_release_named(capsys: pytest.CaptureFixture) -> None:
+    legacy = str(CONFIG / "scheduler-policy.json")
+    assert _run("check-config", legacy) == 0
+    capsys.readouterr()
+    assert _run("check-config", "--kubernetes-version", "1.25", legacy) == 1
+    assert capsys.readouterr().out == (
+        f"{legacy}: kind: kube-scheduler 1.25 reads no legacy Policy file (--policy-config-file "
+        "went in 1.23): migrate it to a KubeSchedulerConfiguration; without "
+        "--kubernetes-version it is checked as the older release that reads it\n")
+
+
+def test_a_legacy_duration_string_is_said_once(tmp_path: Path) -> None:
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", "extenders": [
+        {"urlPrefix": "http://127.0.0.1:8888", "filterVerb": "filter", "httpTimeout": "5s"}]}))
+    assert [(p.path, p.message) for p in check_config(path)] == [
+        ("extenders[0].httpTimeout", "must be integer nanoseconds (a Go time.Duration), e.g. "
+         "5000000000 for 5s; duration strings belong to KubeSchedulerConfiguration")]
+
+
+def test_a_file_without_kind_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text("apiVersion: v1\nfoo: 1\n")
+    assert [p.message for p in check_config(path)] == [
+        "no kind: expected KubeSchedulerConfiguration, Policy (legacy) or ExtenderPolicy"]
+
+
+def test_render_config_refuses_what_its_output_could_not_mean(
+        capsys: pytest.CaptureFixture) -> None:
+    policy = str(CONFIG / "examples" / "gang-quota-policy.yaml")
+    for deadline in ("-3", "0"):  # the output would then fail check-config with the policy
+        with pytest.raises(SystemExit) as exited:
+            _run("render-config", "--policy", policy, "--bind-deadline", deadline)
+        assert exited.value.code == 2
+        assert "--bind-deadline: must be above 0" in capsys.readouterr().err
+    assert _run("render-config", "--ignored-by-scheduler") == 2
+    assert capsys.readouterr().err == (
+        "render-config: --ignored-by-scheduler marks the managed resources, and none is given "
+        "(--managed-resource NAME, once per resource)\n")

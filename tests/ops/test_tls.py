@@ -288,7 +288,7 @@ def test_pieces_without_a_runtime(pki: dict) -> None:
 @pytest.mark.parametrize(("cert", "key", "ca"), [("a.crt", None, None), (None, None, "ca.crt")])
 def test_incomplete_files_are_rejected(cert: str | None, key: str | None, ca: str | None) -> None:
     server = uvicorn.Server(uvicorn.Config(Starlette()))
-    with pytest.raises(ValueError, match="--tls-cert-file and --tls-key-file"):
+    with pytest.raises(ValueError, match="--tls-cert-file and --tls-private-key-file"):
         configure_server_tls(server, SimpleNamespace(startup=[], shutdown=[]), cert, key, ca)
 
 
