@@ -14,11 +14,15 @@ import msgspec
 from starlette.responses import Response
 
 from extender.api.body import error_response, json_response
+from extender.api.candidates import Candidates
 from extender.api.observe import RequestRecord
 from extender.api.reading import explain_request
 from extender.api.runtime import Runtime
+from extender.engine.cluster import ClusterState
 from extender.engine.evaluate import status_dict
-from extender.engine.explain import NodeExplanation, explain_nodes
+from extender.engine.explain import Explanation, NodeExplanation, explain_nodes
+from extender.engine.profile import Profile
+from extender.model.pod import PodView
 
 error_reply = error_response
 
@@ -27,13 +31,20 @@ _encoder = msgspec.json.Encoder()
 
 async def handle(runtime: Runtime, body: bytes, record: RequestRecord) -> Response:
     request = explain_request(runtime, body, record)
-    candidates = request.candidates
-    explanation = explain_nodes(runtime.profile, request.pod, candidates.infos, runtime.state)
+    explanation = explain_candidates(runtime.profile, request.pod, request.candidates,
+                                     runtime.state)
+    record.details["feasible"] = len(explanation.feasible)
+    return json_response(_encoder.encode(explanation.to_dict()))
+
+
+def explain_candidates(profile: Profile, pod: PodView, candidates: Candidates,
+                       state: ClusterState) -> Explanation:
+    """The explanation of a request's candidates, in request order (also `extender explain`'s
+    for a request body). Nodes the extender could not use (unknown names, invalid Node
+    objects) carry the filter verb's reason for them and no plugin verdicts."""
+    explanation = explain_nodes(profile, pod, candidates.infos, state)
     explained = explanation.nodes
-    # Request order; nodes the extender could not use (unknown names, invalid Node objects)
-    # carry the filter verb's reason for them and no plugin verdicts.
     explanation.nodes = {
         name: explained.get(name) or NodeExplanation([], status_dict(candidates.rejected[name]))
         for name in dict.fromkeys(candidates.names)}
-    record.details["feasible"] = len(explanation.feasible)
-    return json_response(_encoder.encode(explanation.to_dict()))
+    return explanation

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from extender.engine import registry
 from extender.model.names import suggest
+from extender.model.yamltext import yaml_error
 
 API_VERSION = "scheduler-extender/v1"
 KIND = "ExtenderPolicy"
@@ -233,7 +234,9 @@ def policy_document(raw: bytes, source: str = "<policy>") -> Any:
         if raw.lstrip()[:1] == b"{":
             return msgspec.json.decode(raw)
         return yaml.safe_load(raw)
-    except (msgspec.DecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
+        raise PolicyError(source, [f"not valid JSON or YAML: {yaml_error(exc)}"]) from None
+    except msgspec.DecodeError as exc:
         raise PolicyError(source, [f"not valid JSON or YAML: {exc}"]) from None
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from extender.kube.exec import ExecConfig, cluster_info, parse_exec_config
+from extender.model.yamltext import yaml_error
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +214,7 @@ def _read_document(path: Path) -> Mapping[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{where}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: invalid YAML: {exc}") from None
+        raise ConfigError(f"{where}: invalid YAML: {yaml_error(exc)}") from None
     if doc is None:
         return {}  # an empty file is an empty config, as for kubectl
     if not isinstance(doc, Mapping):
@@ -306,7 +307,7 @@ def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | N
             source = (f"${KUBECONFIG_ENV} ({os.pathsep.join(map(str, paths))})"
                       if (env if env is not None else os.environ).get(KUBECONFIG_ENV) else str(paths[0]))
             raise ConfigError(f"no kubeconfig found: {source} does not exist; pass --kubeconfig "
-                              "FILE or --in-cluster")
+                              "FILE (or, for serve in a pod, --in-cluster)")
         docs = [(str(p), _read_document(p)) for p in existing]
     merged = _Merged(docs)
     where = merged.where

@@ -81,6 +81,7 @@ def run_explain(args: argparse.Namespace) -> int:
 def explain_command(args: argparse.Namespace) -> tuple[Explanation, list[str]]:
     import msgspec
 
+    from extender.api.explain import explain_candidates
     from extender.data import default_policy
     from extender.engine.explain import explain_nodes
     from extender.engine.framework import EngineError
@@ -90,7 +91,7 @@ def explain_command(args: argparse.Namespace) -> tuple[Explanation, list[str]]:
     from extender.model.pod import PodView
     from extender.model.quantity import QuantityError
 
-    pod, body_nodes = read_pod(args.pod)
+    pod, body = read_pod(args.pod)
     try:
         policy, policy_source = resolve_policy(args.policy, default_policy())
     except PolicyError as exc:
@@ -112,23 +113,45 @@ def explain_command(args: argparse.Namespace) -> tuple[Explanation, list[str]]:
         view = PodView.from_k8s(typed)
     except (msgspec.ValidationError, QuantityError) as exc:
         raise ExplainError(f"{args.pod}: invalid Pod: {exc}") from None
-    names = args.nodes if args.nodes is not None else body_nodes
-    if names is None:
-        infos = list(state.nodes.values())
-    else:
-        unknown = [name for name in names if name not in state.nodes]
+    try:
+        if args.nodes is None and body is not None:
+            # A request body: its candidates as POST /explain reads them (a name the cluster
+            # lacks, an invalid Node object: their filter reason, not a refusal).
+            return explain_candidates(profile, view, _body_candidates(args.pod, body, state),
+                                      state), notes
+        if args.nodes is None:
+            return explain_nodes(profile, view, list(state.nodes.values()), state), notes
+        unknown = [name for name in args.nodes if name not in state.nodes]
         if unknown:
             raise ExplainError(f"unknown node(s): {', '.join(unknown)} (the cluster has "
                                f"{', '.join(sorted(state.nodes)) or 'no nodes'})")
-        infos = [state.nodes[name] for name in names]
-    try:
-        return explain_nodes(profile, view, infos, state), notes
+        return explain_nodes(profile, view, [state.nodes[n] for n in args.nodes], state), notes
     except EngineError as exc:
         raise ExplainError(str(exc)) from None
 
 
-def read_pod(path: Path) -> tuple[dict[str, Any], list[str] | None]:
-    """The pod's object, and the node names of a request body (None: not a request body)."""
+def _body_candidates(path: Path, body: dict[str, Any], state: ClusterState) -> Any:
+    import msgspec
+
+    from extender.api.body import BadRequest
+    from extender.api.candidates import from_names, from_nodes
+
+    names = body.get("NodeNames")
+    if names is not None:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ExplainError(f"{path}: NodeNames must be a list of node names")
+        return from_names(names, state)
+    items = (body.get("Nodes") or {}).get("items") if isinstance(body.get("Nodes"), dict) else None
+    if not isinstance(items, list):
+        raise ExplainError(f"{path}: one of Nodes or NodeNames must be set")
+    try:
+        return from_nodes([msgspec.Raw(msgspec.json.encode(item)) for item in items], state)
+    except BadRequest as exc:
+        raise ExplainError(f"{path}: {exc}") from None
+
+
+def read_pod(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The pod's object, and the whole request body when the file is one (else None)."""
     from extender.state.snapshot import SnapshotError, iter_objects, read_documents
 
     try:
@@ -139,13 +162,13 @@ def read_pod(path: Path) -> tuple[dict[str, Any], list[str] | None]:
         body = documents[0]
         if not isinstance(body["Pod"], dict):
             raise ExplainError(f"{path}: Pod must be an object")
-        names = body.get("NodeNames")
-        if names is None and isinstance(body.get("Nodes"), dict):
-            names = [(n.get("metadata") or {}).get("name") for n in body["Nodes"].get("items") or ()]
-        return body["Pod"], names
-    pods = [obj for obj in iter_objects(documents) if obj.get("kind", "Pod") == "Pod"]
+        return body["Pod"], body
+    objects = list(iter_objects(documents))
+    pods = [obj for obj in objects if obj.get("kind", "Pod") == "Pod"]
     if len(pods) != 1:
-        raise ExplainError(f"{path}: expected one Pod, found {len(pods)}")
+        others = sorted({str(obj.get("kind")) for obj in objects} - {"Pod"})
+        found = f"found {len(pods)}" + (f" (and {', '.join(others)})" if others else "")
+        raise ExplainError(f"{path}: expected one Pod, or a filter request body, {found}")
     return pods[0], None
 
 
@@ -160,8 +183,8 @@ def load_state(args: argparse.Namespace, profile: Any) -> tuple[ClusterState, st
 
     snapshot = args.snapshot or demo_snapshot()
     if not snapshot.is_file():
-        raise ExplainError(f"snapshot {snapshot} not found: pass --snapshot FILE or "
-                           "--kubeconfig FILE")
+        raise ExplainError(f"snapshot {snapshot} not found" + (
+            "" if args.snapshot else ": pass --snapshot FILE or --kubeconfig FILE"))
     try:
         return load_snapshot(snapshot), f"snapshot {_shown(str(snapshot))}"
     except SnapshotError as exc:

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from extender.engine.args import NEWEST_VERSION, Version
+from extender.model.yamltext import yaml_error
 from extender.ops import kubesched, kubeversions, legacypolicy
 from extender.ops.crosscheck import DEFAULT_BIND_DEADLINE, check_pair, check_replicas
 from extender.ops.deployability import check_deployable
@@ -280,7 +281,7 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
                 try:
                     inner = yaml.safe_load(text)
                 except yaml.YAMLError as exc:
-                    out.error(f"ConfigMap/{name}[{key}]", f"not valid YAML: {exc}")
+                    out.error(f"ConfigMap/{name}[{key}]", f"not valid YAML: {yaml_error(exc)}")
                     continue
                 if not isinstance(inner, dict):
                     continue

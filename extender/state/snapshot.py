@@ -20,6 +20,7 @@ from extender.engine import registry
 from extender.engine.cluster import Clock, ClusterState
 from extender.model import k8s
 from extender.model.quantity import QuantityError
+from extender.model.yamltext import yaml_error
 
 #: What a snapshot's objects may be (kube-scheduler's kinds and the plugins' resources).
 _KINDS = registry.KINDS
@@ -76,7 +77,7 @@ def _yaml_documents(data: bytes, path: Path) -> list[Any]:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         return [doc for doc in yaml.load_all(data, Loader=loader) if doc is not None]
     except yaml.YAMLError as exc:
-        raise SnapshotError(f"{path}: invalid YAML: {exc}") from None
+        raise SnapshotError(f"{path}: invalid YAML: {yaml_error(exc)}") from None
 
 
 def read_documents(path: str | Path) -> list[Any]:

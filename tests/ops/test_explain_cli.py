@@ -134,6 +134,40 @@ def test_a_request_body_gives_its_node_names(capsys):
     assert [explained["nodes"][n]["extenderScore"] for n in explained["feasible"]] == [3, 7]
 
 
+def _http_explain_body(body: dict[str, Any], policy: Path) -> dict[str, Any]:
+    state = load_snapshot(ROOT / "config" / "examples" / "cluster.json")
+    runtime = Runtime(build_profile(load_policy(policy)), state, SnapshotBinder(state, 30.0))
+    with TestClient(create_app(runtime)) as client:
+        return client.post("/explain", json=body).json()
+
+
+def test_a_request_body_is_explained_as_post_explain_explains_it(capsys, tmp_path):
+    """A name the cluster lacks gets the filter verb's reason, not a refusal; Node objects
+    in the body are judged as the body has them."""
+    policy = FIXTURES / "policy-leastallocated.json"
+    body = json.loads(REQUEST.read_text())
+    body["NodeNames"] = ["worker-a1", "ghost"]
+    path = tmp_path / "names.json"
+    path.write_text(json.dumps(body))
+    code, out, err = run(capsys, "--pod", str(path), "--policy", str(policy), "-o", "json")
+    assert (code, err) == (0, "")
+    explained = json.loads(out)
+    assert explained["nodes"]["ghost"]["verdict"]["reasons"] == [
+        "node(s) were not found in the extender's cluster state"]
+    assert explained == _http_explain_body(body, policy)
+
+    nodes = json.loads((FIXTURES / "filter-nodes.request.json").read_text())
+    renamed = nodes["Nodes"]["items"][0]
+    renamed["metadata"] = {**renamed["metadata"], "name": "only-in-body", "uid": "only-in-body"}
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes))
+    code, out, err = run(capsys, "--pod", str(path), "--policy", str(policy), "-o", "json")
+    assert (code, err) == (0, "")
+    explained = json.loads(out)
+    assert "only-in-body" in explained["nodes"]
+    assert explained == _http_explain_body(nodes, policy)
+
+
 def _snapshot(tmp_path: Path) -> Path:
     zone = "topology.kubernetes.io/zone"
     objects = [
@@ -229,7 +263,7 @@ def test_kubectls_kubeconfig_as_serve_takes_it(capsys, tmp_path, monkeypatch, fl
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--node", "ghost"], "unknown node(s): ghost (the cluster has cordoned-c1, gpu-b1, "),
-    (["--snapshot", "nope.json"], "snapshot nope.json not found"),
+    (["--snapshot", "nope.json"], "snapshot nope.json not found\n"),  # not "pass --snapshot"
     (["--policy", "tests/fixtures/cluster.json"], "invalid policy"),
 ])
 def test_errors_are_messages_not_traces(capsys, argv, message):
@@ -247,7 +281,22 @@ def test_an_invalid_pod_file(capsys, tmp_path):
     two = tmp_path / "two.yaml"
     two.write_text("kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n")
     code, _, err = run(capsys, "--pod", str(two))
-    assert code == 2 and "expected one Pod, found 2" in err
+    assert code == 2 and "expected one Pod, or a filter request body, found 2" in err
+    deployment = tmp_path / "deploy.yaml"
+    deployment.write_text("kind: Deployment\nmetadata: {name: web}\n")
+    code, _, err = run(capsys, "--pod", str(deployment))
+    assert (code, err) == (2, f"explain: {deployment}: expected one Pod, or a filter request "
+                              "body, found 0 (and Deployment)\n")
+
+
+def test_malformed_yaml_is_one_line_with_where(capsys, tmp_path):
+    bad = tmp_path / "pod.yaml"
+    bad.write_text("kind: Pod\nmetadata: {name: a\nspec: [\n")
+    for flag in ("--pod", "--snapshot"):
+        argv = [flag, str(bad)] if flag == "--pod" else ["--pod", str(REQUEST), flag, str(bad)]
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "line 3, column 5: did not find expected ',' or '}' (while parsing a flow mapping)" in err
 
 
 def test_a_broken_exec_plugin_is_named_before_any_request(capsys, tmp_path):
