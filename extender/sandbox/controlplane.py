@@ -308,7 +308,10 @@ class Sandbox:
                      "metadata": {"name": LEASE_NAMESPACE}}
 
         async def install(api: Api) -> None:
-            for obj in (role, binding, namespace, *election, *crds):
+            # The Namespace and CRDs are the manifests' own too: created as `kubectl apply`
+            # creates them, a later `kubectl apply -k manifests/…` updates them quietly.
+            for obj in (role, binding, _as_kubectl_applied(namespace), *election,
+                        *map(_as_kubectl_applied, crds)):
                 await api.apply(obj)
             for crd in crds:
                 name = crd["metadata"]["name"]
@@ -489,3 +492,16 @@ def extender_role_and_crds(manifests: Path) -> tuple[dict[str, Any], list[dict[s
                 if op.get("op") == "add" and op.get("path") == "/rules/-":
                     role["rules"].append(op["value"])
     return role, crds
+
+
+#: The annotation `kubectl apply` keeps: the object as last applied, for its three-way merge.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _as_kubectl_applied(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` with the annotation `kubectl apply` would have given it (without it, `kubectl
+    apply` of the same object warns that it is missing, then adds it)."""
+    metadata = dict(obj.get("metadata") or {})
+    metadata["annotations"] = {**(metadata.get("annotations") or {}),
+                               LAST_APPLIED: json.dumps(obj, separators=(",", ":")) + "\n"}
+    return {**obj, "metadata": metadata}

@@ -392,6 +392,10 @@ class Informer:
                                f"(enable the {self.spec.component} component in your "
                                "manifests' overlay "
                                f"and apply it): {self.last_error}")
+        elif self.spec.crd and isinstance(exc, ApiError) and exc.code == 403:
+            self.last_error = (f"the extender's account may not list and watch {self.spec.name} "
+                               f"(the {self.spec.component} component of the manifests grants "
+                               f"it): {self.last_error}")
         log.warning("%s: %s", self.spec.name, self.last_error, exc_info=trace)
 
     async def relist(self) -> None:

@@ -33,6 +33,8 @@ def test_the_overlay_applies_to_a_real_api_server(sandbox, overlay: str) -> None
         env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "deployment.apps/" in result.stdout and "(server dry run)" in result.stdout
+    # The Namespace and CRDs the sandbox made are updated as kubectl's own, without a warning.
+    assert "last-applied-configuration" not in applied.stderr + result.stderr
 
 
 def test_the_manifests_rbac_applied_onto_the_sandbox_leaves_its_extender_its_rights(

@@ -312,3 +312,23 @@ async def test_start_live_state_factory(apiserver: FakeApiServer, kube_config: C
     finally:
         await live.stop()
     assert live.client.closed  # the factory's client is owned and closed
+
+
+def test_a_custom_resource_refused_names_the_component_that_grants_it() -> None:
+    """A 404 names the CRD and the component shipping it; a 403 (the CRD there, the extender's
+    account without the rule) the component granting the access: the readiness message."""
+    from extender.engine.plugins.node_resource_topology.store import NODE_RESOURCE_TOPOLOGIES
+    from extender.kube.client import ApiError
+    from extender.state.informer import Informer
+
+    informer = Informer(None, ClusterState(), NODE_RESOURCE_TOPOLOGIES)  # type: ignore[arg-type]
+    informer._failed(ApiError(403, "Forbidden", 'noderesourcetopologies is forbidden: User '
+                              '"system:serviceaccount:scheduler-extender:scheduler-extender" '
+                              "cannot list resource"))
+    assert informer.last_error.startswith(
+        "the extender's account may not list and watch noderesourcetopologies (the numa "
+        "component of the manifests grants it): 403 Forbidden: ")
+    informer._failed(ApiError(404, "NotFound", "the server could not find the requested resource"))
+    assert informer.last_error.startswith(
+        "the CustomResourceDefinition noderesourcetopologies.topology.node.k8s.io is not "
+        "installed (enable the numa component")
