@@ -167,7 +167,7 @@ def summary(path: str | Path, version: Version = NEWEST_VERSION, stdin: str | No
         return "unreadable"
     documents = [d for d in documents if d is not None]
     if documents and _are_manifests(documents):
-        return f"manifests: {len(documents)} object(s)"
+        return f"manifests: {len(documents)} object(s){_manifests_held(documents)}"
     doc = next((d for d in documents if d is not None), None)
     if not isinstance(doc, dict):
         return "empty"
@@ -249,6 +249,26 @@ def _check_plugin_names(doc: dict[str, Any], out: Collector, version: Version,
 
 
 CONFIG_KINDS = (kubesched.KIND, legacypolicy.KIND, "ExtenderPolicy")
+
+
+def _manifests_held(documents: list[Any]) -> str:
+    """A note when rendered manifests hold nothing of the extender's (an unrelated file)."""
+    items = [d for d in documents if isinstance(d, dict)]
+    for doc in items[:]:
+        if doc.get("kind") == "List":
+            items += [i for i in doc.get("items") or [] if isinstance(i, dict)]
+    for doc in items:
+        if doc.get("kind") == "ConfigMap" and any(
+                isinstance(text, str) and f"kind: {kind}" in text
+                for text in (doc.get("data") or {}).values()
+                for kind in (kubesched.KIND, "ExtenderPolicy")):
+            return ""
+        if doc.get("kind") == "Deployment" and any(
+                is_extender([str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])]])
+                for c in (((doc.get("spec") or {}).get("template") or {}).get("spec") or {})
+                .get("containers") or []):
+            return ""
+    return "; no KubeSchedulerConfiguration, ExtenderPolicy or extender among them"
 
 
 def _are_manifests(documents: list[Any]) -> bool:

@@ -720,3 +720,15 @@ def test_render_config_refuses_what_its_output_could_not_mean(
     assert capsys.readouterr().err == (
         "render-config: --ignored-by-scheduler marks the managed resources, and none is given "
         "(--managed-resource NAME, once per resource)\n")
+
+
+def test_manifests_without_anything_of_the_extender_say_so(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "apps/v1", "kind": "Deployment",
+                                    "metadata": {"name": "web"}, "spec": {"template": {"spec": {
+                                        "containers": [{"name": "c", "image": "nginx:1"}]}}}}))
+    assert _run("check-config", str(path)) == 0
+    assert capsys.readouterr().out == (
+        f"ok: {path} (manifests: 1 object(s); no KubeSchedulerConfiguration, ExtenderPolicy or "
+        "extender among them)\n")
