@@ -213,8 +213,9 @@ def _check_scheduler_files(where: str, config: dict[str, Any], config_map: str,
             mounted = container.mounts.values()
             for field, file in named:
                 if not any(_under(file, directory) for directory in mounted):
-                    out.error(field, f"{file} lies on no volume of Deployment/{pod.deployment}'s "
-                              f"{container.name} container: kube-scheduler cannot read it")
+                    out.warning(field, f"{file} lies on no volume of Deployment/"
+                                f"{pod.deployment}'s {container.name} container: kube-scheduler "
+                                "cannot read it unless its image holds it")
             read = [file for _, file in named] + container.argv
             for volume, secret in pod.secrets.items():
                 directory = container.mounts.get(volume)

@@ -311,8 +311,9 @@ def test_a_file_kube_scheduler_reads_must_lie_on_a_volume() -> None:
             _deployment("ext", [_extender(*TLS, ports={"main": 8888})], {"app": "ext"}),
             _service([MAIN])]
     assert _problems(docs) == [
-        ("error", "extenders[0].tlsConfig.caFile", "/etc/tls/ca.crt lies on no volume of "
-         "Deployment/scheduler's kube-scheduler container: kube-scheduler cannot read it")]
+        ("warning", "extenders[0].tlsConfig.caFile", "/etc/tls/ca.crt lies on no volume of "
+         "Deployment/scheduler's kube-scheduler container: kube-scheduler cannot read it "
+         "unless its image holds it")]
     scheduler["volumeMounts"].append({"name": "tls", "mountPath": "/etc/tls"})
     docs[1]["spec"]["template"]["spec"]["volumes"].append(
         {"name": "tls", "secret": {"secretName": "s"}})
