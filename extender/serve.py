@@ -404,23 +404,12 @@ def configure_leader_election(runtime: Runtime, args: argparse.Namespace) -> Non
     problems = config.problems()
     if problems:
         raise StartupError("; ".join(problems))
-    binder, state = runtime.binder, runtime.state
-
-    def stopped_leading() -> None:
-        rejected = binder.reject_all("this extender replica stopped leading") \
-            if isinstance(binder, PermitBinder) else 0
-        quota = state.store(QuotaStore)
-        reservations = len(quota.reservations)
-        quota.reservations.clear()
-        metrics.LEADER.set(0)
-        log.warning("no longer the leader", extra={"fields": {
-            "held_binds_rejected": rejected, "quota_reservations_dropped": reservations}})
 
     def started_leading() -> None:
         metrics.LEADER.set(1)
 
     elector = LeaderElector(runtime.live.client, config, on_started_leading=started_leading,
-                            on_stopped_leading=stopped_leading)
+                            on_stopped_leading=lambda: stopped_leading(runtime))
     metrics.LEADER.set(0)
     runtime.not_leading = elector.not_leader_reason
     runtime.readiness = with_check(runtime.readiness, "leader-election",
@@ -642,16 +631,39 @@ def tune_gc() -> None:
     sys.setswitchinterval(0.001)
 
 
+def stopped_leading(runtime: Runtime) -> None:
+    """A replica that stopped leading: its held binds are rejected (kube-scheduler retries
+    them against the new leader) and its quota reservations forgotten."""
+    rejected = reject_held(runtime, "this extender replica stopped leading", stop=False)
+    quota = runtime.state.store(QuotaStore)
+    reservations = len(quota.reservations)
+    quota.reservations.clear()
+    metrics.LEADER.set(0)
+    log.warning("no longer the leader", extra={"fields": {
+        "held_binds_rejected": rejected, "quota_reservations_dropped": reservations}})
+
+
 def stop_holding(runtime: Runtime) -> None:
     """As the server shuts down: answer every bind held at Permit with an error and hold no
     more, so their open connections do not keep the process up until each group's wait runs
     out (kube-scheduler retries those binds, against the process that follows)."""
+    rejected = reject_held(runtime, "this extender is shutting down", stop=True)
+    if rejected:
+        log.warning("held binds rejected at shutdown", extra={"fields": {
+            "held_binds_rejected": rejected}})
+
+
+def reject_held(runtime: Runtime, reason: str, *, stop: bool) -> int:
+    """Answer every bind held at Permit with `reason` (`stop`: and hold none after); how many
+    were held."""
     binder = runtime.binder
-    if isinstance(binder, PermitBinder):
-        rejected = binder.stop_holding("this extender is shutting down")
-        if rejected:
-            log.warning("held binds rejected at shutdown", extra={"fields": {
-                "held_binds_rejected": rejected}})
+    if not isinstance(binder, PermitBinder):
+        return 0
+    if runtime.recorder is not None:
+        # Nothing else in a recording says the holds ended: without this the replay would
+        # still hold those binds where the recording has their replies.
+        runtime.recorder.held_rejected(reason, stop=stop)
+    return binder.stop_holding(reason) if stop else binder.reject_all(reason)
 
 
 def port_problem(host: str, port: int) -> str | None:

@@ -29,6 +29,11 @@ class RequestRecord:
 
     def finish(self, status: int) -> None:
         elapsed = time.perf_counter() - self.started
+        if status >= 500 and self.outcome == "ok":
+            # A 5xx counted as ok would hide from the failed-calls share (a request whose
+            # task was cancelled ends here with 500 and the outcome it started with).
+            # Named outcomes (not_ready, busy) keep their own label on a 503.
+            self.outcome = "error"
         metrics.labelled(metrics.REQUEST_DURATION, self.verb).observe(elapsed)
         metrics.labelled(metrics.REQUESTS, self.verb, self.outcome).inc()
         # One line per call from -v 4 up (as kube-scheduler logs per-pod detail); a 5xx always.

@@ -19,9 +19,14 @@ byte for byte, status included.
 - **Asked again.** An exchange with two `in` entries (a preempt whose handler caught nodes up
   with the API server and was called again, `api.catchup`) is sent again at the second: its
   reply is the one compared.
+- **Released.** Binds still held when serve stopped, or when the replica stopped leading,
+  are answered where the recording says their holds were rejected (`reject-held`).
 - **Not replayed.** A reply given before the body was read (busy, a body limit) cannot be
   asked again: listed in `skipped`. Not-ready replies are replayed with the readiness the
   request saw.
+- **Unreadable.** A header or entry the replay cannot rebuild or apply (an invalid policy,
+  an object that does not decode) stops that recording's replay with a `RecordingError`
+  naming the file and line.
 
 Nothing is normalised: every reply must be byte-identical (see docs/operations.md,
 "Recording").
@@ -46,7 +51,7 @@ from extender.engine import registry
 from extender.engine.cluster import ClusterState
 from extender.engine.plugins.node_resource_topology.store import TopologyStore
 from extender.engine.plugins.trimaran.store import TrimaranStore
-from extender.engine.policy import BUILTIN_POLICY, parse_policy, policy_document
+from extender.engine.policy import BUILTIN_POLICY, PolicyError, parse_policy, policy_document
 from extender.engine.profile import build_profile
 from extender.model import k8s
 from extender.model.pod import PodView
@@ -55,6 +60,7 @@ from extender.state.binder import BindError, SnapshotBinder, assume
 from extender.state.gate import gate_for
 from extender.state.informer import apply_change, sink_for, spec_named
 from extender.state.nrtresync import enable_cache
+from extender.state.permit import PermitBinder
 from extender.state.snapshot import apply_object
 
 #: Loop turns a replay waits for its bind tasks to settle before calling it stalled.
@@ -63,7 +69,8 @@ _BASE_URL = "http://replay"
 
 
 class ReplayError(RuntimeError):
-    """The replay itself could not go on (a stalled task, an unreadable entry)."""
+    """The replay itself could not go on (a stalled task, an entry it cannot apply); reported
+    as a `recording.RecordingError` naming the entry's line."""
 
 
 class _Quiet:
@@ -257,7 +264,16 @@ class _Replay:
         self.quiet = _Quiet()
         header = rec.header
         self.clock = ReplayClock(header.t, header.w, self.quiet)
-        self.runtime, self.binder = build_runtime(header, self.clock, self.quiet)
+        try:
+            self.runtime, self.binder = build_runtime(header, self.clock, self.quiet)
+        except PolicyError as exc:
+            raise recording.RecordingError(
+                f"{rec.path}:1: the header's policy ({header.policy_source}) is invalid: "
+                f"{_one_line('; '.join(exc.problems))}") from None
+        except ValueError as exc:
+            raise recording.RecordingError(
+                f"{rec.path}:1: cannot rebuild the recorded extender: "
+                f"{_one_line(str(exc))}") from None
         self.not_ready: str | None = None
         self.runtime.readiness = self._readiness
         self.state = self.runtime.state
@@ -278,25 +294,40 @@ class _Replay:
         try:
             async with httpx.AsyncClient(transport=transport, base_url=_BASE_URL,
                                          timeout=None) as self.client:
-                previous: recording.Entry | None = None
-                for entry in self.rec.entries:
-                    self.clock.advance(entry.t, entry.w)
-                    # Timeouts recorded one after another fired in one turn of the loop:
-                    # every one of them before any of their holds acts.
-                    if not (isinstance(entry, recording.PermitTimeout)
-                            and isinstance(previous, recording.PermitTimeout)):
-                        await self.quiet.settle()
-                    await self._entry(entry)
-                    previous = entry
-                await self.quiet.settle()
+                await self._entries()
                 for id, pending in self.replies.items():
                     await self._unanswered(id, pending)
         finally:
             self.runtime.offload.close()
         return self.report
 
+    async def _entries(self) -> None:
+        previous: recording.Entry | None = None
+        lines: Iterable[int | None] = self.rec.lines or [None] * len(self.rec.entries)
+        for entry, line in zip(self.rec.entries, lines, strict=True):
+            try:
+                self.clock.advance(entry.t, entry.w)
+                # Timeouts recorded one after another fired in one turn of the loop:
+                # every one of them before any of their holds acts.
+                if not (isinstance(entry, recording.PermitTimeout)
+                        and isinstance(previous, recording.PermitTimeout)):
+                    await self.quiet.settle()
+                await self._entry(entry)
+            except (ValueError, ReplayError) as exc:
+                # A corrupt entry (an object that does not decode, an unknown kind): the
+                # recording's fault, reported at its line rather than as a traceback.
+                where = f"{self.rec.path}:{line}" if line is not None else str(self.rec.path)
+                raise recording.RecordingError(
+                    f"{where}: cannot replay this {recording.record_name(entry)} entry: "
+                    f"{_one_line(str(exc))}") from None
+            previous = entry
+        try:
+            await self.quiet.settle()
+        except ReplayError as exc:
+            raise recording.RecordingError(f"{self.rec.path}: {exc}") from None
+
     async def _unanswered(self, id: int, pending: asyncio.Future[httpx.Response]) -> None:
-        """A request the recording ends before answering (the process was stopped): the
+        """A request the recording ends before answering (the process was killed): the
         replay has nothing to compare its reply with, whether it has one or still waits."""
         still = "" if pending.done() else " (still held or waiting in the replay too)"
         pending.cancel()
@@ -312,9 +343,13 @@ class _Replay:
         elif isinstance(entry, recording.INFORMER_CHANGES):
             self._informer(entry)
         elif isinstance(entry, recording.Bind):
+            entry.read_pod()  # unreadable, it would fail inside the bind, as a 500 reply
             self.binder.release(entry)
         elif isinstance(entry, recording.Load):
-            kind = registry.KINDS[entry.kind]
+            kind = registry.KINDS.get(entry.kind)
+            if kind is None:
+                raise ReplayError(f"unknown kind {entry.kind!r} (known: "
+                                  f"{', '.join(registry.KINDS)})")
             apply_object(self.state, entry.kind, k8s.decoder(kind).decode(entry.object))
         elif isinstance(entry, recording.Expire):
             self._expire(entry)
@@ -324,11 +359,23 @@ class _Replay:
             self.clock.time_out(entry.uid)
         elif isinstance(entry, recording.NRTResync):
             self.gate.call(self._nrt_resync, entry)
+        elif isinstance(entry, recording.RejectHeld):
+            self._reject_held(entry)
+
+    def _reject_held(self, entry: recording.RejectHeld) -> None:
+        binder = self.runtime.binder
+        if not isinstance(binder, PermitBinder):
+            raise ReplayError("held binds rejected, but the header's policy holds none "
+                              "(no Coscheduling)")
+        if entry.stop:
+            binder.stop_holding(entry.reason)
+        else:
+            binder.reject_all(entry.reason)
 
     def _informer(self, entry: Any) -> None:
         spec = spec_named(entry.resource)
         if spec is None:
-            raise ReplayError(f"{self.rec.path}: unknown resource {entry.resource!r}")
+            raise ReplayError(f"unknown resource {entry.resource!r}")
         sink = self.sinks.get(entry.resource)
         if sink is None:
             sink = self.sinks[entry.resource] = sink_for(spec, self.state)
@@ -477,14 +524,5 @@ def replay_file(path: str | Path) -> ReplayReport:
     return report
 
 
-def replay_paths(paths: Iterable[str | Path]) -> list[ReplayReport]:
-    """Replay recording files, and every recording in each directory given (and below)."""
-    reports = []
-    for path in map(Path, paths):
-        if not path.is_dir():
-            reports.append(replay_file(path))
-            continue
-        folders = sorted({path, *(p.parent for p in path.rglob("recording-*"))})
-        for folder in folders:
-            reports.extend(replay_file(file) for file in recording.files(folder))
-    return reports
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -9,8 +9,9 @@ The hooks here put the state's outside changes into the recording, each where th
 applied (after the `StateGate`, so a change deferred by a large request is recorded where it
 took effect): `RecordingSink` (the informers), `LiveState.on_expired` (assumption expiry),
 `LoadMetricsRefresher.apply_snapshot` (node load), `RecordingBinder` (the API server's answer
-to each bind) and `record_snapshot` (a `--snapshot` file's objects). Nothing is wrapped when
-not recording.
+to each bind), `permit_wait` (held binds timing out), `held_rejected` (serve's shutdown and
+loss of leadership answering the held binds) and `record_snapshot` (a `--snapshot` file's
+objects). Nothing is wrapped when not recording.
 """
 
 from __future__ import annotations
@@ -203,6 +204,12 @@ class Recorder:
         if fired.done():
             raise TimeoutError
         return decided.result()
+
+    def held_rejected(self, reason: str, *, stop: bool) -> None:
+        """Every bind held at Permit is about to be answered with `reason` (`stop`: and no bind
+        held after): written before the holds act, as their timeouts are."""
+        t, w = self.now()
+        self.write(lambda: recording.RejectHeld(t=t, w=w, reason=reason, stop=stop))
 
     def metrics(self, snapshot: WatcherMetrics | None) -> None:
         t, w = self.now()

@@ -20,6 +20,13 @@ is one entry, named by its `record` member:
 - `bind`: the answer of the binder behind the bind verb (before Coscheduling's Permit): its
   error or none, its outcome label, and the pod it read from the API server to assume, if it
   read one. A replay has no API server: this is its answer.
+- `permit-timeout`: a bind held at Coscheduling's Permit whose wait ran out (its timer fired).
+- `nrt-resync`: a round of NodeResourceTopologyMatch's overreserve cache resync.
+- `reject-held`: every bind held at Permit answered with `reason` (the server stopping, which
+  then holds no more binds: `stop`; or a replica that stopped leading).
+
+A new entry type that older recordings never hold keeps `FORMAT`: they replay as before. The
+format changes when what an older recording means to the replay would change.
 
 Every entry has `t` (the state's monotonic clock, seconds) and `w` (its wall clock, Unix
 seconds) when it was recorded. Bodies are UTF-8 text in `body`; a body that is not UTF-8 is in
@@ -195,8 +202,19 @@ class NRTResync(msgspec.Struct, tag="nrt-resync", tag_field="record", omit_defau
     nodes: list[str]
 
 
+class RejectHeld(msgspec.Struct, tag="reject-held", tag_field="record", omit_defaults=True):
+    """Every bind held at Permit was answered with `reason` (`PermitBinder.reject_all`); with
+    `stop`, the server was stopping and refused to hold any bind after (`stop_holding`). The
+    replay answers the holds here: nothing else in the recording says they ended."""
+
+    t: float
+    w: float
+    reason: str
+    stop: bool = False
+
+
 Entry = In | Out | Load | Apply | Delete | RelistBegin | RelistPage | RelistEnd | Expire | \
-    Metrics | Bind | PermitTimeout | NRTResync
+    Metrics | Bind | PermitTimeout | NRTResync | RejectHeld
 INFORMER_CHANGES = (Apply, Delete, RelistBegin, RelistPage, RelistEnd)
 
 _encoder = msgspec.json.Encoder()
@@ -206,6 +224,11 @@ _entry = msgspec.json.Decoder(Entry)
 
 class RecordingError(ValueError):
     """A recording that cannot be read; the message names the file and line."""
+
+
+def record_name(entry: Entry) -> str:
+    """The entry's `record` member (`in`, `load`, ...)."""
+    return str(type(entry).__struct_config__.tag)
 
 
 def encode(entry: Header | Entry) -> bytes:
@@ -241,6 +264,8 @@ class Recording(msgspec.Struct):
     entries: list[Entry]
     #: The last line was cut short (the process was killed while writing it): left out.
     truncated: bool = False
+    #: The line number of each entry in the file (for errors that name it).
+    lines: list[int] = msgspec.field(default_factory=list)
 
 
 def read(path: str | Path) -> Recording:
@@ -262,6 +287,7 @@ def read(path: str | Path) -> Recording:
     if header.format != FORMAT:
         raise RecordingError(f"{path}: format {header.format}, this extender reads {FORMAT}")
     entries: list[Entry] = []
+    numbers: list[int] = []
     truncated = False
     body = lines[1:]
     for number, line in enumerate(body, start=2):
@@ -269,12 +295,13 @@ def read(path: str | Path) -> Recording:
             continue
         try:
             entries.append(_entry.decode(line))
+            numbers.append(number)
         except msgspec.DecodeError as exc:
             if number == len(body) + 1:  # the last line, without its newline
                 truncated = True
                 break
             raise RecordingError(f"{path}:{number}: {exc}") from None
-    return Recording(path, header, entries, truncated)
+    return Recording(path, header, entries, truncated, numbers)
 
 
 def files(directory: str | Path) -> list[Path]:
@@ -282,6 +309,16 @@ def files(directory: str | Path) -> list[Path]:
     found = [(int(m.group(1)), path) for path in Path(directory).iterdir()
              if (m := FILE_NAME.fullmatch(path.name)) is not None]
     return [path for _, path in sorted(found)]
+
+
+def recordings_in(path: str | Path) -> list[Path]:
+    """The recordings `path` names: itself if it is not a directory, else every recording
+    file in it and below (none: an empty list)."""
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+    folders = sorted({path, *(p.parent for p in path.rglob("recording-*"))})
+    return [file for folder in folders for file in files(folder)]
 
 
 def iter_exchanges(recording: Recording) -> Iterator[tuple[In | None, Out]]:

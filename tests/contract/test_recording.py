@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import httpx
 import msgspec
 import pytest
 
+from extender import serve
 from extender.api.app import create_app
 from extender.api.replay import ReplayReport, replay, replay_file
 from extender.api.rowreply import REPLIES_PER_LIST
@@ -281,6 +283,68 @@ def test_permit_timeout_replays_on_the_recorded_clock(tmp_path: Path) -> None:
     assert [str(m) for m in report.mismatches] == [
         "exchange 1: POST /bind, pod default/m0 to n1: no reply where the recording has one "
         "(still held or waiting)"]
+
+
+def answered_or_held(reply: asyncio.Future[Any], runtime: Runtime, uid: str) -> bool:
+    binder: Any = runtime.binder
+    return reply.done() or any(uid in group for group in binder.held.values())
+
+
+def record_rejected_holds(tmp_path: Path, reject: Callable[[Runtime], None],
+                          after: list[str]) -> tuple[list[bytes], Path]:
+    """m0's bind held at Permit, `reject` called as serve calls it, then the binds of `after`
+    sent one by one; the replies and the recording."""
+    args = serve_args("--snapshot", str(gang_snapshot(tmp_path, 2)), "--policy",
+                      str(gang_policy(tmp_path, 30)), "--record", str(tmp_path / "rec"))
+
+    async def run() -> list[bytes]:
+        async with served(args) as (client, runtime):
+            held = asyncio.ensure_future(client.post("/bind", content=bind_body("m0")))
+            await until(lambda: runtime.binder.held_count() == 1)  # type: ignore[attr-defined]
+            reject(runtime)
+            replies = [(await held).content]
+            later = []
+            for name in after:
+                reply = asyncio.ensure_future(client.post("/bind", content=bind_body(name)))
+                # Held (or answered) before the next comes, so the order is the test's.
+                await until(partial(answered_or_held, reply, runtime, f"uid-default-{name}"))
+                later.append(reply)
+            replies.extend([(await reply).content for reply in later])
+            return replies
+
+    replies = asyncio.run(run())
+    return replies, tmp_path / "rec" / "recording-1.jsonl"
+
+
+def test_binds_released_at_shutdown_replay_with_their_replies(tmp_path: Path) -> None:
+    # `serve` stopping (SIGTERM) answers the held bind and refuses to hold m1's after it.
+    replies, path = record_rejected_holds(tmp_path, serve.stop_holding, ["m1"])
+    assert replies == [
+        b'{"Error":"pod default/m0 rejected at Permit: this extender is shutting down"}',
+        b'{"Error":"pod default/m1 rejected at Permit: this extender is shutting down"}']
+    entries = [e for e in recording.read(path).entries if not isinstance(e, recording.Load)]
+    assert [recording.record_name(e) for e in entries] == [
+        "in", "reject-held", "out", "in", "out"]
+    assert entries[1] == recording.RejectHeld(t=entries[1].t, w=entries[1].w,
+                                              reason="this extender is shutting down",
+                                              stop=True)
+    report = replay_file(path)
+    assert report.ok and report.compared == 2 and report.skipped == [], report.summary()
+
+
+def test_binds_released_by_a_replica_that_stopped_leading_replay_with_their_replies(
+        tmp_path: Path) -> None:
+    # Unlike a shutdown, the replica holds binds again after: m0 retried and m1 then bind.
+    replies, path = record_rejected_holds(tmp_path, serve.stopped_leading, ["m0", "m1"])
+    assert replies == [
+        b'{"Error":"pod default/m0 rejected at Permit: this extender replica stopped leading"}',
+        b'{"Error":""}', b'{"Error":""}']
+    rejections = [e for e in recording.read(path).entries
+                  if isinstance(e, recording.RejectHeld)]
+    assert [(e.reason, e.stop) for e in rejections] == [
+        ("this extender replica stopped leading", False)]
+    report = replay_file(path)
+    assert report.ok and report.compared == 3 and report.skipped == [], report.summary()
 
 
 @pytest.mark.slow
