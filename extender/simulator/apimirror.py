@@ -80,7 +80,7 @@ class ClusterMirror:
         self._warned: set[str] = set()
 
     def _load(self, cluster: str | Path) -> None:
-        from extender.state.snapshot import iter_objects, read_documents
+        from extender.state.snapshot import iter_objects, pod_uid, read_documents
 
         for obj in iter_objects(read_documents(cluster)):
             kind = obj.get("kind")
@@ -90,8 +90,8 @@ class ClusterMirror:
             normal = normalized(obj, kind)
             nmeta = normal["metadata"]
             self.raw[(kind_to_plural()[kind], nmeta.get("namespace", ""), nmeta["name"])] = normal
-            if kind == "Pod" and meta.get("uid"):
-                self.raw_pods[meta["uid"]] = normal
+            if kind == "Pod":  # by the uid the simulation knows it by, derived when absent
+                self.raw_pods[pod_uid(meta.get("namespace"), meta["name"], meta.get("uid"))] = normal
 
     # -- publishing -----------------------------------------------------------------------
     def publish(self, sim: Any) -> int:

@@ -24,23 +24,42 @@ _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+class WorkloadError(ValueError):
+    """An invalid workload file; the message names the file and the object."""
+
+
+#: RFC 3339 as the API server reads a time (Go's `time.RFC3339`): date, `T`, time with an
+#: optional fraction, and `Z` or a `±hh:mm` offset. Python's `fromisoformat` alone would also
+#: take `2026-11-20 10:00` or a time without a zone, which the API server refuses.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
+
+
 def parse_time_ns(text: object) -> int | None:
     """An RFC 3339 time as exact integer nanoseconds since the epoch (microsecond precision,
-    as Kubernetes writes them); None when absent or unparsable. Floats would lose the
-    sub-microsecond digits at today's epoch values and make arrival times drift."""
-    if not isinstance(text, str) or not text:
+    as Kubernetes writes them); None when absent (null or empty). Floats would lose the
+    sub-microsecond digits at today's epoch values and make arrival times drift.
+
+    A time that is there but is not RFC 3339 is a ValueError saying so: the API server
+    refuses it, and taking it for an absent one would move its object to time 0."""
+    if text is None or text == "":
         return None
+    if not isinstance(text, str) or not _RFC3339.fullmatch(text):
+        raise ValueError(f"invalid time {text!r}: expected an RFC 3339 time, such as "
+                         "2026-11-20T10:00:00Z")
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
+    except ValueError as exc:  # the shape is right, a field is out of range
+        raise ValueError(f"invalid time {text!r}: {exc}") from None
     return (dt - _EPOCH) // timedelta(microseconds=1) * MICROSECOND
 
 
-class WorkloadError(ValueError):
-    """An invalid workload file; the message names the file and the object."""
+def creation_time_ns(meta: Mapping[str, Any], where: str) -> int | None:
+    """`metadata.creationTimestamp` of an object of the workload in epoch ns (None: absent,
+    time 0); `where` names the object's metadata in the file (`w.yaml: [2].metadata`)."""
+    try:
+        return parse_time_ns(meta.get("creationTimestamp"))
+    except ValueError as exc:
+        raise WorkloadError(f"{where}.creationTimestamp: {exc}") from None
 
 
 @dataclass(slots=True)

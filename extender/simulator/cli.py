@@ -7,13 +7,21 @@ import io
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from extender import cliargs
 from extender.simulator.clock import MILLISECOND, SECOND, seconds
+from extender.simulator.flagchecks import (
+    DEFAULT_INITIAL_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    backoff_problem,
+    sandbox_only,
+)
+from extender.simulator.outcomes import outcome_text
 from extender.simulator.workload import parse_duration
 
 if TYPE_CHECKING:
@@ -143,9 +151,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--failure-cost-per-nominated when --preemption-cost is not given, "
                         "else 0; or with --follow what the real run's took)")
     p.add_argument("--pod-initial-backoff", type=_duration, default=None, metavar="DURATION",
-                   help="default 1s (or --config's podInitialBackoffSeconds)")
+                   help="default 1s (or --config's podInitialBackoffSeconds); more than 0")
     p.add_argument("--pod-max-backoff", type=_duration, default=None, metavar="DURATION",
-                   help="default 10s (or --config's podMaxBackoffSeconds); 0 disables backoff")
+                   help="default 10s (or --config's podMaxBackoffSeconds); at least the "
+                        "initial backoff")
     p.add_argument("--pod-max-in-unschedulable-pods", type=_duration, default=300 * SECOND,
                    metavar="DURATION", help="default 5m; 60s for releases before 1.24")
     p.add_argument("--victim-grace-period", type=_duration, default=None, metavar="DURATION",
@@ -199,19 +208,21 @@ def add_commands(subparsers: Any) -> None:
         description="Replay a cluster snapshot and a workload through a faithful copy of "
                     "kube-scheduler's scheduling queue and loop, on virtual time.")
     add_arguments(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=partial(run, flag_defaults=p.get_default))
 
 
 def _raw_objects(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(pods by uid, nodes by name) as written, for the extender wire."""
-    from extender.state.snapshot import iter_objects, read_documents
+    """(pods by uid, nodes by name) as written, for the extender wire; a pod without a uid
+    gets the one the snapshot's loader gives it, so that the extender is sent its spec."""
+    from extender.state.snapshot import iter_objects, pod_uid, read_documents
 
     pods: dict[str, Any] = {}
     nodes: dict[str, Any] = {}
     for obj in iter_objects(read_documents(path)):
         meta = obj.get("metadata") or {}
-        if obj.get("kind") == "Pod" and meta.get("uid"):
-            pods[meta["uid"]] = obj
+        if obj.get("kind") == "Pod" and meta.get("name"):
+            uid = pod_uid(meta.get("namespace"), meta["name"], meta.get("uid"))
+            pods[uid] = obj if meta.get("uid") else {**obj, "metadata": {**meta, "uid": uid}}
         elif obj.get("kind") == "Node" and meta.get("name"):
             nodes[meta["name"]] = obj
     return pods, nodes
@@ -275,11 +286,7 @@ def summary_line(totals: dict[str, Any], failures: dict[str, int], *,
                  horizon: str = "truncated by --max-time") -> str:
     """The run in one line: outcomes, virtual time and why the run ended (`horizon`: what cut
     it, when something did), extender failures."""
-    outcome = (f"{totals['scheduled']} scheduled, {totals['pending']} pending, "
-               f"{totals['preempted']} preempted, {totals['deleted']} deleted")
-    for key in ("succeeded", "failed", "rejected"):
-        if totals.get(key):
-            outcome += f", {totals[key]} {key}"
+    outcome = outcome_text(totals)
     reason = totals.get("endReason") or ("horizon" if totals["truncated"] else "settled")
     why = "settled" if reason == "settled" else f"horizon: {horizon}"
     line = (f"{outcome}; {totals['cycles']} cycles over {totals['virtualTimeSeconds']:.3f}s "
@@ -294,6 +301,17 @@ def summary_line(totals: dict[str, Any], failures: dict[str, int], *,
             + ", ".join(f"{verb} {n}" for verb, n in verbs.items()) + ")"
             for name, verbs in per_extender.items())
     return line
+
+
+def wall_line(wall: float, pods: Sequence[Mapping[str, Any]]) -> str:
+    """`1.80s wall, 3 pods/s`: the pods placed (whatever became of them since: a run's
+    pods may all have finished) per wall second; without the rate when none was placed."""
+    placed = sum(1 for p in pods if p.get("scheduledAtSeconds") is not None)
+    if not placed or wall <= 0:
+        return f"{wall:.2f}s wall"
+    rate = placed / wall
+    return f"{wall:.2f}s wall, {rate:.0f} pods/s" if rate >= 1 else \
+        f"{wall:.2f}s wall, {rate:.2g} pods/s"
 
 
 def _follow(path: str) -> Any:
@@ -312,7 +330,9 @@ def _follow(path: str) -> Any:
     return Follow(report)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, flag_defaults: Callable[[str], Any] | None = None) -> int:
+    """`extender simulate` without `--on-sandbox`; `flag_defaults` (the parser's
+    `get_default`) tells the flags given from those left at their default."""
     from extender.engine.policy import PolicyError, load_policy
     from extender.engine.profile import build_profile
     from extender.simulator.extenders import HttpExtender
@@ -323,6 +343,10 @@ def run(args: argparse.Namespace) -> int:
     from extender.simulator.workload import WorkloadError, load_workload
     from extender.state.snapshot import SnapshotError, load_snapshot
 
+    refused = sandbox_only(args, flag_defaults) if flag_defaults is not None else None
+    if refused:
+        print(f"extender simulate: {refused}", file=sys.stderr)
+        return 2
     if args.plot:
         from extender.simulator.plot import PlotUnavailable, require_plotting
 
@@ -359,6 +383,9 @@ def run(args: argparse.Namespace) -> int:
             setup, policy = load_for_cli(args)
         else:
             policy = load_policy(args.policy)
+        refused = backoff_problem(args.pod_initial_backoff, args.pod_max_backoff, setup)
+        if refused:  # before the snapshot is read: --config's own are checked with the file
+            raise ValueError(refused)
         profile = build_profile(policy)
         state = load_snapshot(args.cluster)
         workload = load_workload(args.workload)
@@ -406,8 +433,9 @@ def run(args: argparse.Namespace) -> int:
         cycle_cost=args.cycle_cost,
         **_costs("failure", args.failure_cost, args.failure_cost_per_nominated, follow),
         **_costs("preemption", args.preemption_cost, args.preemption_cost_per_nominated, follow),
-        pod_initial_backoff=1 * SECOND if args.pod_initial_backoff is None else args.pod_initial_backoff,
-        pod_max_backoff=10 * SECOND if args.pod_max_backoff is None else args.pod_max_backoff,
+        pod_initial_backoff=DEFAULT_INITIAL_BACKOFF if args.pod_initial_backoff is None
+        else args.pod_initial_backoff,
+        pod_max_backoff=DEFAULT_MAX_BACKOFF if args.pod_max_backoff is None else args.pod_max_backoff,
         pod_max_in_unschedulable_pods=args.pod_max_in_unschedulable_pods,
         victim_grace_period=args.victim_grace_period, max_time=max_time,
         extenders=extenders, utilization=utilization, follow=follow,
@@ -483,9 +511,8 @@ def run(args: argparse.Namespace) -> int:
             f"{Path(args.workload).name}")), args.html)
     totals = report["totals"]
     out = sys.stderr if args.report == "-" else sys.stdout
-    rate = totals["scheduled"] / wall if wall > 0 else 0.0
-    print(f"{summary_line(totals, result.extender_failures, horizon=horizon)}; {wall:.2f}s wall, "
-          f"{rate:.0f} pods/s", file=out)
+    print(f"{summary_line(totals, result.extender_failures, horizon=horizon)}; "
+          f"{wall_line(wall, report['pods'])}", file=out)
     if "utilization" in report:
         replay = report["utilization"]
         print(f"utilization: {replay['samplesApplied']} of {replay['samples']} samples replayed "

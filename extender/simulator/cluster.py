@@ -215,6 +215,11 @@ class SimulatedCluster:
         if self.events is not None:
             self.events.emit(now, "arrive", pod=pod.key, priority=pod.priority)
         if pod.node_name:  # already bound elsewhere: it just takes its room
+            if pod.node_name not in self.state.nodes:
+                self.warnings.append(
+                    f"pod {pod.key} arrived at {to_seconds(now)}s with spec.nodeName "
+                    f"{pod.node_name}, a node the cluster does not have: kube-scheduler never "
+                    "sees such a pod and no kubelet runs it; reported Scheduled there")
             bound = pod_with(pod, start_time=self.epoch_now(),
                              scheduled_time=pod.scheduled_time or self.epoch_now())
             self.state.assume(bound, pod.node_name, math.inf)
@@ -387,9 +392,16 @@ class SimulatedCluster:
         if bound is None or not bound.node_name:
             self.warnings.append(f"deletePod at {to_seconds(self.clock.now())}s: no pod {key}")
             return
-        bound_rec = self.records.get(bound.uid)
-        if bound_rec is not None and bound_rec.status == SCHEDULED:
-            bound_rec.status, bound_rec.finished_at = DELETED, self.clock.now()
+        # A pod of the cluster file the run had not touched gets its record now: a pod the
+        # run deleted is in the report (and counted as deleted) as one it evicted is. A
+        # terminating victim stays Preempted, gone now rather than after its grace period.
+        known = bound.uid in self.records
+        bound_rec = self._record(bound, "cluster")
+        if bound_rec.status == SCHEDULED or not known:
+            bound_rec.status = DELETED
+            bound_rec.node = bound_rec.node or bound.node_name
+        if bound_rec.finished_at is None:
+            bound_rec.finished_at = self.clock.now()
         self._remove_bound(bound.uid)
         self._tell_controller(bound.uid, "pod_deleted")
 

@@ -59,12 +59,13 @@ from extender.simulator.arrivals import (
     Arrival,
     ObjectArrival,
     WorkloadError,
+    creation_time_ns,
     default_requests,
-    parse_time_ns,
     pod_lifetime,
     stamp,
 )
 from extender.simulator.clock import MINUTE, SECOND
+from extender.state.snapshot import quantity_problem
 
 #: `utilrand.String`'s alphabet (no vowels, no 0/1/3: no words, no look-alikes).
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -204,7 +205,7 @@ class Controller:
         self.raw: dict[str, Any] = raw
         self.spec: dict[str, Any] = spec
         #: Creation in epoch ns from the file (None: at time 0); `time` is virtual, after `place`.
-        self.created = parse_time_ns(meta.get("creationTimestamp"))
+        self.created = creation_time_ns(meta, f"{self.where}: metadata")
         self.time = 0
         self.epoch_ns = 0
         self.warnings: list[str] = []
@@ -304,8 +305,16 @@ class Controller:
         """Convert one pod of the template now, so that errors are the file's, not the run's."""
         raw = self._pod_raw(f"{self.name}-check", node="node-check")
         try:
-            PodView.from_k8s(k8s.convert(raw, k8s.Pod))
-        except (msgspec.ValidationError, QuantityError, ValueError) as exc:
+            typed = k8s.convert(raw, k8s.Pod)
+        except msgspec.ValidationError as exc:
+            raise WorkloadError(f"{self.where}: spec.template: {exc}") from None
+        problem = quantity_problem("Pod", typed)
+        if problem is not None:  # as the API server refuses it; a negative request frees room
+            field, what = problem
+            raise WorkloadError(f"{self.where}: spec.template.{field}: {what}")
+        try:
+            PodView.from_k8s(typed)
+        except (QuantityError, ValueError) as exc:
             raise WorkloadError(f"{self.where}: spec.template: {exc}") from None
 
     def _selector(self) -> dict[str, Any]:
@@ -390,6 +399,7 @@ def deployment_replica_set(obj: Mapping[str, Any], where: str, *, seed: int,
     namespace = meta.get("namespace") or "default"
     name = meta["name"]
     here = f"{where} (Deployment {namespace}/{name})"
+    creation_time_ns(meta, f"{here}: metadata")  # its ReplicaSet's: named for the Deployment
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
         raise WorkloadError(f"{here}: spec is required")

@@ -39,6 +39,7 @@ from typing import Any
 
 from extender.simulator.htmlchart import timeline_svg
 from extender.simulator.htmlformat import duration_label, pct, pod_id, secs
+from extender.simulator.outcomes import outcome_counts
 from extender.simulator.runview import (
     Event,
     EventsError,
@@ -49,7 +50,8 @@ from extender.simulator.runview import (
     read_events,
 )
 
-STATUS_CLASS = {"Scheduled": "ok", "Pending": "bad", "Preempted": "warn", "Deleted": "muted"}
+STATUS_CLASS = {"Scheduled": "ok", "Succeeded": "ok", "Pending": "bad", "Failed": "bad",
+                "Rejected": "bad", "Preempted": "warn", "Deleted": "muted"}
 
 __all__ = ["Event", "EventsError", "collect", "comparison_html", "events_from_report",
            "read_events", "render_compare_html", "render_html", "timeline_svg", "write_html"]
@@ -57,15 +59,21 @@ __all__ = ["Event", "EventsError", "collect", "comparison_html", "events_from_re
 
 # -- the sections -------------------------------------------------------------------------------
 
-_TOTALS = (("pods", "pods"), ("scheduled", "scheduled"), ("pending", "pending"),
-           ("preempted", "preempted"), ("deleted", "deleted"), ("preemptions", "preemptions"),
-           ("attempts", "attempts"), ("cycles", "cycles"))
+#: The cards after the pods and their outcomes (`outcomes.outcome_counts`, as the summary
+#: line shows them: they add up to the pods).
+_ACTIVITY = ("preemptions", "attempts", "cycles")
+
+
+def _card(key: str, value: Any) -> str:
+    return (f'<div class="card" data-total="{key}"><div class="n">{escape(str(value))}</div>'
+            f'<div class="k">{key}</div></div>')
 
 
 def _summary(view: RunView) -> str:
     totals = view.report.get("totals", {})
-    cards = [f'<div class="card" data-total="{key}"><div class="n">{escape(str(totals.get(key, "–")))}'
-             f'</div><div class="k">{label}</div></div>' for key, label in _TOTALS]
+    cards = [_card("pods", totals.get("pods", "–"))]
+    cards += [_card(key, count) for key, count in outcome_counts(totals)]
+    cards += [_card(key, totals.get(key, "–")) for key in _ACTIVITY]
     vt = totals.get("virtualTimeSeconds")
     cards.append(f'<div class="card" data-total="virtualTimeSeconds"><div class="n">'
                  f'{duration_label(vt) if vt else "0"}</div><div class="k">virtual time</div></div>')
@@ -156,6 +164,11 @@ def _event_detail(e: Event) -> str:
     return ""
 
 
+def _or_dash(value: Any) -> str:
+    """A cell's text: `–` where the report has no value (an old or a real run's report)."""
+    return "–" if value is None or value == "" else str(value)
+
+
 def pods_html(view: RunView, prefix: str = "") -> tuple[str, dict[str, str]]:
     """The drill-down (one `<details>` per pod) and each pod's element id."""
     pods = list(view.report.get("pods", []))
@@ -181,10 +194,10 @@ def pods_html(view: RunView, prefix: str = "") -> tuple[str, dict[str, str]]:
         out.append(f'<details class="pod" id="{ids[key]}" data-pod="{escape(key)}" '
                    f'data-status="{escape(status)}" data-search="{escape(search)}">'
                    f'<summary><span class="name">{escape(key)}</span>'
-                   f'<span>{escape(str(p.get("priority", "")))}</span>'
-                   f'<span class="status {STATUS_CLASS.get(status, "")}">{escape(status)}</span>'
+                   f'<span>{escape(_or_dash(p.get("priority")))}</span>'
+                   f'<span class="status {STATUS_CLASS.get(status, "")}">{escape(_or_dash(status))}</span>'
                    f'<span>{escape(node or "–")}</span>'
-                   f'<span class="num">{escape(str(p.get("attempts", "–")))}</span>'
+                   f'<span class="num">{escape(_or_dash(p.get("attempts")))}</span>'
                    f'<span class="num">{secs(p.get("arrivedAtSeconds"))}</span>'
                    f'<span class="num">{secs(p.get("scheduledAtSeconds"))}</span>'
                    f'<span>{escape(p.get("preemptedBy") or "")}</span></summary>')

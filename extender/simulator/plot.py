@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from extender.simulator.outcomes import outcome_text
+
 MAX_BARS = 60
 MAX_LINES = 12  # nodes with their own line and legend entry in the utilization panels
 # Installed from its clone, as README's command 1 installs it (nothing is published to PyPI).
@@ -84,9 +86,7 @@ def plot_utilization(report: dict[str, Any], path: str | Path) -> None:
         ax.set_title(title)
         ax.legend(loc="upper right")
         ax.grid(axis="y", alpha=0.3)
-    totals = report["totals"]
-    fig.suptitle(f"{totals['scheduled']} scheduled, {totals['pending']} pending, "
-                 f"{totals['preempted']} preempted on {len(nodes)} nodes")
+    fig.suptitle(f"{outcome_text(report['totals'])} on {len(nodes)} nodes")
     fig.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(fig)
 

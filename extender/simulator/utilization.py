@@ -46,7 +46,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -213,13 +212,11 @@ def _sample_time(at: object, epoch_ns: int, has_epoch: bool, where: str) -> int:
         raise UtilizationError(f"{where}: a sample needs `at` (a duration from the start, "
                                f"e.g. 5m, or an RFC 3339 time)")
     absolute: int | None = None
-    if isinstance(at, datetime):  # YAML reads an unquoted timestamp as a datetime
-        stamp = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-        absolute = parse_time_ns(stamp.isoformat())
-    elif isinstance(at, str) and ("T" in at or at.count("-") >= 2):
-        absolute = parse_time_ns(at)
-        if absolute is None:
-            raise UtilizationError(f"{where}: at: invalid time {at!r}")
+    if isinstance(at, str) and ("T" in at or at.count("-") >= 2):
+        try:
+            absolute = parse_time_ns(at)
+        except ValueError as exc:
+            raise UtilizationError(f"{where}: at: {exc}") from None
     if absolute is not None:
         if not has_epoch:
             raise UtilizationError(

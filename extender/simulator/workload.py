@@ -62,13 +62,14 @@ from extender.simulator.arrivals import (
     Arrival,
     ObjectArrival,
     WorkloadError,
+    creation_time_ns,
     default_requests,
     parse_duration,
     parse_time_ns,
     pod_lifetime,
 )
 from extender.simulator.clock import SECOND, seconds
-from extender.state.snapshot import read_documents
+from extender.state.snapshot import pod_uid, quantity_problem, read_documents
 
 if TYPE_CHECKING:
     from extender.simulator.controllers import Controller
@@ -107,6 +108,8 @@ def supported_kinds() -> tuple[str, ...]:
 
 
 _FILE_POD = "a Pod of the file"
+#: Where the object is when it is the file's only one (`_located`).
+ROOT = "(root)"
 
 
 @dataclass(slots=True)
@@ -151,26 +154,29 @@ def _fill_identity(obj: dict[str, Any]) -> dict[str, Any]:
     meta.setdefault("namespace", "default")
     if not meta.get("namespace"):
         meta["namespace"] = "default"
-    if not meta.get("uid"):
-        meta["uid"] = k8s.derived_uid(meta["namespace"], meta.get("name", ""))
+    meta["uid"] = pod_uid(meta["namespace"], meta.get("name", ""), meta.get("uid"))
     obj["metadata"] = meta
     return obj
 
 
-def _event_time(doc: Mapping[str, Any], where: str) -> tuple[float | None, int | None]:
+def field_path(loc: str, path: str) -> str:
+    """A field of the object at `loc` in the file (`_located`): `[1].at`, or `at` when the
+    object is the file's only one."""
+    return path if loc == ROOT else f"{loc}.{path}"
+
+
+def _event_time(doc: Mapping[str, Any], file: str,
+                loc: str) -> tuple[float | None, int | None]:
     """(relative seconds, absolute epoch ns): exactly one is set."""
     at = doc.get("at")
     if at is None:
-        raise WorkloadError(f"{where}: SimulationEvent needs `at`")
-    if isinstance(at, str) and ("T" in at or at.count("-") >= 2):
-        absolute = parse_time_ns(at)
-        if absolute is None:
-            raise WorkloadError(f"{where}: invalid time {at!r}")
-        return None, absolute
+        raise WorkloadError(f"{file}: {loc}: SimulationEvent needs `at`")
     try:
+        if isinstance(at, str) and ("T" in at or at.count("-") >= 2):
+            return None, parse_time_ns(at)
         return parse_duration(at), None
     except ValueError as exc:
-        raise WorkloadError(f"{where}: {exc}") from None
+        raise WorkloadError(f"{file}: {field_path(loc, 'at')}: {exc}") from None
 
 
 def _pod_target(value: Any, where: str) -> str:
@@ -182,12 +188,14 @@ def _pod_target(value: Any, where: str) -> str:
     raise WorkloadError(f"{where}: deletePod needs 'namespace/name' or {{namespace, name}}")
 
 
-def _parse_event(doc: Mapping[str, Any], where: str) -> tuple[SimEvent, float | None, int | None]:
+def _parse_event(doc: Mapping[str, Any], file: str,
+                 loc: str) -> tuple[SimEvent, float | None, int | None]:
+    where = f"{file}: {loc}"
     actions = [a for a in ACTIONS if a in doc]
     if len(actions) != 1:
         raise WorkloadError(f"{where}: SimulationEvent needs exactly one of {', '.join(ACTIONS)}")
     action = actions[0]
-    relative, absolute = _event_time(doc, where)
+    relative, absolute = _event_time(doc, file, loc)
     event = SimEvent(0, action, raw=dict(doc))
     value = doc[action]
     if action == "deletePod":
@@ -203,6 +211,10 @@ def _parse_event(doc: Mapping[str, Any], where: str) -> tuple[SimEvent, float | 
             event.node = k8s.convert(dict(value), k8s.Node)
         except msgspec.ValidationError as exc:
             raise WorkloadError(f"{where}: {action}: {exc}") from None
+        problem = quantity_problem("Node", event.node)
+        if problem is not None:
+            field, what = problem
+            raise WorkloadError(f"{file}: {field_path(loc, f'{action}.{field}')}: {what}")
         event.target = event.node.metadata.name
         if not event.target:
             raise WorkloadError(f"{where}: {action}: the node needs metadata.name")
@@ -221,7 +233,7 @@ def _located(documents: list[Any]) -> Iterator[tuple[str, Any]]:
             for i, item in enumerate(value.get("items") or ()):
                 yield from walk(item, f"{path}{'.' if path else ''}items[{i}]")
         else:
-            yield path or "(root)", value
+            yield path or ROOT, value
 
     if len(documents) == 1:
         yield from walk(documents[0], "")
@@ -267,9 +279,10 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
                                 f"{type(obj).__name__}")
         kind = obj.get("kind")
         if kind == EVENT_KIND:
-            events.append(_parse_event(obj, here))
+            events.append(_parse_event(obj, where, loc))
         elif kind in kinds:
-            objects.append(_parse_object(kind, obj, here, seen))
+            objects.append(_parse_object(kind, obj, here, seen,
+                                         f"{where}: {field_path(loc, 'metadata')}"))
         elif kind == "Pod" or (kind is None and "containers" in (obj.get("spec") or {})):
             raw = _fill_identity(obj)
             name = raw["metadata"].get("name")
@@ -280,13 +293,7 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
                 also = "" if taken[key] == _FILE_POD else f" (also {taken[key]})"
                 raise WorkloadError(f"{where}: Pod {key} appears twice{also}")
             taken[key] = _FILE_POD
-            try:
-                view = PodView.from_k8s(k8s.convert(raw, k8s.Pod))
-            except (msgspec.ValidationError, QuantityError) as exc:
-                raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
-            lifetime = pod_lifetime(raw["metadata"].get("annotations"), f"{where}: Pod {key}")
-            entries.append((raw, view, parse_time_ns(raw["metadata"].get("creationTimestamp")),
-                            lifetime))
+            entries.append(_parse_pod(raw, where, loc, key))
         elif kind in CONTROLLER_KINDS:
             entries.append(ctl.parse_controller(kind, obj, here, seed=seed, taken=taken,
                                                 seen=seen))
@@ -329,10 +336,31 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
     return workload
 
 
-def _parse_object(kind: str, obj: dict[str, Any], where: str,
-                  seen: set[str]) -> tuple[str, Any, int | None]:
+def _parse_pod(raw: dict[str, Any], where: str, loc: str,
+               key: str) -> tuple[dict[str, Any], PodView, int | None, tuple[int | None, str]]:
+    """(raw, view, creation time in epoch ns or None, lifetime) of a Pod of the file (`raw`
+    with its identity filled); `loc` where it is in the file `where`."""
+    created = creation_time_ns(raw["metadata"], f"{where}: {field_path(loc, 'metadata')}")
+    try:
+        typed = k8s.convert(raw, k8s.Pod)
+    except msgspec.ValidationError as exc:
+        raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
+    problem = quantity_problem("Pod", typed)
+    if problem is not None:  # as the API server refuses it; a negative request frees room
+        field, what = problem
+        raise WorkloadError(f"{where}: {field_path(loc, field)}: {what}")
+    try:
+        view = PodView.from_k8s(typed)
+    except QuantityError as exc:
+        raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
+    lifetime = pod_lifetime(raw["metadata"].get("annotations"), f"{where}: Pod {key}")
+    return raw, view, created, lifetime
+
+
+def _parse_object(kind: str, obj: dict[str, Any], where: str, seen: set[str],
+                  meta_at: str) -> tuple[str, Any, int | None]:
     """(kind, typed object, creation time in epoch ns or None) of a PriorityClass or a
-    plugin's object (`object_kinds`)."""
+    plugin's object (`object_kinds`); `meta_at` names its metadata in the file."""
     raw = dict(obj)
     meta = dict(raw.get("metadata") or {})
     if not meta.get("name"):
@@ -355,7 +383,7 @@ def _parse_object(kind: str, obj: dict[str, Any], where: str,
             store(_NO_CLOCK).apply(kind, typed)
     except (msgspec.ValidationError, QuantityError, ValueError) as exc:
         raise WorkloadError(f"{where}: {key}: {exc}") from None
-    return kind, typed, parse_time_ns(meta.get("creationTimestamp"))
+    return kind, typed, creation_time_ns(meta, meta_at)
 
 
 class _NoClock:

@@ -19,7 +19,7 @@ import yaml
 from extender.engine import registry
 from extender.engine.cluster import Clock, ClusterState
 from extender.model import k8s
-from extender.model.quantity import QuantityError
+from extender.model.quantity import QuantityError, nano_value
 from extender.model.yamltext import yaml_error
 
 #: What a snapshot's objects may be (kube-scheduler's kinds and the plugins' resources).
@@ -72,10 +72,20 @@ def _map(path: Path) -> bytes | mmap.mmap:
         return _read(path)
 
 
+class _KubernetesLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML as Kubernetes reads it: an unquoted time (`creationTimestamp: 2026-11-20T10:00:00Z`)
+    stays the string written, as sigs.k8s.io/yaml keeps it (go-yaml gives an `interface{}` the
+    string), where PyYAML's default makes it a datetime no Kubernetes field holds."""
+
+
+_KubernetesLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
 def _yaml_documents(data: bytes, path: Path) -> list[Any]:
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return [doc for doc in yaml.load_all(data, Loader=loader) if doc is not None]
+        return [doc for doc in yaml.load_all(data, Loader=_KubernetesLoader) if doc is not None]
     except yaml.YAMLError as exc:
         raise SnapshotError(f"{path}: invalid YAML: {yaml_error(exc)}") from None
 
@@ -205,6 +215,9 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
         # Each object is typed and applied in turn, so at most one decoded object is alive.
         for kind, typed in _typed_objects(documents, str(path), release):
             try:
+                problem = quantity_problem(kind, typed)
+                if problem is not None:
+                    raise QuantityError(": ".join(problem))
                 apply_object(state, kind, typed)
             except QuantityError as exc:
                 raise SnapshotError(f"{path}: {kind} {typed.metadata.name!r}: {exc}") from None
@@ -247,12 +260,86 @@ def _other_kinds(documents: list[Any]) -> list[str]:
     return found
 
 
+def pod_uid(namespace: str | None, name: str, uid: str | None) -> str:
+    """The uid a snapshot's pod is known by: its own, or for a pod without one (a
+    hand-written file; keyed by uid, such pods would overwrite each other) a UUID of its
+    namespace/name. Every reader of a snapshot's pods goes through this, so the state and the
+    objects as written (the extender wire, the served API) name a pod alike."""
+    return uid or k8s.derived_uid(namespace or "default", name)
+
+
+def _bad_amount(amounts: k8s.ResourceList | None) -> str | None:
+    """The name of the first amount the API server would refuse (not a quantity, or
+    negative: `ValidateNonnegativeQuantity`), or None."""
+    for name, raw in (amounts or {}).items():
+        try:
+            if nano_value(raw) < 0:
+                return name
+        except QuantityError:
+            return name
+    return None
+
+
+def _resource_lists(kind: str, typed: Any) -> list[tuple[str, k8s.ResourceList | None]]:
+    """(field path, amounts) of every resource list of a Pod or a Node that the API server
+    holds to non-negative amounts. A container's limits come before its requests: a request
+    the loader defaulted from a limit is then reported as the limit written."""
+    if kind == "Node":
+        return [("status.capacity", typed.status.capacity),
+                ("status.allocatable", typed.status.allocatable)]
+    spec = typed.spec
+    lists: list[tuple[str, k8s.ResourceList | None]] = []
+    for field, containers in (("containers", spec.containers),
+                              ("initContainers", spec.init_containers)):
+        for i, container in enumerate(containers or ()):
+            if container.resources is not None:
+                lists.append((f"spec.{field}[{i}].resources.limits", container.resources.limits))
+                lists.append((f"spec.{field}[{i}].resources.requests",
+                              container.resources.requests))
+    if spec.resources is not None:
+        lists.append(("spec.resources.limits", spec.resources.limits))
+        lists.append(("spec.resources.requests", spec.resources.requests))
+    lists.append(("spec.overhead", spec.overhead))
+    return lists
+
+
+def _pod_amounts_refused(spec: k8s.PodSpec) -> bool:
+    """Whether any resource amount of the pod is one the API server would refuse: the
+    common case (none) in plain loops, without building paths (a snapshot has 100 000s)."""
+    for containers in (spec.containers, spec.init_containers):
+        for container in containers or ():
+            res = container.resources
+            if res is not None and (_bad_amount(res.limits) or _bad_amount(res.requests)):
+                return True
+    res = spec.resources
+    return (res is not None and bool(_bad_amount(res.limits) or _bad_amount(res.requests))) \
+        or bool(_bad_amount(spec.overhead))
+
+
+def quantity_problem(kind: str, typed: Any) -> tuple[str, str] | None:
+    """(field path, what is wrong) of the first resource amount of a Pod or a Node that the
+    API server would refuse — not a quantity, or negative (a negative request would free
+    room on its node) —, or None."""
+    if kind not in ("Pod", "Node") or (kind == "Pod" and not _pod_amounts_refused(typed.spec)):
+        return None
+    for path, amounts in _resource_lists(kind, typed):
+        name = _bad_amount(amounts)
+        if name is not None:
+            assert amounts is not None
+            raw = amounts[name]
+            try:
+                nano_value(raw)
+            except QuantityError as exc:
+                return f"{path}.{name}", str(exc)
+            return f"{path}.{name}", f"must be greater than or equal to 0, got {raw}"
+    return None
+
+
 def apply_object(state: ClusterState, kind: str, typed: Any) -> None:
     """Add one object of a snapshot to the state, as `load_into` does."""
     if kind == "Pod":
         meta = typed.metadata
-        if not meta.uid:  # a hand-written file: keyed by uid, pods would overwrite each other
-            meta.uid = k8s.derived_uid(meta.namespace or "default", meta.name)
+        meta.uid = pod_uid(meta.namespace, meta.name, meta.uid)
         state.apply_pod(typed)
     else:
         state.apply(kind, typed)

@@ -37,7 +37,9 @@ def edited(source: Path, target: Path, change: Callable[[list[Line]], None]) -> 
 
 
 def replay(capsys: pytest.CaptureFixture[str], *paths: Path) -> tuple[int, str, list[str]]:
-    """The exit code, stdout, and the lines of stderr."""
+    """The exit code, stdout, and the lines of stderr (of the replay alone: what was printed
+    before, such as a recording server's log where an earlier test left a handler, is not)."""
+    capsys.readouterr()
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     try:

@@ -278,6 +278,42 @@ def test_the_mirror_renders_what_the_simulation_sees(api: ApiServer, tmp_path: P
     assert api.history[-1].type == "DELETED" and api.get("pods", "default", "victim") is None
 
 
+def test_a_snapshot_pod_without_a_uid_is_served_with_its_spec(api: ApiServer, tmp_path: Path) -> None:
+    # A hand-written snapshot: the loader gives the pod a derived uid, and the mirror, which
+    # looked its object up by the uid written, served it without labels or spec (an extender
+    # then found no pod for a podAffinity term).
+    db = pod("db", "1", node_name="n1")
+    del db["metadata"]["uid"]
+    db["metadata"]["labels"] = {"app": "db"}
+    snapshot = write(tmp_path / "cluster.json", [node("n1", "4", "8Gi"), db])
+    state = load_snapshot(snapshot)
+    sim = SimpleNamespace(state=state, pending={}, raw_pods={}, raw_nodes={},
+                          workload=SimpleNamespace(objects=[]),
+                          clock=SimpleNamespace(now=lambda: 0), epoch_now=lambda: 1_704_067_200.0)
+    mirror = ClusterMirror(api, snapshot)
+    mirror.publish(sim)
+    served = api.get("pods", "default", "db")
+    assert served["metadata"]["uid"] == state.pod_by_key("default", "db").uid
+    assert served["metadata"]["labels"] == {"app": "db"}
+    assert served["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "1",
+                                                                         "memory": "1Gi"}}
+    assert mirror.warnings == []
+
+
+def test_the_extender_wire_has_a_snapshot_pod_without_a_uid(tmp_path: Path) -> None:
+    from extender.simulator.cli import _raw_objects
+
+    pending = pod("api", "1")
+    del pending["metadata"]["uid"]
+    snapshot = write(tmp_path / "cluster.json", [node("n1", "4", "8Gi"), pending])
+    uid = load_snapshot(snapshot).pod_by_key("default", "api").uid
+    pods, nodes = _raw_objects(str(snapshot))
+    # It was left out: the extender was sent a pending pod without its spec.
+    assert list(pods) == [uid] and list(nodes) == ["n1"]
+    assert pods[uid]["metadata"]["uid"] == uid
+    assert pods[uid]["spec"] == pending["spec"]
+
+
 # ---- the sync query, extender side ---------------------------------------------------------
 
 def test_the_sync_query_on_a_snapshot_extender_is_a_400(runtime) -> None:

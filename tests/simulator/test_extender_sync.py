@@ -217,6 +217,31 @@ def test_an_extender_in_sync_gives_the_in_process_result(inputs, tmp_path, exten
     assert "serving the simulated cluster at http://127.0.0.1:" in log
 
 
+@pytest.mark.slow
+def test_a_snapshot_without_uids_gives_the_in_process_result(tmp_path, extenders):
+    # A hand-written snapshot has no uids: its pods were served without their spec, so `api`,
+    # which must run beside `db`, stayed Pending with the extender in the loop.
+    db = pod("db", "1", node_name="n1")
+    db["metadata"]["labels"] = {"app": "db"}
+    affine = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    queued = pod("queued", "500m")  # pending in the snapshot: sent to the extender as written
+    for raw in (db, queued):
+        del raw["metadata"]["uid"]
+    inputs = {"cluster": write(tmp_path / "cluster.json", [node("n1", "4", "8Gi"),
+                                                           node("n2", "4", "8Gi"), db, queued]),
+              "workload": write(tmp_path / "workload.json",
+                                [pod("api", "100m", created=at(0), affinity=affine)]),
+              "policy": _policy(tmp_path)}
+    expected = in_process(inputs, tmp_path)
+    where = placements(expected)
+    assert where["default/api"] == ("Scheduled", "n1") and where["default/queued"][0] == "Scheduled"
+    got, _ = served_run(inputs, tmp_path, extenders, "--extender-nodes")
+    assert got["pods"] == expected["pods"]
+    assert got["warnings"] == expected["warnings"] == []
+
+
 def test_an_extender_that_never_starts_stops_the_run_with_a_clear_error(inputs, tmp_path, capsys):
     url = f"http://127.0.0.1:{free_port()}"
     code = main(simulate_args(inputs, tmp_path / "r.json", "--serve-api",

@@ -340,3 +340,74 @@ def test_a_real_runs_page_shows_its_reasons_and_says_what_it_has_not(demo_report
     assert 'id="reason-rejections"' in html
     assert "no queue samples: kube-scheduler does not report its queues" in html
     assert "seed 0" not in html and "seed " in render_html(demo_report, demo_events())
+
+
+def _every_outcome(tmp_path: Path) -> dict:
+    """A run with one pod of each outcome but Preempted: 1 scheduled, 1 pending, 1 deleted, 2
+    succeeded, 1 failed, 1 rejected."""
+    from .helpers import at, node, pod, simulate
+
+    def lifetime(raw: dict, finish: str) -> dict:
+        raw["metadata"]["annotations"] = {"simulator.extender/run-for": "10s",
+                                          "simulator.extender/finish": finish}
+        return raw
+
+    workload = [pod("web", "1", created=at(0)), pod("huge", "64", created=at(0)),
+                lifetime(pod("job-1", "1", created=at(0)), "Succeeded"),
+                lifetime(pod("job-2", "1", created=at(0)), "Succeeded"),
+                lifetime(pod("job-3", "1", created=at(0)), "Failed"),
+                pod("gone", "1", created=at(0)),
+                {"kind": "SimulationEvent", "at": "5s", "deletePod": "default/gone"},
+                pod("typo", "1", created=at(0), priorityClassName="hihg")]
+    for raw in workload:  # priority from the class, as admission gives it
+        if raw.get("kind") == "Pod":
+            raw["spec"].pop("priority")
+    _, report = simulate(tmp_path, [node("n1", "8", "16Gi")], workload)
+    return report
+
+
+def test_the_cards_show_the_outcomes_the_summary_line_shows(tmp_path):
+    # The cards left out succeeded, failed and rejected: "33 pods / 26 / 2 / 1 / 0" beside
+    # "26 scheduled, 2 pending, 1 preempted, 0 deleted, 4 succeeded".
+    from extender.simulator.cli import summary_line
+
+    report = _every_outcome(tmp_path)
+    doc = parse(render_html(report, None))
+    cards = {c.attrs["data-total"]: c.find(cls="n").text() for c in doc.find_all(cls="card")}
+    assert list(cards)[:9] == ["pods", "scheduled", "pending", "preempted", "deleted",
+                               "succeeded", "failed", "rejected", "preemptions"]
+    outcomes = {k: int(cards[k]) for k in list(cards)[1:8]}
+    assert outcomes == {"scheduled": 1, "pending": 1, "preempted": 0, "deleted": 1,
+                        "succeeded": 2, "failed": 1, "rejected": 1}
+    assert sum(outcomes.values()) == int(cards["pods"]) == 7
+    assert summary_line(report["totals"], {}).startswith(
+        ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ";")
+    # The same rule for zeros: the four first always, the others only when not 0.
+    totals = {**report["totals"], "deleted": 0, "succeeded": 0, "failed": 0, "rejected": 0,
+              "pods": 2}
+    cards = {c.attrs["data-total"]: c.find(cls="n").text() for c in parse(render_html(
+        {**report, "totals": totals}, None)).find_all(cls="card")}
+    assert list(cards)[:6] == ["pods", "scheduled", "pending", "preempted", "deleted",
+                               "preemptions"]
+    assert (cards["preempted"], cards["deleted"]) == ("0", "0")
+    assert summary_line(totals, {}).startswith("1 scheduled, 1 pending, 0 preempted, 0 deleted;")
+    # Every status has its colour.
+    status = {d.attrs["data-pod"]: d.find("span", cls="status").attrs["class"]
+              for d in doc.find_all("details", cls="pod")}
+    assert (status["default/job-1"], status["default/job-3"], status["default/typo"]) == (
+        "status ok", "status bad", "status bad")
+
+
+def test_the_plots_title_says_what_the_summary_line_says(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from extender.simulator.plot import plot_utilization
+
+    titles: list[str] = []
+    original = Figure.suptitle
+    monkeypatch.setattr(Figure, "suptitle",
+                        lambda fig, text, **kw: titles.append(text) or original(fig, text, **kw))
+    plot_utilization(_every_outcome(tmp_path), tmp_path / "u.png")
+    assert titles == ["1 scheduled, 1 pending, 0 preempted, 1 deleted, 2 succeeded, 1 failed, "
+                      "1 rejected on 1 nodes"]

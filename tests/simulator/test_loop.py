@@ -205,6 +205,48 @@ def test_deleting_a_bound_pod_frees_room(tmp_path):
         "n", 5.001)
 
 
+def test_a_cluster_pod_deleted_by_an_event_is_reported_deleted(tmp_path):
+    # It was in no list of the report and not counted, while the event log said `delete`;
+    # the HTML report then drew it from its events alone, with a priority of "None".
+    from extender.simulator.cli import summary_line
+    from extender.simulator.eventlog import EventLog
+    from extender.simulator.htmlreport import read_events, render_html
+
+    from .htmltree import parse
+
+    cluster = [node("n", "2", "4Gi"), pod("old", "2", node_name="n", priority=7)]
+    workload = [pod("new", "2", created=at(0)),
+                {"kind": "SimulationEvent", "at": "5s", "deletePod": {"name": "old"}}]
+    with (tmp_path / "events.jsonl").open("w") as stream:
+        _, report = simulate(tmp_path, cluster, workload, events=EventLog(stream))
+    old = by_name(report)["old"]
+    assert {k: old[k] for k in ("origin", "status", "node", "priority", "arrivedAtSeconds",
+                                "scheduledAtSeconds", "finishedAtSeconds", "attempts")} == {
+        "origin": "cluster", "status": "Deleted", "node": "n", "priority": 7,
+        "arrivedAtSeconds": None, "scheduledAtSeconds": None, "finishedAtSeconds": 5.0,
+        "attempts": 0}
+    totals = report["totals"]
+    assert (totals["pods"], totals["arrived"], totals["scheduled"], totals["deleted"]) == (
+        2, 1, 1, 1)
+    assert summary_line(totals, {}).startswith("1 scheduled, 0 pending, 0 preempted, 1 deleted;")
+    page = render_html(report, read_events(tmp_path / "events.jsonl"))
+    row = parse(page).find("details", cls="pod", data_pod="default/old").find("summary")
+    assert [c.text() for c in row.children] == [
+        "default/old", "7", "Deleted", "n", "0", "–", "–", ""]
+    assert "None" not in page
+
+
+def test_a_victim_deleted_while_it_terminates_stays_preempted(tmp_path):
+    workload = [pod("high", "1500m", created=at(0), priority=1000),
+                {"kind": "SimulationEvent", "at": "10s", "deletePod": "default/low-b"}]
+    _, report = simulate(tmp_path, _terminating_cluster(), workload,
+                         victim_grace_period=30 * SECOND)
+    low = by_name(report)["low-b"]
+    assert (low["status"], low["preemptedBy"], low["finishedAtSeconds"]) == (
+        "Preempted", "default/high", 10.0)
+    assert report["totals"]["deleted"] == 0
+
+
 def test_same_seed_same_bytes_and_seed_matters(tmp_path):
     # Ten identical nodes and identical pods: every placement is a tie broken by the RNG.
     cluster = [node(f"n{i}", "4", "8Gi") for i in range(10)]

@@ -400,3 +400,10 @@ def test_the_examples_compare_load_aware_with_least_allocated(tmp_path, capsys):
           for name, report in (("least", least), ("tlp", tlp))}
     assert a2 == {"least": [(0.0, 70.0, 12.5), (120.0, 75.0, 50.0), (240.0, 72.0, 50.0)],
                   "tlp": [(0.0, 70.0, 12.5), (120.0, 75.0, 87.5), (240.0, 72.0, 87.5)]}
+
+
+def test_an_unquoted_absolute_time_is_read_as_written(tmp_path):
+    path = tmp_path / "u.yaml"
+    path.write_text("nodes: {n1: [{at: 2024-01-01T00:00:30Z, cpu: 3}]}")
+    loaded = load_utilization(path, epoch_ns=EPOCH_S * SECOND)
+    assert [sample.time for sample in loaded.nodes["n1"]] == [30 * SECOND]

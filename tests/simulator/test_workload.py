@@ -84,7 +84,8 @@ deletePod: {name: a}
     ([{"kind": "SimulationEvent", "at": "soon", "deletePod": "a"}], "invalid duration"),
     ([{"kind": "SimulationEvent", "at": 1, "addNode": {"metadata": {}}}], "metadata.name"),
     ([pod("a", "1"), pod("a", "1")], "appears twice"),
-    ([pod("a", "lots")], "Pod default/a"),
+    ([pod("a", "lots")], r"items\[0\]\.spec\.containers\[0\]\.resources\.requests\.cpu: "
+                         "invalid quantity 'lots'"),
 ])
 def test_invalid_workloads(tmp_path, items, error):
     with pytest.raises(WorkloadError, match=error):
