@@ -107,8 +107,8 @@ def _check_access(docs: list[dict[str, Any]], found: list[Pod], policy: Any,
                 continue
             readers = [n for n in names if n in registry.PLUGINS
                        and resource in registry.PLUGINS[n].resources]
-            need = (f"the policy enables {' and '.join(readers)}, which read"
-                    if readers else "the extender reads")
+            need = (f"the policy enables {' and '.join(readers)}, which "
+                    f"read{'s' if len(readers) == 1 else ''}" if readers else "the extender reads")
             grant = (f"; components/{resource.component} grants it and ships the CRD"
                      if resource.crd else "")
             out.error(f"Deployment/{pod.deployment}.spec.template.spec.serviceAccountName",

@@ -104,7 +104,7 @@ def test_a_policy_needing_a_component_left_out_is_refused() -> None:
     assert [(s, p) for s, p, _ in found] == [
         ("error", "Deployment/scheduler-extender.spec.template.spec.serviceAccountName")], found
     assert found[0][2] == (
-        "the policy enables NodeResourceTopologyMatch, which read noderesourcetopologies "
+        "the policy enables NodeResourceTopologyMatch, which reads noderesourcetopologies "
         "(topology.node.k8s.io), which ServiceAccount scheduler-extender/scheduler-extender "
         "may not list and watch: the extender never turns Ready; components/numa grants it "
         "and ships the CRD")
