@@ -8,7 +8,10 @@ filter tables are in `test_upstream_noderesources_fit.py`.) Sources, all in kube
 * `nodename/node_name_test.go` TestNodeName (3 rows), commit 96a58e4b8a59;
 * `nodeports/node_ports_test.go` TestNodePorts (15 rows), the `fwk` era (v1.34+) version with the
   sidecar init-container rows;
-* `tainttoleration/taint_toleration_test.go` TestTaintTolerationFilter (9 rows), commit cb6ff2d8ce35;
+* `tainttoleration/taint_toleration_test.go` TestTaintTolerationFilter (9 rows), commit cb6ff2d8ce35,
+  and TestTaintTolerationFilterWithFeatureGate (v1.37.2; the 3 rows whose answer holds with the
+  `TaintTolerationComparisonOperators` gate on, as the engine has it: see
+  `test_taint_toleration_filter_comparison_operators`);
 * `nodeaffinity/node_affinity_test.go` TestNodeAffinity (31 rows), commit 17bae91f207a.
 
 Every row cites its test function and case `name` (the pytest id is the case name).
@@ -268,6 +271,37 @@ def test_taint_toleration_filter(tolerations: list[Obj], taints: list[Obj], want
     # taint_toleration_test.go TestTaintTolerationFilter, case `name` = the test id; node "nodeA",
     # pod "pod1" (podWithTolerations / nodeWithTaints).
     ev = run(TAINTS, node("nodeA", taints=taints), bare_pod("pod1", tolerations=tolerations or None))
+    assert ev.filter["nodeA"] == want
+
+
+# taint_toleration_test.go (v1.37.2) TestTaintTolerationFilterWithFeatureGate: the rows of the
+# gate on (`enableTaintTolerationComparisonOps: true`), and the one whose answer is the same either
+# way. The engine compares `Gt`/`Lt` as the gate on does (alpha since 1.35, off by default): a pod
+# with such a toleration exists only where the API server runs with the gate
+# (`AllowTaintTolerationComparisonOperators`, else `Unsupported value`), so in a cluster where the
+# extender can be asked about one, kube-scheduler compares them too. The three rows of the gate
+# off, where kube-scheduler tolerates nothing by them, are left out for that reason.
+COMPARISON_ROWS = [
+    ("Pod with Gt toleration can be scheduled when feature gate is enabled and taint value is higher",
+     [tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt")],
+     [taint("node.kubernetes.io/sla", "950", "NoSchedule")], None),
+    ("Pod with Lt toleration can be scheduled when feature gate is enabled and taint value is lower",
+     [tol("node.kubernetes.io/sla", "950", "NoSchedule", "Lt")],
+     [taint("node.kubernetes.io/sla", "800", "NoSchedule")], None),
+    ("Pod with mixed tolerations (Equal and Gt) when feature gate is disabled - only Equal is honored",
+     [tol("dedicated", "user1", "NoSchedule", "Equal"),
+      tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt")],
+     [taint("dedicated", "user1", "NoSchedule")], None),
+]
+
+
+@pytest.mark.parametrize(("tolerations", "taints", "want"),
+                         [pytest.param(*r[1:4], id=r[0]) for r in COMPARISON_ROWS])
+def test_taint_toleration_filter_comparison_operators(tolerations: list[Obj], taints: list[Obj],
+                                                      want: Obj | None):
+    # taint_toleration_test.go (v1.37.2) TestTaintTolerationFilterWithFeatureGate, case `name` =
+    # the test id; node "nodeA", pod "pod1".
+    ev = run(TAINTS, node("nodeA", taints=taints), bare_pod("pod1", tolerations=tolerations))
     assert ev.filter["nodeA"] == want
 
 
