@@ -323,23 +323,30 @@ class TargetLoadPackingArgs(TrimaranSpec):
     #: plugin would give scores above 100, which kube-scheduler rejects in every cycle: refused.
     target_utilization: int = Field(default=40, le=100, alias="targetUtilization")
 
+    # Upstream takes a negative default request and any multiplier Go parses; a negative or
+    # infinite prediction then scores outside [0, 100], which kube-scheduler rejects in every
+    # cycle (as targetUtilization above 100): refused here, as that is.
     @field_validator("default_requests")
     @classmethod
     def _quantities(cls, requests: dict[str, str | int | float]) -> dict[str, str | int | float]:
         for name, amount in requests.items():
             try:
-                parse_quantity(amount)
+                quantity = parse_quantity(amount)
             except QuantityError as exc:
                 raise ValueError(f"{name}: {exc}") from None
+            if quantity < 0:
+                raise ValueError(f"{name}: must not be negative, got {amount}")
         return requests
 
     @field_validator("default_requests_multiplier")
     @classmethod
     def _multiplier(cls, text: str) -> str:
         try:
-            go_parse_float(text)
+            value = go_parse_float(text)
         except ValueError as exc:
             raise ValueError(f"unable to parse DefaultRequestsMultiplier: {exc}") from None
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"must be a finite number not below 0, got {text!r}")
         return text
 
     @field_validator("target_utilization")

@@ -391,3 +391,20 @@ def test_pod_load_is_upstreams_arithmetic(regular, init, overhead) -> None:
     predicted = TargetLoadPacking(TargetLoadPackingArgs()).predict(load)
     assert (load.request_cpu, load.request_memory, load.limit_cpu, load.limit_memory,
             predicted) == reference_load(spec)
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ({"defaultRequestsMultiplier": "Inf"}, "must be a finite number not below 0, got 'Inf'"),
+    ({"defaultRequestsMultiplier": "NaN"}, "must be a finite number not below 0, got 'NaN'"),
+    ({"defaultRequestsMultiplier": "-1"}, "must be a finite number not below 0, got '-1'"),
+    ({"defaultRequests": {"cpu": "-500m"}}, "cpu: must not be negative, got -500m"),
+])
+def test_predictions_that_would_score_outside_0_100_are_refused(args, words):
+    """Upstream takes them; every cycle would then reject the plugin's scores (logged per
+    request), as a targetUtilization above 100 would: refused at load, naming the field."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=words):
+        TargetLoadPackingArgs.model_validate(args)
+    TargetLoadPackingArgs.model_validate({"defaultRequestsMultiplier": "0",
+                                          "defaultRequests": {"cpu": "0"}})
