@@ -1,11 +1,12 @@
-"""`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--out DIR]
-[--plugin-config] [--profiles] [--scheduler-plugins] [--jobs J]`:
+"""`python -m conformance [--seed S] [--cases N] [--kubernetes-version V] [--engine-version V]
+[--out DIR] [--plugin-config] [--profiles] [--scheduler-plugins] [--jobs J] [--replay FILE]`:
 the engine and kube-scheduler's own plugins on the same generated cases.
 
 Prints what the cases reached and, per kind of answer (and per score plugin), how many of the
 cases that had one agree; writes each disagreeing case (shrunk to the
 objects and pod fields the disagreement needs, with both answers) to `--out` as JSON that
-`--replay FILE` runs again, and exits 1 on any disagreement. Its last line: `conformance: A/N cases agree`.
+`--replay FILE` runs again, names each with its kinds of difference, and exits 1 on any
+disagreement (2 on a usage error). Its last line: `conformance: A/N cases agree`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,169 +49,182 @@ from conformance.generate import (
     with_priority_classes,
 )
 from conformance.minimise import minimise
+from conformance.options import ENGINE_RANGE, engine_minor, minor_of, parser, same_release
+from conformance.replay import ReplayError, Written, read_case, replay_settings
 from extender.sandbox.build import resolve_version
 
 
-def replay_settings(written: list[dict[str, Any]]) -> tuple[str, str | None]:
-    """The flavour and the release written cases ran against: recorded in each case; in a case
-    written before they were, the flavour is scheduler-plugins' when its profile names one of
-    its plugins, and the release unknown (None). Cases of both flavours cannot run together."""
-    flavours, releases = set(), set()
-    for case_file in written:
-        flavour = case_file.get("flavour")
-        if flavour is None:
-            profile = json.dumps([case_file.get("plugins"), case_file.get("pluginConfig")])
-            flavour = ("scheduler-plugins" if any(f'"{name}"' in profile
-                                                  for name in SCHEDULER_PLUGINS) else "in-tree")
-        flavours.add(flavour)
-        releases.add(case_file.get("kubernetes"))
-    if len(flavours) > 1:
-        raise ValueError("--replay: the cases were written against both the in-tree and the "
-                         "scheduler-plugins oracle; replay each flavour's cases apart")
-    release = releases.pop() if len(releases) == 1 else None
-    return flavours.pop(), release
+@dataclass(frozen=True)
+class _Case:
+    """A case to run: what both sides are asked, and the name and origin it is written with."""
+
+    objects: list[Any]
+    pod: Any
+    config: list[Any]
+    plugins: dict[str, Any]
+    name: str
+    origin: dict[str, int]
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What the cases run against."""
+
+    flavour: str
+    version: str  # the oracle's release, 1.N.P
+    engine: str  # the engine's minor, 1.N
+    binary: Path
+
+    @property
+    def plugins(self) -> tuple[str, ...]:
+        return PLUGINS + SCHEDULER_PLUGINS if self.flavour == "scheduler-plugins" else PLUGINS
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--max-nodes", type=int, default=8)
-    parser.add_argument("--kubernetes-version", default=None,
-                        help="the release whose plugins answer (default: the sandbox's)")
-    parser.add_argument("--engine-version", default=None,
-                        help="the minor the engine follows (default: the oracle's); another "
-                             "shows what changed between releases")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="where disagreeing cases are written (default: a new temporary "
-                             "directory)")
-    parser.add_argument("--no-minimise", dest="minimise", action="store_false",
-                        help="write disagreeing cases as generated (default: shrunk to the "
-                             "objects and pod fields the disagreement needs)")
-    parser.add_argument("--plugin-config", action="store_true",
-                        help="draw a profile's pluginConfig (plugin arguments) for each case too")
-    parser.add_argument("--profiles", action="store_true",
-                        help="draw a profile's plugins for each case too (default plugins "
-                             "disabled, score weights changed)")
-    parser.add_argument("--scheduler-plugins", action="store_true",
-                        help="add scheduler-plugins' NodeResourcesAllocatable, PodState, "
-                             "PreemptionToleration, CapacityScheduling (with ElasticQuotas), "
-                             "Coscheduling's PreFilter (with PodGroups), "
-                             "NodeResourceTopologyMatch, NetworkOverhead and the Trimaran "
-                             "scorers (with node metrics) to the profiles (the oracle is built with "
-                             f"{SCHEDULER_PLUGINS_MODULE} {SCHEDULER_PLUGINS_VERSION}, at the "
-                             "Kubernetes minor it requires)")
-    parser.add_argument("--replay", type=Path, action="append", default=[],
-                        help="run a written case again instead of generating (against the "
-                             "flavour and, unless --kubernetes-version says otherwise, the "
-                             "release it was written with)")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="oracle processes working at once (default: 4 with "
-                             "--scheduler-plugins, whose plugins mostly wait for their "
-                             "informers; else 1)")
-    args = parser.parse_args(argv)
+    options = parser(__doc__)
+    args = options.parse_args(argv)
     try:
-        written = [json.loads(p.read_text()) for p in args.replay]
-    except (OSError, ValueError) as exc:
-        parser.error(f"--replay: {exc}")
+        written = [read_case(p) for p in args.replay]
+    except ReplayError as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return 2
+    release, engine = args.kubernetes_version, args.engine_version
     if written:
         try:
-            replayed, release = replay_settings(written)
+            replayed, recorded, recorded_engine = replay_settings(
+                written, release_given=release is not None, engine_given=engine is not None)
         except ValueError as exc:
-            parser.error(str(exc))
-        if replayed == "scheduler-plugins":
-            args.scheduler_plugins = True
-        if args.kubernetes_version is None and replayed == "in-tree":
-            args.kubernetes_version = release
+            options.error(str(exc))
+        args.scheduler_plugins = args.scheduler_plugins or replayed == "scheduler-plugins"
+        engine = engine or recorded_engine
+        if not args.scheduler_plugins:
+            release = release or recorded
     flavour = "scheduler-plugins" if args.scheduler_plugins else "in-tree"
     try:
-        version = (scheduler_plugins_kubernetes() if args.scheduler_plugins
-                   else resolve_version(args.kubernetes_version))
-        engine_version = args.engine_version or version
+        if args.scheduler_plugins:
+            version = scheduler_plugins_kubernetes()
+            if release is not None and not same_release(release, version):
+                options.error(
+                    f"--kubernetes-version {release}: the scheduler-plugins oracle exists for "
+                    f"kube-scheduler {version} only (the release {SCHEDULER_PLUGINS_MODULE} "
+                    f"{SCHEDULER_PLUGINS_VERSION} is built at); leave --kubernetes-version out")
+        else:
+            version = resolve_version(release)
+        engine = engine or minor_of(version)
+        try:
+            engine_minor(engine)
+        except ValueError:
+            options.error(f"kube-scheduler {version}: the engine follows {ENGINE_RANGE}; set "
+                          "--engine-version to compare it with one of those")
         binary = build_oracle(version, progress=lambda line: print(line, file=sys.stderr),
                               flavour=flavour)
     except BuildError as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return 2
+    setting = _Setting(flavour, version, engine, binary)
     jobs = args.jobs or (4 if args.scheduler_plugins else 1)
-    if jobs < 1:
-        parser.error(f"--jobs must be at least 1, not {jobs}")
-    oracle_plugins = PLUGINS + SCHEDULER_PLUGINS if args.scheduler_plugins else PLUGINS
-    oracles = [Oracle(binary, oracle_plugins) for _ in range(jobs)]
-    minimiser: Oracle | None = None  # one with nothing in flight, made at a first disagreement
     if written:
-        cases: Iterable[tuple[list[Any], Any, list[Any], dict[str, Any]]] = [
-            (w["objects"], w["pod"], w.get("pluginConfig") or [], w.get("plugins") or {})
-            for w in written]
+        cases: Iterable[_Case] = [_replayed(w) for w in written]
         total = len(written)
     else:
-        rng = random.Random(args.seed)
-
-        def draw() -> tuple[list[Any], Any, list[Any], dict[str, Any]]:
-            objects, pod = case(rng, args.max_nodes)
-            config = plugin_config(rng) if args.plugin_config else []
-            plugins = profile_plugins(rng) if args.profiles else {}
-            if args.scheduler_plugins:
-                objects = with_priority_classes(rng, objects)
-                added, added_config = scheduler_plugins_profile(rng)
-                plugins, custom_config, custom_objects = custom_plugins(
-                    rng, {**plugins, **added}, objects, pod)
-                config = config + added_config + custom_config
-                objects = objects + custom_objects
-            return objects, pod, config, plugins
         # Drawn one at a time: a large run holds one case, not all of them.
-        cases = (draw() for _ in range(args.cases))
+        cases = _generated(args)
         total = args.cases
-    out = args.out
-    kinds: Counter[str] = Counter()
-    exercised: Counter[str] = Counter()
-    compared: Counter[str] = Counter()
-    agree = 0
     started = time.monotonic()
+    tally = _run(cases, total, setting, jobs, args.minimise, args.out)
+    seconds = time.monotonic() - started
+    _report(tally, setting, total, seconds)
+    return 0 if tally.agree == total else 1
+
+
+def _replayed(written: Written) -> _Case:
+    return _Case(written.objects, written.pod, written.config, written.plugins, written.name,
+                 written.origin)
+
+
+def _generated(args: argparse.Namespace) -> Iterator[_Case]:
+    rng = random.Random(args.seed)
+    for index in range(args.cases):
+        objects, pod = case(rng, args.max_nodes)
+        config = plugin_config(rng) if args.plugin_config else []
+        plugins = profile_plugins(rng) if args.profiles else {}
+        if args.scheduler_plugins:
+            objects = with_priority_classes(rng, objects)
+            added, added_config = scheduler_plugins_profile(rng)
+            plugins, custom_config, custom_objects = custom_plugins(
+                rng, {**plugins, **added}, objects, pod)
+            config = config + added_config + custom_config
+            objects = objects + custom_objects
+        yield _Case(objects, pod, config, plugins, f"case-{args.seed}-{index}.json",
+                    {"seed": args.seed, "index": index})
+
+
+@dataclass
+class _Tally:
+    """What the cases came to."""
+
+    agree: int = 0
+    #: Per kind of answer: the cases that disagreed on it, had it, and reached each part.
+    kinds: Counter[str] = field(default_factory=Counter)
+    compared: Counter[str] = field(default_factory=Counter)
+    exercised: Counter[str] = field(default_factory=Counter)
+    out: Path | None = None
+    #: Each case written, with its kinds of difference, in the order the cases ran.
+    written: list[tuple[str, list[str]]] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    """A case handed to an oracle, with the engine's answer, until the oracle's comes."""
+
+    case: _Case
+    oracle: Oracle
+    mine: dict[str, Any]
+
+
+def _run(cases: Iterable[_Case], total: int, setting: _Setting, jobs: int, shrink: bool,
+         out: Path | None) -> _Tally:
+    tally = _Tally(out=out)
+    oracles = [Oracle(setting.binary, setting.plugins) for _ in range(jobs)]
+    minimiser: Oracle | None = None  # one with nothing in flight, made at a first disagreement
     # Case k goes to oracle k % jobs, which holds at most one case: before it takes the next,
     # its answer to the one before is compared, so cases finish in order.
     in_flight: list[_Pending | None] = [None] * jobs
     try:
         def finish(pending: _Pending) -> None:
-            nonlocal agree, out, minimiser
+            nonlocal minimiser
             theirs = pending.oracle.receive()
-            exercised.update(what_was_exercised(theirs, pending.plugins))
-            compared.update(compared_kinds(pending.mine, theirs))
-            found = list(differences(pending.mine, theirs, pending.plugins))
+            c = pending.case
+            tally.exercised.update(what_was_exercised(theirs, c.plugins))
+            tally.compared.update(compared_kinds(pending.mine, theirs))
+            found = list(differences(pending.mine, theirs, c.plugins))
             if not found:
-                agree += 1
+                tally.agree += 1
                 return
-            kinds.update({kind for kind, _ in found})
-            objects, pod, config, plugins = (pending.objects, pending.pod, pending.config,
-                                             pending.plugins)
-            if args.minimise:
+            tally.kinds.update({kind for kind, _ in found})
+            objects, pod = c.objects, c.pod
+            if shrink:
                 if minimiser is None:
-                    minimiser = Oracle(binary, oracle_plugins)
+                    minimiser = Oracle(setting.binary, setting.plugins)
                 asked = minimiser
 
                 def disagreement(objs: list[Any], p: Any) -> frozenset[str]:
-                    return frozenset(k for k, _ in _differences(asked, engine_version, objs,
-                                                                p, config, plugins))
+                    return frozenset(k for k, _ in _differences(asked, setting.engine, objs,
+                                                                p, c.config, c.plugins))
                 objects, pod = minimise(objects, pod, disagreement)
-                found = _differences(asked, engine_version, objects, pod, config, plugins)
-            if out is None:
-                out = Path(tempfile.mkdtemp(prefix="conformance-"))
-            out.mkdir(parents=True, exist_ok=True)
-            (out / f"case-{args.seed}-{pending.index}.json").write_text(json.dumps({
-                "seed": args.seed, "index": pending.index, "flavour": flavour,
-                "kubernetes": version, "pluginConfig": config,
-                "plugins": plugins, "objects": objects, "pod": pod,
-                "differences": [{"kind": k, **d} for k, d in found]}, indent=1) + "\n")
+                found = _differences(asked, setting.engine, objects, pod, c.config, c.plugins)
+            _write(tally, setting, c, objects, pod, found)
 
-        for index, (objects, pod, config, plugins) in enumerate(cases):
+        for index, c in enumerate(cases):
             slot = index % jobs
             waiting = in_flight[slot]
             if waiting is not None:
                 finish(waiting)
             oracle = oracles[slot]
-            oracle.send(objects, pod, config, plugins)
-            mine = engine_answer(objects, pod, engine_version, config, plugins)  # meanwhile
-            in_flight[slot] = _Pending(index, oracle, objects, pod, config, plugins, mine)
+            oracle.send(c.objects, c.pod, c.config, c.plugins)
+            mine = engine_answer(c.objects, c.pod, setting.engine, c.config,
+                                 c.plugins)  # meanwhile
+            in_flight[slot] = _Pending(c, oracle, mine)
         for slot in range(jobs):  # the oldest first: the slot after the last one used
             waiting = in_flight[(total + slot) % jobs]
             if waiting is not None:
@@ -220,36 +234,47 @@ def main(argv: list[str] | None = None) -> int:
             oracle.close()
         if minimiser is not None:
             minimiser.close()
-    seconds = time.monotonic() - started
-    against = "" if engine_version == version else f" (the engine at {engine_version})"
-    if args.scheduler_plugins:
+    return tally
+
+
+def _write(tally: _Tally, setting: _Setting, c: _Case, objects: list[Any], pod: Any,
+           found: list[tuple[str, Any]]) -> None:
+    """Writes a disagreeing case with what it ran against, so that `--replay` alone runs it
+    against the same: the engine's minor only when it was set apart from the oracle's."""
+    if tally.out is None:
+        tally.out = Path(tempfile.mkdtemp(prefix="conformance-"))
+    tally.out.mkdir(parents=True, exist_ok=True)
+    record: dict[str, Any] = {**c.origin, "flavour": setting.flavour,
+                              "kubernetes": setting.version}
+    if setting.engine != minor_of(setting.version):
+        record["engine"] = setting.engine
+    record.update({"pluginConfig": c.config, "plugins": c.plugins, "objects": objects,
+                   "pod": pod, "differences": [{"kind": k, **d} for k, d in found]})
+    (tally.out / c.name).write_text(json.dumps(record, indent=1) + "\n")
+    tally.written.append((c.name, sorted({k for k, _ in found})))
+
+
+def _report(tally: _Tally, setting: _Setting, total: int, seconds: float) -> None:
+    against = ("" if setting.engine == minor_of(setting.version)
+               else f" (the engine at {setting.engine})")
+    if setting.flavour == "scheduler-plugins":
         against = f" with scheduler-plugins {SCHEDULER_PLUGINS_VERSION}{against}"
-    print(f"kube-scheduler {version}{against}: {total} cases in {seconds:.1f}s "
+    print(f"kube-scheduler {setting.version}{against}: {total} cases in {seconds:.1f}s "
           f"({total / seconds:.0f}/s)")
+    exercised = tally.exercised
     extras = sorted(set(exercised) - set(EXERCISED))  # scheduler-plugins' parts, when run
     print("  exercised: " + ", ".join(f"{what} {exercised[what]}"
                                       for what in (*EXERCISED, *extras)))
     # Per kind of answer (and per score plugin): of the cases that had one, how many agree.
+    kinds, compared = tally.kinds, tally.compared
     for kind in sorted(set(compared) | set(kinds)):
         seen = max(compared[kind], kinds[kind])
         print(f"  {kind}: {seen - kinds[kind]}/{seen} agree")
     if kinds:
-        print(f"disagreements written to {out}")
-    print(f"conformance: {agree}/{total} cases agree")
-    return 0 if agree == total else 1
-
-
-@dataclass
-class _Pending:
-    """A case handed to an oracle, with the engine's answer, until the oracle's comes."""
-
-    index: int
-    oracle: Oracle
-    objects: list[Any]
-    pod: Any
-    config: list[Any]
-    plugins: dict[str, Any]
-    mine: dict[str, Any]
+        print(f"disagreements written to {tally.out}")
+        for name, found in tally.written:
+            print(f"  {name}: {', '.join(found)}")
+    print(f"conformance: {tally.agree}/{total} cases agree")
 
 
 def _differences(oracle: Oracle, version: str, objects: list[Any], pod: Any,

@@ -10,7 +10,9 @@ hash of the source, so an edited oracle is rebuilt.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import subprocess
 from pathlib import Path
 
 from extender.sandbox import build as sandbox_build
@@ -34,13 +36,26 @@ ORACLE = Path(__file__).with_name("oracle")
 FLAVOURS = ("in-tree", "scheduler-plugins")
 
 
+def _since_minor(directory: Path) -> int:
+    return int(directory.name.split(".")[1])
+
+
+def oldest_minor() -> int:
+    """The oldest minor (1.N) the oracle builds at: its oldest `since-1.N/` (the framework API
+    `main.go` is written against first appeared there)."""
+    return min(_since_minor(d) for d in ORACLE.glob("since-1.*"))
+
+
 def sources(version: str, flavour: str = "in-tree") -> dict[str, bytes]:
     """The oracle's Go files for `version`: `main.go`, the flavour's `plugins.go` (what the
     registry adds), and from the newest `since-1.N/` at or below the release's minor, the files
     whose API changed between releases."""
     minor = int(version.split(".")[1])
-    since = max((d for d in ORACLE.glob("since-1.*") if int(d.name.split(".")[1]) <= minor),
-                key=lambda d: int(d.name.split(".")[1]))
+    if minor < oldest_minor():
+        raise BuildError(f"kube-scheduler {version}: the oracle is built at 1.{oldest_minor()} "
+                         "or later (the framework API it is written against)")
+    since = max((d for d in ORACLE.glob("since-1.*") if _since_minor(d) <= minor),
+                key=_since_minor)
     files = {"main.go": (ORACLE / "main.go").read_bytes()}
     for directory in (ORACLE / flavour, since):
         files.update((f.name, f.read_bytes()) for f in sorted(directory.glob("*.go")))
@@ -74,10 +89,34 @@ def build_oracle(version: str | None = None, progress: Progress = print,
     binary = directory / f"oracle-{digest.hexdigest()[:12]}"
     if binary.is_file():
         return binary
+    served(go, version, directory.parent)
     with build_lock(directory):
         if binary.is_file():
             return binary
         return _build(go, version, flavour, files, directory, binary, progress)
+
+
+def served(go: str, version: str, cwd: Path) -> None:
+    """Refuses a release the module proxy does not serve (an unpublished patch) in one line,
+    before the oracle's directory and its lock are made: a build that cannot start leaves
+    nothing in the cache. `go mod download -json` answers such a release with a JSON object on
+    stdout whose `Error` holds the proxy's words."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    argv = [go, "mod", "download", "-json", f"{KUBERNETES_MODULE}@v{version}"]
+    try:
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise BuildError(f"cannot run {go}: {exc.strerror or exc}") from None
+    if done.returncode == 0:
+        return
+    try:
+        detail = str(json.loads(done.stdout).get("Error") or "")
+    except (ValueError, AttributeError):
+        detail = ""
+    detail = " ".join((detail or done.stderr or done.stdout).split())
+    raise BuildError(f"{KUBERNETES_MODULE} v{version} cannot be downloaded: {detail} "
+                     f"(`go list -m -versions {KUBERNETES_MODULE}` lists the releases the "
+                     "module proxy serves)")
 
 
 def _build(go: str, version: str, flavour: str, files: dict[str, bytes], directory: Path,

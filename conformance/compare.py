@@ -7,7 +7,8 @@ node's first failing status: plugin, code and reasons), `score:<plugin>` (each f
 score) and `total`; when no node passes, `preemption:status` and `preemption:node` (the
 PostFilter's answer), `preemption:candidates` and `preemption:nodeStatuses` (the dry run over
 every potential node: each candidate's victims in order with its PDB violations, why each other
-node cannot help) and `preemption:pick` (the candidate chosen among them all).
+node cannot help) and `preemption:pick` (the candidate chosen among them all); `error` when
+one side refuses the case (both refusing it agree: their messages are not compared).
 """
 
 from __future__ import annotations
@@ -293,6 +294,8 @@ def differences(engine: dict[str, Any], oracle: dict[str, Any],
     """(kind, detail) for each thing the two sides say differently, on a profile with
     `plugins` (KubeSchedulerConfiguration v1; None: the default one)."""
     weight_of = weights(plugins)
+    # A case one side refuses differs; one both refuse agrees without their messages compared:
+    # the engine's Python exception and the oracle's Go error word the same cause apart.
     if engine.get("error") or oracle.get("error"):
         if bool(engine.get("error")) != bool(oracle.get("error")):
             yield "error", {"engine": engine.get("error"), "oracle": oracle.get("error")}
@@ -388,7 +391,9 @@ def what_was_exercised(oracle: dict[str, Any], plugins: dict[str, Any] | None = 
 def compared_kinds(engine: dict[str, Any], oracle: dict[str, Any]) -> set[str]:
     """The kinds of answer `differences` compares for this case: the PreFilter rejection and
     the filter statuses always, each score plugin either side scored some node with, the
-    total when some node passed, and the parts of preemption the oracle answered."""
+    total when some node passed, preemption when either side ran a PostFilter, and its parts
+    only when both did (one side alone is a `preemption` difference; there are no parts to
+    compare)."""
     if engine.get("error") or oracle.get("error"):
         return {"error"}
     kinds = {"prefilter", "filter"}
@@ -398,9 +403,12 @@ def compared_kinds(engine: dict[str, Any], oracle: dict[str, Any]) -> set[str]:
         kinds.add("total")
     if engine.get("less") or oracle.get("less"):
         kinds.add("queueSort")
-    preemption = oracle.get("preemption") or engine.get("preemption")
-    if preemption is not None:
-        kinds.update(("preemption", "preemption:status", "preemption:node"))
-        if preemption.get("candidates") is not None:
+    mine, theirs = engine.get("preemption"), oracle.get("preemption")
+    if mine is not None or theirs is not None:
+        kinds.add("preemption")
+    if mine is not None and theirs is not None:
+        kinds.update(("preemption:status", "preemption:node"))
+        # As `differences` decides it: the dry run is compared when either side ran one.
+        if mine["candidates"] is not None or theirs["candidates"] is not None:
             kinds.update(("preemption:candidates", "preemption:nodeStatuses", "preemption:pick"))
     return kinds

@@ -42,27 +42,6 @@ def _answer(**changes: object) -> dict:
     return answer
 
 
-def test_a_written_case_replays_against_its_own_flavour_and_release() -> None:
-    from conformance.__main__ import replay_settings
-
-    def written(**fields: object) -> dict:
-        return {"objects": [], "pod": {}, "pluginConfig": [], "plugins": {}, **fields}
-
-    assert replay_settings([written(flavour="scheduler-plugins", kubernetes="1.34.4")]) == (
-        "scheduler-plugins", "1.34.4")
-    assert replay_settings([written(flavour="in-tree", kubernetes="1.36.3")] * 2) == (
-        "in-tree", "1.36.3")
-    # Written before the flavour was: a profile naming a scheduler-plugins plugin tells.
-    legacy = written(plugins={"multiPoint": {"enabled": [{"name": "CapacityScheduling"}]}})
-    assert replay_settings([legacy]) == ("scheduler-plugins", None)
-    assert replay_settings([written()]) == ("in-tree", None)
-    # Two releases: the default one, as for a case that does not say.
-    assert replay_settings([written(flavour="in-tree", kubernetes="1.36.3"),
-                            written(flavour="in-tree", kubernetes="1.37.2")]) == ("in-tree", None)
-    with pytest.raises(ValueError, match="both the in-tree and the scheduler-plugins"):
-        replay_settings([legacy, written(flavour="in-tree")])
-
-
 def test_weighted_oracle_scores_are_compared_after_the_weight() -> None:
     oracle = _answer(scores={"TaintToleration": {"n1": 300}, "ImageLocality": {"n1": 7}})
     assert list(differences(_answer(), oracle)) == []
@@ -195,10 +174,25 @@ def test_each_kind_compared_is_counted() -> None:
                    preemption=None)
     assert compared_kinds(mine, _answer(scores={"TaintToleration": {"n1": 300}})) == {
         "prefilter", "filter", "score:TaintToleration", "total"}  # an empty map scores nothing
-    assert compared_kinds(_answer(total={}, scores={}), _answer(
-        total={}, scores={}, preemption=_preemption(candidates=None))) == {
+    quota = _answer(total={}, scores={}, preemption=_preemption(candidates=None))
+    assert compared_kinds(quota, quota) == {
         "prefilter", "filter", "preemption", "preemption:status", "preemption:node"}
     assert compared_kinds({"error": "x"}, _answer()) == {"error"}
+
+
+def test_preemptions_parts_are_counted_only_where_both_sides_preempted() -> None:
+    """One side alone preempting is a `preemption` difference and nothing more: its status,
+    node and dry run were never compared, so they are not counted as agreeing."""
+    alone = _answer(total={}, scores={}, preemption=_preemption())
+    neither = _answer(total={}, scores={}, preemption=None)
+    assert [k for k, _ in differences(neither, alone)] == ["preemption"]
+    assert compared_kinds(neither, alone) == compared_kinds(alone, neither) == {
+        "prefilter", "filter", "preemption"}
+    # Both preempted, one with DefaultPreemption's dry run: every part is compared.
+    other = _answer(total={}, scores={}, preemption=_preemption(candidates=None))
+    assert compared_kinds(other, alone) == {
+        "prefilter", "filter", "preemption", "preemption:status", "preemption:node",
+        "preemption:candidates", "preemption:nodeStatuses", "preemption:pick"}
 
 
 def test_what_a_case_reached_is_counted() -> None:
@@ -389,7 +383,39 @@ def test_a_disagreement_is_written_and_replays(tmp_path: Path) -> None:
                and {o["kind"] for o in c["objects"][1:]} <= {"Pod"} for c in shrunk)
     assert sum(len(c["objects"]) == 1 for c in shrunk) > len(shrunk) // 2
     assert {tuple(c["pod"]["spec"]) for c in shrunk} == {("containers", "priority")}
+    # Each written case named with its kinds, after the summary and before the last line.
+    listed = done.stdout.strip().splitlines()
+    listed = listed[listed.index(f"disagreements written to {out}") + 1:-1]
+    assert sorted(line.split(":", 1)[0].strip() for line in listed) == sorted(
+        path.name for path in written)
     # The same case with the engine as it is: it agrees now.
     again = subprocess.run([sys.executable, "-m", "conformance", "--replay", str(written[0])],
                            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert again.stdout.strip().splitlines()[-1] == "conformance: 1/1 cases agree", again.stdout
+
+
+@pytest.mark.slow
+def test_a_case_written_with_another_engine_disagrees_again_on_replay(tmp_path: Path) -> None:
+    """kube-scheduler 1.36.3's plugins against the engine at 1.35 (BalancedAllocation's older
+    formula): the case written replays against both again, from its file alone, and is
+    written again under its own seed and index."""
+    if shutil.which("go") is None:
+        pytest.skip("Go is not installed: the oracle is built from the k8s.io/kubernetes Go "
+                    "module (install Go 1.26+)")
+    out, again = tmp_path / "first", tmp_path / "again"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "--cases", "3", "--seed", "9",
+         "--kubernetes-version", "1.36.3", "--engine-version", "1.35", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert sorted(path.name for path in out.iterdir()) == ["case-9-2.json"]
+    replayed = subprocess.run(
+        [sys.executable, "-m", "conformance", "--replay", str(out / "case-9-2.json"), "--out",
+         str(again)], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    lines = replayed.stdout.strip().splitlines()
+    assert lines[0].startswith("kube-scheduler 1.36.3 (the engine at 1.35): 1 cases in ")
+    assert lines[-3:] == [f"disagreements written to {again}",
+                          "  case-9-2.json: score:NodeResourcesBalancedAllocation, total",
+                          "conformance: 0/1 cases agree"]
+    written = json.loads((again / "case-9-2.json").read_text())
+    assert (written["seed"], written["index"], written["engine"]) == (9, 2, "1.35")
