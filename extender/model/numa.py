@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from extender.model import k8s, podfingerprint
-from extender.model.quantity import NANO, nano_value, scaled_from_nanos
+from extender.model.quantity import NANO, QuantityError, nano_value, scaled_from_nanos
 
 ZONE_TYPE_NODE = "Node"
 
@@ -211,13 +211,14 @@ def numa_cells(zones: Iterable[k8s.NRTZone]) -> tuple[NumaCell, ...]:
     in zone order; resources from `available`, costs from the cell's `costs` by cell id."""
     cells: list[tuple[int, dict[str, int]]] = []
     costs_of: dict[int, dict[int, int]] = {}
-    for zone in zones:
+    for z, zone in enumerate(zones):
         if zone.type != ZONE_TYPE_NODE:
             continue
         ident = numa_id(zone.name)
         if ident is None or ident >= MAX_NUMA_ID:
             continue
-        resources = {res.name: nano_value(res.available) for res in zone.resources or ()}
+        resources = {res.name: _available(res.available, f"zones[{z}].resources[{r}].available")
+                     for r, res in enumerate(zone.resources or ())}
         cells.append((ident, resources))
         costs: dict[int, int] = {}
         for cost in zone.costs or ():
@@ -226,6 +227,13 @@ def numa_cells(zones: Iterable[k8s.NRTZone]) -> tuple[NumaCell, ...]:
                 costs[other] = cost.value
         costs_of[ident] = costs  # the last zone of a repeated id gives the costs, as upstream
     return tuple(NumaCell(ident, resources, costs_of[ident]) for ident, resources in cells)
+
+
+def _available(raw: k8s.QuantityValue, path: str) -> int:
+    try:
+        return nano_value(raw)
+    except QuantityError as exc:  # which of a report's entries is wrong, as for a Node's
+        raise QuantityError(f"{path}: {exc}") from None
 
 
 # ---- the pod side -------------------------------------------------------------------------

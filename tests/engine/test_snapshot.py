@@ -78,3 +78,19 @@ def test_bad_snapshots_are_clear_errors(tmp_path, content, message):
 def test_missing_file(tmp_path):
     with pytest.raises(SnapshotError, match="No such file"):
         load_snapshot(tmp_path / "nope.json")
+
+
+def test_a_bad_amount_in_a_topology_report_names_its_entry(tmp_path):
+    report = {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
+              "metadata": {"name": "b1"}, "zones": [
+                  {"name": "node-0", "type": "Node", "resources": [
+                      {"name": "cpu", "capacity": "2", "allocatable": "2", "available": "2"}]},
+                  {"name": "node-1", "type": "Node", "resources": [
+                      {"name": "memory", "capacity": "4Gi", "allocatable": "4Gi",
+                       "available": "4Gi"},
+                      {"name": "cpu", "capacity": "2", "allocatable": "2", "available": "abc"}]}]}
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [report]}))
+    with pytest.raises(SnapshotError, match=r"NodeResourceTopology 'b1': zones\[1\]\.resources\[1\]"
+                                            r"\.available: invalid quantity 'abc'"):
+        load_snapshot(path)
