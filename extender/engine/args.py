@@ -251,7 +251,10 @@ class MetricProviderSpec(_PointerArgs):
                                                   alias="prometheusQueries")
     #: How often the source is read, in seconds (Trimaran: 30).
     refresh_seconds: float = Field(default=30.0, gt=0, alias="refreshSeconds")
-    #: A node whose newest sample is older than this is scored as having no metrics.
+    #: A node whose data is older than this is scored as having no metrics. Its data is as
+    #: old as its newest sample with Prometheus queries the extender can date (the defaults),
+    #: as load-watcher's `timestamp` with `watcherAddress`, else as the read (metrics-server,
+    #: other Prometheus queries): see docs/operations.md, "When a Prometheus node's data is from".
     stale_after_seconds: float = Field(default=300.0, gt=0, alias="staleAfterSeconds")
 
     @model_validator(mode="after")

@@ -2,8 +2,10 @@
 
 `PrometheusServer` writes OpenMetrics samples of load-watcher's two recording rules
 (`instance:node_cpu:ratio`, `instance:node_memory_utilisation:ratio`) for each node of
-`LOAD`, every 15 s over the last five minutes (so a `[15m]` window holds all of them for the
-next ten), backfills them with `promtool tsdb create-blocks-from openmetrics`, and starts
+`LOAD`, every 15 s over the last five minutes, the newest `newest_age` seconds (15) before the
+backfill (`newest_sample`; a `[15m]` window holds all of them for the next ten minutes, and
+no sample comes after: to the extender the series look like those of an exporter that
+stopped at `newest_sample`), backfills them with `promtool tsdb create-blocks-from openmetrics`, and starts
 `prometheus` on a free loopback port with a configuration that scrapes nothing. Each node's
 samples alternate between two values, so over the window the average is their mean and the
 (population) standard deviation half their difference, exactly: the values are dyadic.
@@ -53,9 +55,9 @@ def require_prometheus() -> tuple[str, str]:
     return prometheus, promtool
 
 
-def openmetrics(now: float) -> str:
+def openmetrics(end: int) -> str:
+    """The samples, the newest at `end` (Unix seconds)."""
     lines: list[str] = []
-    end = int(now) - STEP_SECONDS
     for rule in (CPU_RULE, MEMORY_RULE):
         lines.append(f"# TYPE {rule} gauge")
         for node, rules in LOAD.items():
@@ -74,9 +76,11 @@ def openmetrics(now: float) -> str:
 class PrometheusServer:
     """`prometheus` over a backfilled TSDB in `workdir`; `start()`, `stop()`, `url`."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, newest_age: int = STEP_SECONDS) -> None:
         self.prometheus, self.promtool = require_prometheus()
         self.workdir = workdir
+        #: Unix time of every series' newest sample.
+        self.newest_sample = int(time.time()) - newest_age
         self.data = workdir / "data"
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
@@ -90,7 +94,7 @@ class PrometheusServer:
     def _backfill(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         source = self.workdir / "load.om"
-        source.write_text(openmetrics(time.time()))
+        source.write_text(openmetrics(self.newest_sample))
         done = subprocess.run([self.promtool, "tsdb", "create-blocks-from", "openmetrics",
                                str(source), str(self.data)], capture_output=True, text=True,
                               timeout=120, check=False)

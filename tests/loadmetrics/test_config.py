@@ -105,6 +105,48 @@ def test_plugins_naming_different_sources_are_refused() -> None:
     assert "LoadVariationRiskBalancing: watcherAddress http://lw:2020" in text
 
 
+class StubClient:
+    class config:  # noqa: N801 - KubeClient's attribute
+        server = "https://api:6443"
+
+
+def prometheus(**fields: object) -> dict:
+    return {"metricProvider": {"type": "Prometheus", **fields}}
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    # The same Prometheus, with and without a trailing slash (refused as different sources).
+    (prometheus(address="http://prom:9090/"), prometheus(address="http://prom:9090")),
+    # Unset is load-watcher's default address.
+    (prometheus(), prometheus(address="http://prometheus-k8s:9090/")),
+    (prometheus(prometheusQueries={"cpuStd": "stddev_over_time(instance:node_cpu:ratio[15m])"}),
+     prometheus()),
+    # metrics-server reads neither address nor token.
+    ({"metricProvider": {"type": "KubernetesMetricsServer", "address": "http://x"}}, {}),
+    ({"watcherAddress": "http://lw:2020/"}, {"watcherAddress": "http://lw:2020"}),
+])
+def test_one_source_spelled_two_ways_is_shared(first: dict, second: dict) -> None:
+    policy = trimaran_policy({}, ("TargetLoadPacking", "LoadVariationRiskBalancing"), per_plugin={
+        "TargetLoadPacking": first, "LoadVariationRiskBalancing": second})
+    refresher = build_refresher(profile(policy), ClusterState(),
+                                kube_client=StubClient())  # type: ignore[arg-type]
+    assert refresher is not None
+    assert refresher.plugins == ("TargetLoadPacking", "LoadVariationRiskBalancing")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (prometheus(address="http://prom:9090"), prometheus(address="http://prom:9091")),
+    (prometheus(address="http://prom:9090", token="a"), prometheus(address="http://prom:9090")),
+    (prometheus(prometheusQueries={"nodeLabel": "node"}), prometheus()),
+    (prometheus(refreshSeconds=10), prometheus()),
+])
+def test_sources_that_differ_are_still_refused(first: dict, second: dict) -> None:
+    policy = trimaran_policy({}, ("TargetLoadPacking", "LoadVariationRiskBalancing"), per_plugin={
+        "TargetLoadPacking": first, "LoadVariationRiskBalancing": second})
+    with pytest.raises(LoadSourceConfigError, match="name different sources"):
+        build_refresher(profile(policy), ClusterState())
+
+
 def serve_args(tmp_path: Path, policy: dict, *extra: str):
     cluster = write_cluster(tmp_path / "cluster.json")
     policy_file = write_policy(tmp_path / "policy.json", policy)

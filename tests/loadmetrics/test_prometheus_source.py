@@ -4,13 +4,14 @@ request shape (bearer token, instant query at the fetch time) against a mock tra
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
 
 from extender.engine.args import MetricProviderSpec
 from extender.model.loadmetrics import AVERAGE, CPU, MEMORY, STD
-from extender.state.loadmetrics.prometheus import PrometheusSource, queries_of
+from extender.state.loadmetrics.prometheus import PrometheusSource, Query, queries_of
 from extender.state.loadmetrics.source import (
     HTTP_ERROR,
     INVALID,
@@ -72,12 +73,14 @@ async def test_returns_the_backfilled_values_per_node(prometheus: PrometheusServ
 
 async def test_configured_queries_and_node_label(prometheus: PrometheusServer) -> None:
     # A query of our own (twice the cpu average, by a relabelled node name) and a left-out one.
+    read_at = time.time()
     source = PrometheusSource(MetricProviderSpec.model_validate({
         "type": "Prometheus", "address": prometheus.url + "/",
         "prometheusQueries": {
             "cpuAverage": 'label_replace(2 * avg_over_time(instance:node_cpu:ratio[{window}]), '
                           '"node", "$1", "instance", "(.*)")',
-            "cpuStd": "", "memoryAverage": "", "memoryStd": "", "nodeLabel": "node"}}))
+            "cpuStd": "", "memoryAverage": "", "memoryStd": "", "nodeLabel": "node"}}),
+        clock=lambda: read_at)
     try:
         nodes = (await source.fetch()).data.NodeMetricsMap
     finally:
@@ -87,6 +90,92 @@ async def test_configured_queries_and_node_label(prometheus: PrometheusServer) -
         assert [(m.type, m.operator) for m in nodes[node].metrics] == [(CPU, AVERAGE)]
         assert nodes[node].metrics[0].value == pytest.approx(
             2 * expected_percent(node, CPU_RULE)[0], abs=1e-9)
+    # Arithmetic hides which series the value comes from: dated at the read.
+    assert source.sample_times == dict.fromkeys(LOAD, read_at)
+    assert source.notes == ()
+
+
+@pytest.mark.parametrize("later", [0, 400])
+async def test_nodes_are_dated_by_their_newest_sample(prometheus: PrometheusServer,
+                                                      later: int) -> None:
+    # The backfilled series stop at `newest_sample`, as an exporter's that died then: their
+    # averages are still there, but a node's data is as old as its newest sample. 400 s
+    # later that sample is beyond Prometheus' 5-minute lookback (`timestamp()` alone finds
+    # nothing) and the averages are still in the window.
+    read_at = time.time() + later
+    source = PrometheusSource(spec(prometheus.url), clock=lambda: read_at)
+    try:
+        nodes = (await source.fetch()).data.NodeMetricsMap
+    finally:
+        await source.aclose()
+    assert set(nodes) == set(LOAD) and all(len(nodes[n].metrics) == 4 for n in LOAD)
+    assert source.sample_times == dict.fromkeys(LOAD, float(prometheus.newest_sample))
+    assert source.notes == ()
+
+
+RELABEL = 'label_replace({query}, "node", "$1", "instance", "(node-.*)")'
+
+
+async def test_relabelled_queries_are_dated_by_the_same_label(
+        prometheus: PrometheusServer) -> None:
+    # docs/operations.md's relabelling, of all four queries.
+    source = PrometheusSource(spec(prometheus.url, nodeLabel="node", **{
+        key: RELABEL.format(query=text) for key, text in queries_as_configured().items()}))
+    try:
+        nodes = (await source.fetch()).data.NodeMetricsMap
+    finally:
+        await source.aclose()
+    assert set(nodes) == set(LOAD)
+    for node in LOAD:
+        assert by_kind(nodes[node].metrics) == pytest.approx({
+            (CPU, AVERAGE): expected_percent(node, CPU_RULE)[0],
+            (CPU, STD): expected_percent(node, CPU_RULE)[1],
+            (MEMORY, AVERAGE): expected_percent(node, MEMORY_RULE)[0],
+            (MEMORY, STD): expected_percent(node, MEMORY_RULE)[1]}, abs=1e-9)
+    assert source.sample_times == dict.fromkeys(LOAD, float(prometheus.newest_sample))
+
+
+def queries_as_configured() -> dict[str, str]:
+    fields = MetricProviderSpec().prometheus_queries
+    return {"cpuAverage": fields.cpu_average, "cpuStd": fields.cpu_std,
+            "memoryAverage": fields.memory_average, "memoryStd": fields.memory_std}
+
+
+@pytest.mark.parametrize(("queries", "notes", "kinds"), [
+    # Only cpuAverage relabelled (operations.md's old example): the three others' series
+    # have no `node` label, so those metrics are missing on every node.
+    ({"cpuAverage": RELABEL.format(query="avg_over_time(instance:node_cpu:ratio[{window}])"),
+      "nodeLabel": "node"},
+     ("cpuStd, memoryAverage, memoryStd returned no node (no series with the label 'node')",),
+     [(CPU, AVERAGE)]),
+    # A series that does not exist.
+    ({"cpuAverage": "avg_over_time(instance:node_cpu_utilisation:rate5m[{window}])"},
+     ("cpuAverage returned no node (no series)",), [(CPU, STD), (MEMORY, AVERAGE), (MEMORY, STD)]),
+])
+async def test_a_query_that_returns_no_node_is_noted(prometheus: PrometheusServer, queries,
+                                                     notes, kinds) -> None:
+    source = PrometheusSource(spec(prometheus.url, **queries))
+    try:
+        nodes = (await source.fetch()).data.NodeMetricsMap
+    finally:
+        await source.aclose()
+    assert set(nodes) == set(LOAD)
+    assert all([(m.type, m.operator) for m in nodes[n].metrics] == kinds for n in LOAD)
+    assert source.notes == notes
+
+
+async def test_an_error_page_is_one_line(prometheus: PrometheusServer) -> None:
+    # Prometheus answers a wrong path with "404 page not found\n": the message went into the
+    # readiness line with its newline, which broke the line in two.
+    source = PrometheusSource(spec(prometheus.url + "/prom"))
+    try:
+        with pytest.raises(SourceError) as caught:
+            await source.fetch()
+    finally:
+        await source.aclose()
+    assert caught.value.outcome == HTTP_ERROR
+    assert str(caught.value) == ("query 'avg_over_time(instance:node_cpu:ratio[15m])': "
+                                 "HTTP 404: 404 page not found")
 
 
 @pytest.mark.parametrize(("queries", "outcome", "words"), [
@@ -116,12 +205,17 @@ async def test_unreachable() -> None:
     assert "ConnectError" in str(caught.value)
 
 
+def dating(series: str) -> str:
+    return f"timestamp({series}) or max_over_time(timestamp({series})[15m:])"
+
+
 def test_default_queries_are_load_watchers() -> None:
+    cpu, memory = "instance:node_cpu:ratio", "instance:node_memory_utilisation:ratio"
     assert queries_of(MetricProviderSpec()) == [
-        (CPU, AVERAGE, "avg_over_time(instance:node_cpu:ratio[15m])"),
-        (CPU, STD, "stddev_over_time(instance:node_cpu:ratio[15m])"),
-        (MEMORY, AVERAGE, "avg_over_time(instance:node_memory_utilisation:ratio[15m])"),
-        (MEMORY, STD, "stddev_over_time(instance:node_memory_utilisation:ratio[15m])"),
+        Query("cpuAverage", CPU, AVERAGE, f"avg_over_time({cpu}[15m])", dating(cpu)),
+        Query("cpuStd", CPU, STD, f"stddev_over_time({cpu}[15m])", dating(cpu)),
+        Query("memoryAverage", MEMORY, AVERAGE, f"avg_over_time({memory}[15m])", dating(memory)),
+        Query("memoryStd", MEMORY, STD, f"stddev_over_time({memory}[15m])", dating(memory)),
     ]
     # load-watcher's default address when none is configured.
     assert PrometheusSource(MetricProviderSpec()).url == "http://prometheus-k8s:9090/api/v1/query"
@@ -148,12 +242,15 @@ async def test_request_shape_token_time_and_non_finite_values() -> None:
         snapshot = await source.fetch()
     finally:
         await source.aclose()
-    assert len(seen) == 4
+    # The four queries and one dating query per series (cpu, memory).
+    assert len(seen) == 6
     for request in seen:
         assert request.url.path == "/api/v1/query"
         assert request.headers["authorization"] == "Bearer s3cret"
         assert request.url.params["time"] == "1700000000.250"
-    assert {r.url.params["query"] for r in seen} == {q for _, _, q in queries_of(MetricProviderSpec())}
+    queries = queries_of(MetricProviderSpec())
+    assert {r.url.params["query"] for r in seen} == ({q.promql for q in queries}
+                                                      | {q.dating for q in queries})
     # NaN and infinite values are left out: those nodes have no metric.
     assert set(snapshot.data.NodeMetricsMap) == {"n1"}
     assert [m.value for m in snapshot.data.NodeMetricsMap["n1"].metrics] == [50.0] * 4
@@ -173,3 +270,41 @@ async def test_error_reply_with_a_200_is_invalid() -> None:
         await source.aclose()
     assert caught.value.outcome == INVALID
     assert "not a Prometheus API reply" in str(caught.value)
+
+
+async def test_a_dating_query_that_fails_is_a_note_not_a_failure() -> None:
+    # A Prometheus look-alike without subqueries: the node is still scored, dated at the read.
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.params["query"].startswith("timestamp("):
+            return httpx.Response(400, json={"status": "error", "errorType": "bad_data",
+                                             "error": "subqueries\nnot supported"})
+        return httpx.Response(200, json={"status": "success", "data": {
+            "resultType": "vector",
+            "result": [{"metric": {"instance": "n1"}, "value": [1000.0, "0.5"]}]}})
+
+    source = PrometheusSource(spec("http://prom.example"), clock=lambda: 1_700_000_000.0,
+                              transport=httpx.MockTransport(answer))
+    try:
+        snapshot = await source.fetch()
+    finally:
+        await source.aclose()
+    assert [m.value for m in snapshot.data.NodeMetricsMap["n1"].metrics] == [50.0] * 4
+    assert source.sample_times == {"n1": 1_700_000_000.0}
+    cpu, memory = "instance:node_cpu:ratio", "instance:node_memory_utilisation:ratio"
+    assert source.notes == tuple(
+        f"{keys} not dated by their newest sample, dated at the read instead: query "
+        f"{dating(series)!r}: HTTP 400: bad_data: subqueries not supported"
+        for keys, series in (("cpuAverage, cpuStd", cpu), ("memoryAverage, memoryStd", memory)))
+
+
+async def test_an_html_error_body_is_one_line() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(502, text="<html>\n  <body>Bad   gateway</body>\n</html>\n")
+
+    source = PrometheusSource(spec("http://prom.example"), transport=httpx.MockTransport(answer))
+    try:
+        with pytest.raises(SourceError) as caught:
+            await source.fetch()
+    finally:
+        await source.aclose()
+    assert str(caught.value).endswith(": HTTP 502: <html> <body>Bad gateway</body> </html>")

@@ -16,6 +16,8 @@ from extender.model import k8s
 from extender.model.loadmetrics import (
     AVERAGE,
     CPU,
+    MEMORY,
+    STD,
     Data,
     Metric,
     NodeMetrics,
@@ -25,6 +27,8 @@ from extender.model.loadmetrics import (
 from extender.state.gate import gate_for
 from extender.state.loadmetrics.refresher import LoadMetricsRefresher
 from extender.state.loadmetrics.source import SourceHttpError, SourceUnreachable
+
+TRIMARAN = ("TargetLoadPacking", "LoadVariationRiskBalancing", "LowRiskOverCommitment")
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +50,8 @@ def snapshot(at: float, **cpu: float) -> WatcherMetrics:
 
 class ScriptedSource:
     """Each fetch runs the next step: a WatcherMetrics to return, an exception to raise, or
-    a callable (async or not) producing either."""
+    a callable (async or not) producing either. `sample_times` and `notes` are what a test
+    sets them to."""
 
     kind = "test"
     description = "test source at nowhere"
@@ -54,6 +59,8 @@ class ScriptedSource:
     def __init__(self, *steps: object, dated: bool = False) -> None:
         self.steps = list(steps)
         self.dated = dated
+        self.sample_times: dict[str, float] = {}
+        self.notes: tuple[str, ...] = ()
         self.fetches = 0
         self.closed = False
 
@@ -191,7 +198,12 @@ async def test_timeouts_errors_and_bugs_are_counted_not_raised() -> None:
     source = ScriptedSource(hang, SourceHttpError("HTTP 503", 503), KeyError("bug"),
                             snapshot(clock.now, a=1))
     refresher, fetches = make(source, state, clock, fetch_timeout=0.05)
-    assert [await refresher.refresh() for _ in range(4)] == [False, False, False, True]
+    assert await refresher.refresh() is False
+    # The source is named once, in front (the message used to name it a second time).
+    assert refresher.detail() == ("test source at nowhere: 1 failed fetch(es) in 0s: no answer "
+                                  "within 0.05s; 1 of 1 node(s) without fresh metrics (scored 0 "
+                                  "by TargetLoadPacking)")
+    assert [await refresher.refresh() for _ in range(3)] == [False, False, True]
     assert [outcome for _, outcome in fetches] == ["timeout", "http_error", "error", "ok"]
     assert refresher.consecutive_failures == 0 and refresher.last_error == ""
 
@@ -260,3 +272,144 @@ async def test_a_failed_fetch_says_what_is_kept(caplog: pytest.LogCaptureFixture
     with caplog.at_level(logging.WARNING):
         await refresher.refresh()
     assert "every node's data has expired: every node scored as having none" in caplog.text
+
+
+async def test_a_node_is_dated_by_its_newest_sample(caplog: pytest.LogCaptureFixture) -> None:
+    # Prometheus still averages a dead exporter's samples over its window: the node is as old
+    # as its newest sample (`sample_times`), not as the fetch.
+    import logging
+
+    clock, state = Clock(), cluster("a", "b")
+    t0 = clock.now
+    source = ScriptedSource(lambda: snapshot(clock.now, a=10, b=20))
+    source.sample_times = {"a": t0 - 100, "b": t0 - 400}
+    refresher, _ = make(source, state, clock)
+    with caplog.at_level(logging.INFO):
+        await refresher.refresh()
+    assert cpu_of(state) == {"a": 10}  # b's newest sample is older than staleAfterSeconds
+    assert refresher.status().age_seconds == 100  # the fetch's newest data
+    assert refresher.seconds_to_next_expiry() == 200
+    assert refresher.detail() == ("1 of 2 node(s) without fresh metrics "
+                                  "(scored 0 by TargetLoadPacking)")
+    assert caplog.text.count("scored as having none") == 1
+    assert "1 node(s) without data for 300s are scored as having none (b)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        clock.now += 30
+        await refresher.refresh()  # b again, as old: not said at every fetch
+        clock.now = t0 + 200.5     # a's newest sample is now 300.5 s old
+        refresher.publish()
+        clock.now += 30
+        await refresher.refresh()  # a again, as old: not said again either
+    assert cpu_of(state) == {}
+    assert "1 node(s) without data for 300s are scored as having none (a)" in caplog.text
+    assert caplog.text.count("scored as having none") == 1
+    assert refresher.status().age_seconds == 330.5
+    source.sample_times = {"a": t0 - 100, "b": clock.now - 5}  # b's exporter is back
+    await refresher.refresh()
+    assert cpu_of(state) == {"b": 20} and refresher.status().age_seconds == 5
+
+
+def node_with(*metrics: tuple[str, str, float]) -> NodeMetrics:
+    return NodeMetrics(metrics=[Metric(type=kind, operator=op, value=value)
+                                for kind, op, value in metrics])
+
+
+#: a: a CPU average; b: memory only; c: a CPU deviation only; e: no metric; f: another type;
+#: d is not reported.
+MIXED = WatcherMetrics(timestamp=1_700_000_000, window=Window("15m", 1_699_999_100, 1_700_000_000),
+                       source="Test", data=Data(NodeMetricsMap={
+                           "a": node_with((CPU, AVERAGE, 20)),
+                           "b": node_with((MEMORY, AVERAGE, 30), (MEMORY, STD, 5)),
+                           "c": node_with((CPU, STD, 5)),
+                           "e": node_with(),
+                           "f": node_with(("Bandwidth", AVERAGE, 10))}))
+
+
+@pytest.mark.parametrize(("plugins", "without", "lines"), [
+    (("TargetLoadPacking",), 5,
+     ["5 of 6 node(s) without a fresh CPU average (scored 0 by TargetLoadPacking; 3 of them "
+      "have other metrics)"]),
+    (("LoadVariationRiskBalancing",), 3,
+     ["3 of 6 node(s) without a fresh CPU or Memory metric (scored 0 by "
+      "LoadVariationRiskBalancing; 1 of them have other metrics)"]),
+    (("LowRiskOverCommitment",), 2,
+     ["2 of 6 node(s) without fresh metrics (scored 0 by LowRiskOverCommitment)"]),
+    (TRIMARAN, 5,
+     ["5 of 6 node(s) without a fresh CPU average (scored 0 by TargetLoadPacking; 3 of them "
+      "have other metrics)",
+      "3 of 6 node(s) without a fresh CPU or Memory metric (scored 0 by "
+      "LoadVariationRiskBalancing; 1 of them have other metrics)",
+      "2 of 6 node(s) without fresh metrics (scored 0 by LowRiskOverCommitment)"]),
+    (("LoadVariationRiskBalancing", "LowRiskOverCommitment"), 3,
+     ["3 of 6 node(s) without a fresh CPU or Memory metric (scored 0 by "
+      "LoadVariationRiskBalancing; 1 of them have other metrics)",
+      "2 of 6 node(s) without fresh metrics (scored 0 by LowRiskOverCommitment)"]),
+])
+async def test_without_data_is_without_what_the_plugins_read(plugins, without, lines) -> None:
+    # A node with memory metrics but no CPU average counted as "with data" while
+    # TargetLoadPacking scored it 0 (test_needs.py checks these against the plugins' scores).
+    clock, state = Clock(), cluster(*"abcdef")
+    refresher = LoadMetricsRefresher(ScriptedSource(MIXED), state, clock=clock, plugins=plugins)
+    await refresher.refresh()
+    status = refresher.status()
+    assert (status.nodes_with_data, status.nodes_without_data) == (6 - without, without)
+    assert refresher.detail() == "; ".join(lines)
+
+
+async def test_plugins_scoring_the_same_nodes_0_share_a_clause() -> None:
+    clock, state = Clock(), cluster("a", "b", "c")
+    refresher = LoadMetricsRefresher(ScriptedSource(snapshot(clock.now, a=10)), state,
+                                     clock=clock, plugins=TRIMARAN)
+    await refresher.refresh()
+    assert refresher.detail() == ("2 of 3 node(s) without fresh metrics (scored 0 by "
+                                  "TargetLoadPacking, LoadVariationRiskBalancing, "
+                                  "LowRiskOverCommitment)")
+
+
+async def test_names_that_are_no_node_are_said() -> None:
+    # e.g. FQDNs where the cluster's nodes have short names.
+    clock, state = Clock(), cluster("a", "b")
+    source = ScriptedSource(snapshot(clock.now, **{"a.example.com": 10, "b.example.com": 20}))
+    refresher, _ = make(source, state, clock)
+    await refresher.refresh()
+    assert refresher.detail() == ("test source at nowhere: the last fetch reported 2 node "
+                                  "name(s), none a node of the cluster (e.g. 'a.example.com'); "
+                                  "2 of 2 node(s) without fresh metrics (scored 0 by "
+                                  "TargetLoadPacking)")
+
+
+async def test_the_sources_notes_are_shown_and_logged_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    clock, state = Clock(), cluster("a")
+    source = ScriptedSource(lambda: snapshot(clock.now, a=10))
+    source.notes = ("cpuStd, memoryAverage returned no node (no series with the label 'node')",)
+    refresher, _ = make(source, state, clock)
+    with caplog.at_level(logging.WARNING):
+        await refresher.refresh()
+        await refresher.refresh()
+    assert refresher.detail() == ("test source at nowhere: cpuStd, memoryAverage returned no "
+                                  "node (no series with the label 'node')")
+    assert caplog.text.count("returned no node") == 1
+    assert ("load metrics: test source at nowhere: cpuStd, memoryAverage returned no node "
+            "(no series with the label 'node')") in caplog.text
+    source.notes = ()
+    await refresher.refresh()
+    assert refresher.detail() is None
+
+
+@pytest.mark.parametrize("error", [
+    SourceHttpError("query 'up': HTTP 404: 404 page not found\n", 404),
+    ValueError("a bug\nover two lines"),
+])
+async def test_a_failure_is_one_line(error: Exception) -> None:
+    clock, state = Clock(), cluster("a")
+    refresher, _ = make(ScriptedSource(error), state, clock)
+    await refresher.refresh()
+    detail = refresher.detail()
+    assert detail is not None and "\n" not in detail
+    assert detail.endswith(("404 page not found; 1 of 1 node(s) without fresh metrics (scored 0 "
+                            "by TargetLoadPacking)", "ValueError: a bug over two lines; 1 of 1 "
+                            "node(s) without fresh metrics (scored 0 by TargetLoadPacking)"))

@@ -1,12 +1,14 @@
 """End to end against a real Prometheus: `extender serve --snapshot … --policy <TargetLoadPacking
 reading Prometheus>` as a user runs it. Its prioritize answers follow the backfilled load;
 with Prometheus stopped every verb keeps answering, the scores fall back to MinNodeScore once
-the data is stale, and `/metrics` and `/readyz?verbose` say so."""
+the data is stale, and `/metrics` and `/readyz?verbose` say so. The backfilled series end at
+`newest_sample`, as a stopped exporter's do: the data is as old as that sample."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,11 +98,15 @@ def test_prioritize_follows_the_backfilled_load(prometheus: PrometheusServer,
         assert expected == {"node-a": 96, "node-b": 33, "node-c": 8, "node-d": 0}
         assert raw_scores(client) == expected
         assert prioritize(client) == {name: wire_score(s) for name, s in expected.items()}
+        before = time.time()
         text = client.get("/metrics").text
+        after = time.time()
         assert metric(text, "extender_load_metrics_fetch_total", source="prometheus",
                       outcome="ok") >= 1
         assert metric(text, "extender_load_metrics_nodes_without_data") == 1  # node-d
-        assert 0 <= metric(text, "extender_load_metrics_age_seconds", source="prometheus") < 60
+        # The data's age is that of its newest sample, not of the read (it was ~0 then).
+        age = metric(text, "extender_load_metrics_age_seconds", source="prometheus")
+        assert before - prometheus.newest_sample <= age <= after - prometheus.newest_sample
         ready = client.get("/readyz?verbose")
         assert ready.status_code == 200
         assert ("[!]load-metrics warning: 1 of 4 node(s) without fresh metrics "
@@ -109,9 +115,60 @@ def test_prioritize_follows_the_backfilled_load(prometheus: PrometheusServer,
 
 
 @pytest.mark.slow
+def test_samples_older_than_stale_after_are_not_scored(prometheus: PrometheusServer,
+                                                       tmp_path: Path) -> None:
+    # Prometheus answers, and its 15-minute averages still hold the series, but their newest
+    # sample is more than staleAfterSeconds old (an exporter that stopped): scored 0, said.
+    stale_after = 10
+    assert time.time() - prometheus.newest_sample > stale_after  # 15 s when backfilled
+    policy = trimaran_policy(prometheus_args(prometheus.url, refresh=0.5, stale=stale_after))
+    with extender(tmp_path, policy) as client:
+        def fetched() -> bool:
+            return (metric(client.get("/metrics").text, "extender_load_metrics_fetch_total",
+                           source="prometheus", outcome="ok") or 0) >= 2
+
+        until(fetched, "two fetches from Prometheus")
+        assert set(raw_scores(client).values()) == {0}
+        text = client.get("/metrics").text
+        assert metric(text, "extender_load_metrics_nodes") == 0
+        assert metric(text, "extender_load_metrics_nodes_without_data") == len(NODES)
+        assert metric(text, "extender_load_metrics_age_seconds",
+                      source="prometheus") > stale_after
+        assert ("[!]load-metrics warning: 4 of 4 node(s) without fresh metrics "
+                "(scored 0 by TargetLoadPacking)") in client.get("/readyz?verbose").text
+
+
+@pytest.mark.slow
+def test_a_cpu_query_without_series(prometheus: PrometheusServer, tmp_path: Path) -> None:
+    # cpuAverage names a series that does not exist, the memory queries are the defaults:
+    # every node has memory metrics, and TargetLoadPacking scores every node 0. Readiness
+    # and the gauge said 1 node without data (node-d, which has nothing).
+    args = prometheus_args(prometheus.url, refresh=0.5)
+    args["metricProvider"]["prometheusQueries"] = {
+        "cpuAverage": "avg_over_time(instance:node_cpu_utilisation:rate5m[{window}])"}
+    with extender(tmp_path, trimaran_policy(args)) as client:
+        until(lambda: (metric(client.get("/metrics").text, "extender_load_metrics_fetch_total",
+                              source="prometheus", outcome="ok") or 0) >= 1,
+              "a fetch from Prometheus")
+        assert set(raw_scores(client).values()) == {0}
+        text = client.get("/metrics").text
+        assert metric(text, "extender_load_metrics_nodes_without_data") == len(NODES)
+        assert metric(text, "extender_load_metrics_nodes") == 0
+        lines = client.get("/readyz?verbose").text.splitlines()
+        assert lines[2] == (
+            f"[!]load-metrics warning: Prometheus at {prometheus.url}: cpuAverage returned no "
+            "node (no series); 4 of 4 node(s) without a fresh CPU average (scored 0 by "
+            "TargetLoadPacking; 3 of them have other metrics)")
+        assert lines[3] == "readyz check passed"
+
+
+@pytest.mark.slow
 def test_prometheus_stopped_mid_run(tmp_path: Path) -> None:
-    prometheus = PrometheusServer(tmp_path / "prometheus").start()
-    stale_after = 5.0
+    # Newest sample at the backfill: fresh for staleAfterSeconds from then, which must outlast
+    # Prometheus' and the extender's start and the first fetch (5-7 s here, twice that in the
+    # VM's slow spells) and the wait for a failed fetch.
+    prometheus = PrometheusServer(tmp_path / "prometheus", newest_age=0).start()
+    stale_after = 20.0
     try:
         policy = trimaran_policy(prometheus_args(prometheus.url, refresh=0.5, stale=stale_after))
         with extender(tmp_path, policy) as client:
@@ -138,7 +195,7 @@ def test_prometheus_stopped_mid_run(tmp_path: Path) -> None:
 
             # Once stale, every node scores MinNodeScore, and every verb still answers 200.
             until(lambda: set(prioritize(client).values()) == {0},
-                  "the scores to fall back", timeout=30)
+                  "the scores to fall back", timeout=stale_after + 15)
             assert set(raw_scores(client).values()) == {0}
             filtered = client.post("/filter", json=prioritize_body())
             assert filtered.status_code == 200 and filtered.json()["Error"] == ""

@@ -22,7 +22,7 @@ from extender.engine.cluster import ClusterState
 from extender.kube.client import KubeClient
 from extender.state.loadmetrics.metricsserver import CapacityOf, MetricsServerSource
 from extender.state.loadmetrics.refresher import FetchCallback, LoadMetricsRefresher
-from extender.state.loadmetrics.source import LoadSource
+from extender.state.loadmetrics.source import WINDOW, LoadSource, prometheus_address
 
 
 class LoadSourceConfigError(ValueError):
@@ -59,11 +59,22 @@ def describe(spec: TrimaranSpec) -> str:
 
 
 def source_key(spec: TrimaranSpec) -> tuple[object, ...]:
-    """Equal for arguments that name the same source with the same timing."""
+    """Equal for arguments that name the same source with the same timing. Compared as
+    `build_source` reads them, so that spellings of one source are one: an address without
+    its trailing `/` (Prometheus' default filled in), queries with `{window}` filled in, and
+    without the fields the source ignores (metrics-server reads no address, token or query)."""
     provider = spec.metric_provider
     timing = (provider.refresh_seconds, provider.stale_after_seconds)
     if spec.watcher_address:
         return ("load-watcher", spec.watcher_address.rstrip("/"), *timing)
+    if provider.type == "Prometheus":
+        q = provider.prometheus_queries
+        queries = tuple(text.replace("{window}", WINDOW).strip() for text in (
+            q.cpu_average, q.cpu_std, q.memory_average, q.memory_std))
+        return ("Prometheus", prometheus_address(provider.address), provider.token,
+                provider.insecure_skip_verify, queries, q.node_label, *timing)
+    if provider.type == "KubernetesMetricsServer":
+        return ("KubernetesMetricsServer", *timing)
     return ("provider", provider.model_dump_json())
 
 

@@ -86,6 +86,11 @@ class MetricsServerSource:
         self.capacity = capacity
         self.clock = clock
         self.description = f"metrics.k8s.io at {client.config.server}"
+        # Dated by the fetch: metrics-server serves only the nodes of its latest scrape (a
+        # node whose kubelet it cannot scrape leaves the list), each item's `timestamp` being
+        # at most its resolution old; dating by it would only age healthy nodes.
+        self.sample_times: dict[str, float] = {}
+        self.notes: tuple[str, ...] = ()
 
     async def list_items(self) -> list[NodeMetricsItem]:
         items: list[NodeMetricsItem] = []

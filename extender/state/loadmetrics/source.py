@@ -5,7 +5,12 @@ JSON shape (`extender.model.loadmetrics.WatcherMetrics`, values in percent of th
 capacity). Three back ends implement it: load-watcher's `GET /watcher` (`watcher.py`),
 Prometheus' HTTP API (`prometheus.py`) and metrics.k8s.io (`metricsserver.py`). A failure is
 a `SourceError` whose `outcome` names its kind with a fixed word (the `outcome` label of
-`extender_load_metrics_fetch_total`); sources never raise anything else on purpose.
+`extender_load_metrics_fetch_total`); sources never raise anything else on purpose. Its text is
+one line, whatever the source quoted (an HTTP body, an API server's message): it ends up in
+the `/readyz?verbose` line, where a newline would start a line of its own.
+
+After a successful fetch a source also says when each node's data was sampled, where it can
+know (`sample_times`), and what the fetch returned for no node at all (`notes`).
 
 Sources are only ever called by the background refresher (`refresher.py`), never on a
 request's path.
@@ -14,6 +19,7 @@ request's path.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Protocol
 
 from extender.model.loadmetrics import WatcherMetrics, Window
@@ -21,6 +27,9 @@ from extender.model.loadmetrics import WatcherMetrics, Window
 #: load-watcher serves the newest 15-minute window (`watcher.FifteenMinutes`).
 WINDOW = "15m"
 WINDOW_SECONDS = 15 * 60
+
+#: load-watcher's `DefaultPromAddress`, used when `metricProvider.address` is empty.
+DEFAULT_PROMETHEUS_ADDRESS = "http://prometheus-k8s:9090"
 
 #: `outcome` label values of a fetch (a fixed set).
 OK = "ok"
@@ -32,10 +41,18 @@ ERROR = "error"              # anything else (a bug: logged with its trace)
 OUTCOMES = (OK, UNREACHABLE, TIMEOUT, HTTP_ERROR, INVALID, ERROR)
 
 
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) one space."""
+    return " ".join(text.split())
+
+
 class SourceError(Exception):
-    """A fetch failed; `outcome` is one of `OUTCOMES` (never `ok`)."""
+    """A fetch failed; `outcome` is one of `OUTCOMES` (never `ok`). The message is one line."""
 
     outcome = ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 class SourceUnreachable(SourceError):
@@ -68,12 +85,28 @@ class LoadSource(Protocol):
     #: True when a snapshot's `timestamp` is the source's own time of the data (load-watcher's
     #: cache); False when the data is as of the fetch.
     dated: bool
+    #: Set by each successful fetch: what the operator should know of it, one line each (e.g. a
+    #: configured query that returned no node); empty when nothing.
+    notes: tuple[str, ...]
+
+    @property
+    def sample_times(self) -> Mapping[str, float]:
+        """Set by each successful fetch: node -> Unix time of its newest sample, for the nodes
+        the source can date so (Prometheus, for the queries whose series it knows); the others
+        are dated by `timestamp` when `dated`, else by the fetch."""
+        ...
 
     async def fetch(self) -> WatcherMetrics:
         ...
 
     async def aclose(self) -> None:
         ...
+
+
+def prometheus_address(address: str) -> str:
+    """The Prometheus a `metricProvider.address` names, as the source reads it (the default
+    when empty, no trailing `/`): plugins naming the same one share a source (`config.py`)."""
+    return (address or DEFAULT_PROMETHEUS_ADDRESS).rstrip("/")
 
 
 def current_window(now: float | None = None) -> Window:

@@ -27,6 +27,11 @@ class LoadWatcherSource:
         self.address = address
         self.url = address.rstrip("/") + "/watcher"
         self.description = f"load-watcher at {self.url}"
+        # The watcher's JSON dates the whole snapshot (its `timestamp`), never a node's sample:
+        # a watcher over Prometheus keeps a dead exporter's averages as this extender's own
+        # Prometheus source would without its dating queries.
+        self.sample_times: dict[str, float] = {}
+        self.notes: tuple[str, ...] = ()
         self._http = httpx.AsyncClient(timeout=timeout, transport=transport,
                                        headers={"User-Agent": USER_AGENT,
                                                 "Accept": "application/json"})
