@@ -178,11 +178,13 @@ LOAD_METRICS_FETCH_DURATION = Histogram(
     "Time a fetch of node load metrics took, by source (in the background, never in a request).",
     ["source"], buckets=(*_BUCKETS, 10.0, 30.0))
 LOAD_METRICS_NODES = Gauge(
-    "extender_load_metrics_nodes", "Nodes of the cluster state with fresh load metrics.")
+    "extender_load_metrics_nodes",
+    "Nodes of the cluster state with the fresh load metrics every enabled Trimaran plugin reads.")
 LOAD_METRICS_NODES_WITHOUT_DATA = Gauge(
     "extender_load_metrics_nodes_without_data",
-    "Nodes of the cluster state without fresh load metrics (never reported, or older than "
-    "staleAfterSeconds): the Trimaran scorers give them MinNodeScore (0).")
+    "Nodes of the cluster state without the fresh load metrics an enabled Trimaran plugin reads "
+    "(never reported, older than staleAfterSeconds, or without its metric): that plugin gives "
+    "them MinNodeScore (0).")
 LOAD_METRICS_AGE = Gauge(
     "extender_load_metrics_age_seconds",
     "Seconds since the data of the newest successful fetch of load metrics, by source; +Inf "
