@@ -230,14 +230,15 @@ def list_cluster(kubeconfig: Path | None, context: str | None,
 
 
 def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespace) -> list[str]:
-    """One read of the node-metrics source the profile's load-aware plugins name (what the
-    server's refresher keeps fresh), into the state; notes for the reader."""
+    """One read of the node-metrics source the profile's load-aware plugins name, taken as the
+    server's refresher takes it (the same dating, staleness and per-plugin needs), into the
+    state; notes for the reader."""
     import asyncio
     import logging
 
     from extender.state.loadmetrics.config import (
         LoadSourceConfigError,
-        build_source,
+        build_refresher,
         describe,
         trimaran_specs,
     )
@@ -246,11 +247,12 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
     uses = trimaran_specs(profile)
     if not uses:
         return []
-    name, spec = uses[0]
+    _, spec = uses[0]
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # The refresher's own log lines would repeat what the notes say.
+    logging.getLogger("extender.state.loadmetrics").setLevel(logging.ERROR)
 
-    async def fetch() -> None:
-        from extender.engine.plugins.trimaran.store import TrimaranStore
+    async def fetch() -> tuple[str, str | None]:
         from extender.kube.client import KubeClient
         from extender.kube.config import load_kubeconfig
 
@@ -259,21 +261,29 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
                 and spec.metric_provider.type == "KubernetesMetricsServer":
             client = KubeClient(load_kubeconfig(kubeconfig_path(args.kubeconfig), args.context))
         try:
-            source = build_source(spec, state, client, name)
+            refresher = build_refresher(profile, state, kube_client=client)
+            if refresher is None:
+                return "", None
             try:
-                state.store(TrimaranStore).set_metrics(await source.fetch())
+                if not await refresher.refresh():
+                    raise SourceError(refresher.last_error)
+                return describe(spec), refresher.detail()
             finally:
-                await source.aclose()
+                await refresher.source.aclose()
         finally:
             if client is not None:
                 await client.aclose()
 
     try:
-        asyncio.run(fetch())
+        source, detail = asyncio.run(fetch())
     except (LoadSourceConfigError, SourceError, OSError) as exc:
         return [f"node metrics from {describe(spec)} could not be read ({exc}): the load-aware "
                 "scores treat every node as having no metrics"]
-    return [f"node metrics read once from {describe(spec)}"]
+    if not source:
+        return []
+    # What the server's readiness line would say of the same read (stale nodes, nodes without
+    # a plugin's metric), so the scores shown are explained.
+    return [f"node metrics read once from {source}" + (f": {detail}" if detail else "")]
 
 
 def _shown(path: str) -> str:

@@ -55,3 +55,21 @@ def test_explain_scores_the_load_the_source_reports(tmp_path, capsys) -> None:
 def test_an_unreachable_source_is_a_note_not_a_failure(tmp_path, capsys) -> None:
     scores, _ = _scores(capsys, "--policy", str(_policy(tmp_path, "http://127.0.0.1:9")))
     assert scores and set(scores.values()) == {0}
+
+
+def test_stale_data_is_taken_as_the_server_takes_it(tmp_path, capsys) -> None:
+    """A watcher's data older than staleAfterSeconds: the server scores every node 0 for lack of
+    data, and says so; explain, reading the same source through the same refresher, too (it
+    scored the old load before)."""
+    stale = json.loads(_metrics({"worker-a1": 0.0, "worker-a2": 90.0}))
+    stale["timestamp"] -= 1000  # the default staleAfterSeconds is 300
+    with LoopbackServer() as watcher:
+        watcher.answer("/watcher", 200, json.dumps(stale))
+        policy = str(_policy(tmp_path, watcher.url))
+        scores, _ = _scores(capsys, "--policy", policy)
+        assert scores and set(scores.values()) == {0}
+        assert main(["explain", "--pod", str(POD), "--policy", policy]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"node metrics read once from watcherAddress {watcher.url}, refreshSeconds 30, "
+            "staleAfterSeconds 300: 6 of 6 node(s) without fresh metrics (scored 0 by "
+            "TargetLoadPacking)") in out, out
