@@ -57,9 +57,13 @@ class GangScheduling:
         """activeQ's order: Coscheduling's QueueSort when its filter is enabled, else the
         policy's queue sort plugin (`plugins.queueSort`; PrioritySort, the queue's own key,
         when it names none)."""
+        #: The queue sort plugin (None: PrioritySort's key, or Coscheduling's), for the
+        #: warnings it leaves (`TopologicalSort.missing`).
+        self.queue_sort: Any = None
         if self.gang is not None:
             return self._coscheduling_sort_key
         plugin = queue_sort_plugin(profile.policy)
+        self.queue_sort = plugin
         return plugin.sort_key(SimContext(self)) if plugin is not None else None
 
     def _coscheduling_sort_key(self, info: QueuedPodInfo) -> tuple:

@@ -398,6 +398,13 @@ class Simulation(SimulatedCluster, GangScheduling, ProfileRouting, EventLogging)
                 self.warnings.append(
                     f"{n} pod(s) name schedulerName {name!r}, which no profile has ({names}): "
                     "left unscheduled (kube-scheduler leaves them to another scheduler)")
+        missing = sorted(getattr(self.queue_sort, "missing", ()))
+        if missing:
+            namespaces = ", ".join(self.queue_sort.args.namespaces)
+            self.warnings.append(
+                f"TopologicalSort: AppGroup(s) {', '.join(missing)} of queued pods in none of its "
+                f"namespaces ({namespaces}): those pods were ordered by priority (scheduler-"
+                "plugins' TopologicalSort fails on them; set its namespaces)")
         if self.waiting:
             self.warnings.append(
                 f"{len(self.waiting)} pod(s) still waiting at Permit when the run stopped: "

@@ -61,6 +61,21 @@ def test_topological_sort_leaves_other_pods_to_priority(tmp_path):
     assert [p["name"] for p in bound] == ["urgent", "p1-pod", "p3-pod"]
 
 
+def test_an_app_group_outside_the_sorts_namespaces_is_warned_of(tmp_path):
+    """Upstream's TopologicalSort fails on such pods; the simulator orders them by priority and
+    says so (it said nothing)."""
+    cluster = [node("n1", "4", "8Gi"), app_group(data.APP_GROUP_BASIC)]
+    workload = [member("p3", group="elsewhere"), member("p1", group="elsewhere")]
+    _, report = simulate(tmp_path, cluster, workload, policy(queue_sort="TopologicalSort"))
+    assert report["warnings"] == [
+        "TopologicalSort: AppGroup(s) elsewhere of queued pods in none of its namespaces "
+        "(default): those pods were ordered by priority (scheduler-plugins' TopologicalSort "
+        "fails on them; set its namespaces)"]
+    workload = [member("p3"), member("p1")]  # the AppGroup there: nothing to say
+    _, report = simulate(tmp_path, cluster, workload, policy(queue_sort="TopologicalSort"))
+    assert report["warnings"] == []
+
+
 def test_network_overhead_keeps_a_dependency_in_its_zone(tmp_path):
     """p3 (no dependency) lands anywhere; p2 depends on p3 with maxNetworkCost 0, so only
     p3's zone (us-east-1/Z3 or Z4 here, 10 apart) satisfies it."""

@@ -28,6 +28,9 @@ class TopologicalSort:
 
     def __init__(self, args: TopologicalSortArgs | None = None) -> None:
         self.args = args or TopologicalSortArgs()
+        #: AppGroups of queued pods that none of `args.namespaces` held when two of their pods
+        #: were compared (ordered by priority instead): the simulator warns of them.
+        self.missing: set[str] = set()
 
     def app_group(self, ctx: ClusterContext, name: str) -> AppGroupView | None:
         return find_in_namespaces(ctx.store(NetworkStore).app_group, self.args.namespaces, name)
@@ -40,6 +43,7 @@ class TopologicalSort:
             return priority_less(info1, info2)
         app_group = self.app_group(ctx, group1)
         if app_group is None:
+            self.missing.add(group1)
             return priority_less(info1, info2)
         order1 = app_group.pod_order(pod_workload(info1.pod.labels))
         order2 = app_group.pod_order(pod_workload(info2.pod.labels))
