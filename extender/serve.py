@@ -261,10 +261,13 @@ def build_runtime(args: argparse.Namespace) -> Runtime:
             what = "is a directory, not a file" if snapshot.is_dir() else "not found"
             raise StartupError(f"snapshot {snapshot} {what}: pass --snapshot FILE, "
                                "--kubeconfig FILE or --in-cluster")
+        warnings: list[str] = []  # unknown field names of the snapshot's objects
         try:
-            state = load_snapshot(snapshot)
+            state = load_snapshot(snapshot, warnings=warnings)
         except SnapshotError as exc:
             raise StartupError(f"cannot load the snapshot: {exc}") from None
+        for warning in warnings:
+            log.warning("snapshot: %s", warning)
         runtime = Runtime(profile, state,
                           SnapshotBinder(state, args.assume_ttl, on_outcome=count_bind),
                           source=f"snapshot {snapshot}")

@@ -3,7 +3,9 @@
 `policy.yaml` is the default ExtenderPolicy (kube-scheduler's default plugins, spelled out) and
 `cluster.json` the demo cluster snapshot: what `extender serve` uses when given no `--policy`
 and no cluster source. The repository's `config/policy.yaml` and `config/examples/cluster.json`
-are links to these files.
+are links to these files. `k8s_fields.json` holds the Kubernetes schema's field names of the
+kinds the simulator and the snapshot read (`extender.state.fieldcheck`; written by
+`tools/gen_k8s_fields.py`).
 """
 
 from __future__ import annotations

@@ -185,10 +185,14 @@ def load_state(args: argparse.Namespace, profile: Any) -> tuple[ClusterState, st
     if not snapshot.is_file():
         raise ExplainError(f"snapshot {snapshot} not found" + (
             "" if args.snapshot else ": pass --snapshot FILE or --kubeconfig FILE"))
+    warnings: list[str] = []  # unknown field names of the snapshot's objects
     try:
-        return load_snapshot(snapshot), f"snapshot {_shown(str(snapshot))}"
+        state = load_snapshot(snapshot, warnings=warnings)
     except SnapshotError as exc:
         raise ExplainError(f"cannot load the snapshot: {exc}") from None
+    for warning in warnings:
+        print(f"explain: warning: {warning}", file=sys.stderr)
+    return state, f"snapshot {_shown(str(snapshot))}"
 
 
 def list_cluster(kubeconfig: Path | None, context: str | None,

@@ -387,8 +387,10 @@ def run(args: argparse.Namespace, flag_defaults: Callable[[str], Any] | None = N
         if refused:  # before the snapshot is read: --config's own are checked with the file
             raise ValueError(refused)
         profile = build_profile(policy)
-        state = load_snapshot(args.cluster)
+        snapshot_warnings: list[str] = []  # unknown field names of the cluster's objects
+        state = load_snapshot(args.cluster, warnings=snapshot_warnings)
         workload = load_workload(args.workload)
+        workload.warnings[:0] = snapshot_warnings
         utilization = None
         if args.utilization:  # after the workload: its time 0 places RFC 3339 sample times
             utilization = load_utilization(args.utilization, epoch_ns=workload.epoch_ns)

@@ -69,6 +69,7 @@ from extender.simulator.arrivals import (
     pod_lifetime,
 )
 from extender.simulator.clock import SECOND, seconds
+from extender.state import fieldcheck
 from extender.state.snapshot import pod_uid, quantity_problem, read_documents
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ class Workload:
     #: (`controllers.Controller`) for the pods they create later.
     controllers: list[Controller] = field(default_factory=list)
     epoch_ns: int = 0  # the wall-clock time (ns since the epoch) that virtual time 0 stands for
-    #: Things in the file the simulation ignores (a suspended Job, volume claim templates).
+    #: Things in the file the simulation ignores (unknown field names, a suspended Job,
+    #: volume claim templates).
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -251,6 +253,30 @@ def _describe(obj: Mapping[str, Any]) -> str:
     return f" ({namespace}/{name})" if namespace else f" ({name})"
 
 
+def _unknown_fields(obj: dict[str, Any], kind: str, where: str, loc: str) -> list[str]:
+    """Warnings naming the fields of the object at `loc` that its kind's Kubernetes schema
+    does not know (a typo the model would drop silently: `fieldcheck`); a SimulationEvent's
+    node (`addNode`, `updateNode`) is checked as a Node."""
+    if kind == EVENT_KIND:
+        lines = []
+        for action in ("addNode", "updateNode"):
+            node = obj.get(action)
+            if isinstance(node, dict):
+                lines += [f"{where}: {field_path(loc, action)}: {line}" for line in
+                          _unknown_fields(node, "Node", "", ROOT)]
+        return lines
+    found = fieldcheck.unknown_fields(obj, kind)
+    if not found:
+        return []
+    meta = obj.get("metadata")
+    named = dict(obj)
+    if isinstance(meta, dict) and kind not in cluster_scoped() and kind != "Node":
+        named["metadata"] = {**meta, "namespace": meta.get("namespace") or "default"}
+    at = "" if loc == ROOT else f"{loc} "
+    prefix = f"{where}: " if where else ""
+    return fieldcheck.warning_lines(f"{prefix}{at}{fieldcheck.describe(kind, named)}", found)
+
+
 def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
     """Read pods, controllers, objects and events; times are resolved to virtual
     nanoseconds. `seed` seeds the controllers' generated names (`<rs>-<5 chars>`): the same
@@ -272,12 +298,17 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
     #: "namespace/name" of every pod -> whose it is, so that generated names never clash.
     taken: dict[str, str] = {}
     kinds = object_kinds()
+    unknown: list[str] = []  # unknown field names, as warnings
     for loc, obj in _located(documents):
         here = f"{where}: {loc}"
         if not isinstance(obj, dict):
             raise WorkloadError(f"{here}: expected a Kubernetes object (a mapping), got "
                                 f"{type(obj).__name__}")
         kind = obj.get("kind")
+        if kind is None and "containers" in (obj.get("spec") or {}):
+            unknown += _unknown_fields(obj, "Pod", where, loc)
+        elif isinstance(kind, str):
+            unknown += _unknown_fields(obj, kind, where, loc)
         if kind == EVENT_KIND:
             events.append(_parse_event(obj, where, loc))
         elif kind in kinds:
@@ -308,7 +339,7 @@ def load_workload(path: str | Path, *, seed: int = 0) -> Workload:
     absolutes += [a for _, _, a in events if a is not None]
     absolutes += [t for _, _, t in objects if t is not None]
     epoch = min(absolutes) if absolutes else 0
-    workload = Workload(epoch_ns=epoch)
+    workload = Workload(epoch_ns=epoch, warnings=fieldcheck.capped(unknown, where))
     for entry in entries:
         if isinstance(entry, tuple):
             raw, view, created, (run_for, finish) = entry

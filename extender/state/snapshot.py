@@ -21,6 +21,7 @@ from extender.engine.cluster import Clock, ClusterState
 from extender.model import k8s
 from extender.model.quantity import QuantityError, nano_value
 from extender.model.yamltext import yaml_error
+from extender.state import fieldcheck
 
 #: What a snapshot's objects may be (kube-scheduler's kinds and the plugins' resources).
 _KINDS = registry.KINDS
@@ -132,13 +133,43 @@ def _mapped_documents(path: Path) -> tuple[list[Any], mmap.mmap | None]:
         raise SnapshotError(f"{path}: invalid JSON: {exc}") from None
 
 
+#: A snapshot's first objects are checked for unknown field names (`fieldcheck`), the others
+#: not: a hand-written or hand-edited file is small, and checking every object of a
+#: 100 000-pod `kubectl get -o json` would cost about a quarter of its load.
+FIELD_CHECK_LIMIT = 2000
+
+
+class _FieldCheck:
+    """Collects the unknown-field warnings of a snapshot's first FIELD_CHECK_LIMIT objects."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.left = FIELD_CHECK_LIMIT
+        self.lines: list[str] = []
+
+    def __call__(self, kind: str, obj: msgspec.Raw | dict[str, Any], typed: Any) -> None:
+        if self.left <= 0:
+            return
+        self.left -= 1
+        found = (fieldcheck.raw_unknown_fields(obj, kind) if isinstance(obj, msgspec.Raw)
+                 else fieldcheck.unknown_fields(obj, kind))
+        if found:
+            self.lines += fieldcheck.warning_lines(
+                f"{self.where}: {fieldcheck.describe(kind, typed)}", found)
+
+    def warnings(self) -> list[str]:
+        return fieldcheck.capped(self.lines, self.where)
+
+
 def _typed_objects(documents: list[Any], where: str,
-                   done: Callable[[int], None] | None = None) -> Iterator[tuple[str, Any]]:
+                   done: Callable[[int], None] | None = None,
+                   check: _FieldCheck | None = None) -> Iterator[tuple[str, Any]]:
     """Flatten Lists and arrays into (kind, typed object) for the kinds the state keeps.
-    `done` is told the size of each raw object once its turn is over."""
+    `done` is told the size of each raw object once its turn is over; `check` is given each
+    object before it is yielded."""
     for doc in documents:
         if isinstance(doc, list):
-            yield from _typed_objects(doc, where, done)
+            yield from _typed_objects(doc, where, done, check)
         elif isinstance(doc, msgspec.Raw):
             if _POD_START.match(doc):  # most items: typed in one pass, envelope included
                 try:
@@ -146,6 +177,8 @@ def _typed_objects(documents: list[Any], where: str,
                 except msgspec.DecodeError:
                     pod = None  # the general path below reports it as it always has
                 if pod is not None and pod.kind == "Pod":
+                    if check is not None:
+                        check("Pod", doc, pod)
                     yield "Pod", pod
                     if done is not None:
                         done(len(doc))
@@ -155,17 +188,23 @@ def _typed_objects(documents: list[Any], where: str,
             except msgspec.DecodeError as exc:
                 raise SnapshotError(f"{where}: invalid JSON: {exc}") from None
             if envelope.items is not None and (envelope.kind or "List").endswith("List"):
-                yield from _typed_objects(envelope.items, where, done)
+                yield from _typed_objects(envelope.items, where, done, check)
                 continue  # its items were counted
             if envelope.kind in _KINDS:
-                yield envelope.kind, _typed(doc, envelope.kind, where)
+                typed = _typed(doc, envelope.kind, where)
+                if check is not None:
+                    check(envelope.kind, doc, typed)
+                yield envelope.kind, typed
             if done is not None:
                 done(len(doc))
         elif isinstance(doc, dict):
             if isinstance(doc.get("items"), list) and str(doc.get("kind", "List")).endswith("List"):
-                yield from _typed_objects(doc["items"], where, done)
+                yield from _typed_objects(doc["items"], where, done, check)
             elif doc.get("kind") in _KINDS:
-                yield doc["kind"], _typed(doc, doc["kind"], where)
+                typed = _typed(doc, doc["kind"], where)
+                if check is not None:
+                    check(doc["kind"], doc, typed)
+                yield doc["kind"], typed
 
 
 class _Release:
@@ -201,8 +240,12 @@ def _typed(obj: msgspec.Raw | dict[str, Any], kind: str, where: str) -> Any:
         raise SnapshotError(f"{where}: {kind} {name!r}: {exc}") from None
 
 
-def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
-    """Load every supported object of the file into `state`; returns counts per kind."""
+def load_into(state: ClusterState, path: str | Path,
+              warnings: list[str] | None = None) -> dict[str, int]:
+    """Load every supported object of the file into `state`; returns counts per kind.
+    Given a `warnings` list, appends to it the unknown field names of the file's objects
+    (`fieldcheck`: `cluster.json: Pod default/web-0: spec.nodeSelectr: unknown field (did
+    you mean nodeSelector?)`); the load is the same either way."""
     counts = dict.fromkeys(_KINDS, 0)
     documents, mapping = _mapped_documents(Path(path))
     release = _Release(mapping) if mapping is not None and hasattr(mapping, "madvise") else None
@@ -213,7 +256,8 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
     gc.disable()
     try:
         # Each object is typed and applied in turn, so at most one decoded object is alive.
-        for kind, typed in _typed_objects(documents, str(path), release):
+        check = _FieldCheck(str(path)) if warnings is not None else None
+        for kind, typed in _typed_objects(documents, str(path), release, check):
             try:
                 problem = quantity_problem(kind, typed)
                 if problem is not None:
@@ -225,6 +269,8 @@ def load_into(state: ClusterState, path: str | Path) -> dict[str, int]:
     finally:
         if paused:
             gc.enable()
+    if check is not None and warnings is not None:
+        warnings.extend(check.warnings())
     if not any(counts.values()):
         others = _other_kinds(documents)
         if others:  # a policy or a workload's events loaded "fine" as an empty cluster
@@ -352,8 +398,10 @@ def typed_objects(path: str | Path) -> Iterator[tuple[str, Any]]:
     yield from _typed_objects(documents, str(path))
 
 
-def load_snapshot(path: str | Path, clock: Clock | None = None) -> ClusterState:
-    """A new `ClusterState` holding the snapshot's nodes, pods, PDBs and PriorityClasses."""
+def load_snapshot(path: str | Path, clock: Clock | None = None,
+                  warnings: list[str] | None = None) -> ClusterState:
+    """A new `ClusterState` holding the snapshot's nodes, pods, PDBs and PriorityClasses;
+    `warnings`, when given, receives the unknown field names (`load_into`)."""
     state = ClusterState(clock) if clock else ClusterState()
-    load_into(state, path)
+    load_into(state, path, warnings)
     return state

@@ -129,7 +129,7 @@ def test_the_license_file_is_the_apache_2_text() -> None:
 def test_the_package_data_globs_ship_every_data_file() -> None:
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["extender.data"]
     files = [p.name for p in DATA.iterdir() if p.is_file() and p.suffix != ".py"]
-    assert sorted(files) == ["cluster.json", "policy.yaml"]
+    assert sorted(files) == ["cluster.json", "k8s_fields.json", "policy.yaml"]
     for name in files:
         assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name
 

@@ -1,0 +1,1 @@
+"""Maintainer scripts (not shipped): generators of the package's data files."""
