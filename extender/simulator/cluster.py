@@ -147,9 +147,12 @@ class SimulatedCluster:
         class's value and preemptionPolicy. An unknown class is a warning (the pod runs
         already). Their PreemptionToleration deadlines are noted."""
         classes = self.state.priority_classes
+        elsewhere: dict[str, list[str]] = {}
         for pod in list(self.state.pods.values()):
             if not pod.node_name:
                 continue
+            if pod.node_name not in self.state.nodes:
+                elsewhere.setdefault(pod.node_name, []).append(pod.key)
             if pod.priority == 0 and pod.priority_class_name:
                 pc = classes.get(pod.priority_class_name)
                 if pc is None:
@@ -161,6 +164,14 @@ class SimulatedCluster:
                     self.state.replace_view(pod)
                     self.changes.node(pod.node_name)
             self._note_toleration(pod)
+        for node, keys in sorted(elsewhere.items()):
+            # As for a workload pod arriving so (`_arrive`): a hand-written snapshot's typo,
+            # or a node left out of it. The pods count where kube-scheduler's cache would
+            # keep them, on a node no pod can be scheduled to.
+            shown = ", ".join(sorted(keys)[:5]) + (", ..." if len(keys) > 5 else "")
+            self.warnings.append(
+                f"{len(keys)} cluster pod(s) bound to {node}, a node the cluster does not "
+                f"have ({shown})")
 
     def _note_toleration(self, pod: PodView) -> None:
         """Under PreemptionToleration, remember when a bound pod stops tolerating preemption

@@ -241,3 +241,13 @@ def test_a_workload_pod_bound_to_a_missing_node_is_warned_about(tmp_path):
         "pod default/ghost arrived at 5.0s with spec.nodeName nosuch, a node the cluster does "
         "not have: kube-scheduler never sees such a pod and no kubelet runs it; reported "
         "Scheduled there"]
+
+
+def test_a_cluster_pod_bound_to_a_missing_node_is_warned_about(tmp_path):
+    cluster = [node("n1", "4", "8Gi"), pod("old-1", "1", nodeName="gone"),
+               pod("old-2", "1", nodeName="gone"), pod("kept", "1", nodeName="n1")]
+    _, report = simulate(tmp_path, cluster, [pod("new", "1", created=at(0))])
+    assert report["warnings"] == [
+        "2 cluster pod(s) bound to gone, a node the cluster does not have (default/old-1, "
+        "default/old-2)"]
+    assert by_name(report)["new"]["node"] == "n1"
