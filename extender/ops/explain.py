@@ -253,8 +253,6 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
         return []
     _, spec = uses[0]
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # The refresher's own log lines would repeat what the notes say.
-    logging.getLogger("extender.state.loadmetrics").setLevel(logging.ERROR)
 
     async def fetch() -> tuple[str, str | None]:
         from extender.kube.client import KubeClient
@@ -278,11 +276,18 @@ def read_load_metrics(profile: Any, state: ClusterState, args: argparse.Namespac
             if client is not None:
                 await client.aclose()
 
+    # The refresher's own log lines would repeat what the notes say; its logger is the
+    # process's, so it is given back as it was (a test process goes on logging with it).
+    refresher_log = logging.getLogger("extender.state.loadmetrics")
+    level = refresher_log.level
+    refresher_log.setLevel(logging.ERROR)
     try:
         source, detail = asyncio.run(fetch())
     except (LoadSourceConfigError, SourceError, OSError) as exc:
         return [f"node metrics from {describe(spec)} could not be read ({exc}): the load-aware "
                 "scores treat every node as having no metrics"]
+    finally:
+        refresher_log.setLevel(level)
     if not source:
         return []
     # What the server's readiness line would say of the same read (stale nodes, nodes without

@@ -73,3 +73,14 @@ def test_stale_data_is_taken_as_the_server_takes_it(tmp_path, capsys) -> None:
     assert (f"node metrics read once from watcherAddress {watcher.url}, refreshSeconds 30, "
             "staleAfterSeconds 300: 6 of 6 node(s) without fresh metrics (scored 0 by "
             "TargetLoadPacking)") in out, out
+
+
+def test_the_refresher_log_is_given_back_as_it_was(tmp_path, capsys) -> None:
+    """explain quiets the refresher's log while it reads; a process that goes on (a test
+    worker) logs with it as before (its refresher tests found it silenced)."""
+    import logging
+
+    log = logging.getLogger("extender.state.loadmetrics")
+    before = log.level
+    _scores(capsys, "--policy", str(_policy(tmp_path, "http://127.0.0.1:9")))
+    assert log.level == before
