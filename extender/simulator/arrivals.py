@@ -5,13 +5,17 @@ read. `workload.py` parses files into these; it re-exports them for its callers.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
+from extender.model import k8s
 from extender.model.pod import PodView
 from extender.simulator.clock import MICROSECOND, SECOND, seconds
+from extender.state.snapshot import quantity_problem
 
 #: Pod (or pod template) annotations giving a pod a lifetime.
 RUN_FOR_ANNOTATION = "simulator.extender/run-for"
@@ -51,6 +55,25 @@ def parse_time_ns(text: object) -> int | None:
     except ValueError as exc:  # the shape is right, a field is out of range
         raise ValueError(f"invalid time {text!r}: {exc}") from None
     return (dt - _EPOCH) // timedelta(microseconds=1) * MICROSECOND
+
+
+def typed_pod(raw: dict[str, Any], whole: str,
+              at: Callable[[str], str]) -> tuple[k8s.Pod, PodView]:
+    """A Pod of the workload (a pod, or a controller's template) typed, its resource amounts
+    held to the API server's rules (a negative request would free room on its node), and its
+    view; else a WorkloadError naming `whole` (the object) or `at(field)` (the amount)."""
+    try:
+        typed = k8s.convert(raw, k8s.Pod)
+    except msgspec.ValidationError as exc:
+        raise WorkloadError(f"{whole}: {exc}") from None
+    problem = quantity_problem("Pod", typed)
+    if problem is not None:
+        field, what = problem
+        raise WorkloadError(f"{at(field)}: {what}")
+    try:
+        return typed, PodView.from_k8s(typed)
+    except ValueError as exc:  # a quantity PodView reads that is none
+        raise WorkloadError(f"{whole}: {exc}") from None
 
 
 def creation_time_ns(meta: Mapping[str, Any], where: str) -> int | None:

@@ -49,7 +49,6 @@ import msgspec
 
 from extender.model import k8s
 from extender.model.pod import PodView
-from extender.model.quantity import QuantityError
 from extender.model.selectors import label_selector
 from extender.model.taints import NO_EXECUTE, NO_SCHEDULE, Taint, tolerates_any
 from extender.simulator.arrivals import (
@@ -63,9 +62,9 @@ from extender.simulator.arrivals import (
     default_requests,
     pod_lifetime,
     stamp,
+    typed_pod,
 )
 from extender.simulator.clock import MINUTE, SECOND
-from extender.state.snapshot import quantity_problem
 
 #: `utilrand.String`'s alphabet (no vowels, no 0/1/3: no words, no look-alikes).
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -304,18 +303,8 @@ class Controller:
     def _check_template(self) -> None:
         """Convert one pod of the template now, so that errors are the file's, not the run's."""
         raw = self._pod_raw(f"{self.name}-check", node="node-check")
-        try:
-            typed = k8s.convert(raw, k8s.Pod)
-        except msgspec.ValidationError as exc:
-            raise WorkloadError(f"{self.where}: spec.template: {exc}") from None
-        problem = quantity_problem("Pod", typed)
-        if problem is not None:  # as the API server refuses it; a negative request frees room
-            field, what = problem
-            raise WorkloadError(f"{self.where}: spec.template.{field}: {what}")
-        try:
-            PodView.from_k8s(typed)
-        except (QuantityError, ValueError) as exc:
-            raise WorkloadError(f"{self.where}: spec.template: {exc}") from None
+        typed_pod(raw, f"{self.where}: spec.template",
+                  lambda field: f"{self.where}: spec.template.{field}")
 
     def _selector(self) -> dict[str, Any]:
         return check_selector(self.spec.get("selector"), self.template.labels, self.where,

@@ -67,6 +67,7 @@ from extender.simulator.arrivals import (
     parse_duration,
     parse_time_ns,
     pod_lifetime,
+    typed_pod,
 )
 from extender.simulator.clock import SECOND, seconds
 from extender.state import fieldcheck
@@ -372,18 +373,7 @@ def _parse_pod(raw: dict[str, Any], where: str, loc: str,
     """(raw, view, creation time in epoch ns or None, lifetime) of a Pod of the file (`raw`
     with its identity filled); `loc` where it is in the file `where`."""
     created = creation_time_ns(raw["metadata"], f"{where}: {field_path(loc, 'metadata')}")
-    try:
-        typed = k8s.convert(raw, k8s.Pod)
-    except msgspec.ValidationError as exc:
-        raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
-    problem = quantity_problem("Pod", typed)
-    if problem is not None:  # as the API server refuses it; a negative request frees room
-        field, what = problem
-        raise WorkloadError(f"{where}: {field_path(loc, field)}: {what}")
-    try:
-        view = PodView.from_k8s(typed)
-    except QuantityError as exc:
-        raise WorkloadError(f"{where}: Pod {key}: {exc}") from None
+    _, view = typed_pod(raw, f"{where}: Pod {key}", lambda field: f"{where}: {field_path(loc, field)}")
     lifetime = pod_lifetime(raw["metadata"].get("annotations"), f"{where}: Pod {key}")
     return raw, view, created, lifetime
 
