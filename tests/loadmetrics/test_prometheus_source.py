@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from extender.engine.args import MetricProviderSpec
-from extender.model.loadmetrics import AVERAGE, CPU, MEMORY, STD
+from extender.model.loadmetrics import AVERAGE, CPU, MEMORY, STD, WatcherMetrics
 from extender.state.loadmetrics.prometheus import PrometheusSource, Query, queries_of
 from extender.state.loadmetrics.source import (
     HTTP_ERROR,
@@ -36,16 +36,21 @@ def spec(address: str, **queries: str) -> MetricProviderSpec:
         {"type": "Prometheus", "address": address, "prometheusQueries": queries})
 
 
+async def fetched(source: PrometheusSource) -> WatcherMetrics:
+    """One fetch, the source closed after it (answered or raised)."""
+    try:
+        return await source.fetch()
+    finally:
+        await source.aclose()
+
+
 def by_kind(metrics: list) -> dict[tuple[str, str], float]:
     return {(m.type, m.operator): m.value for m in metrics}
 
 
 async def test_returns_the_backfilled_values_per_node(prometheus: PrometheusServer) -> None:
     source = PrometheusSource(spec(prometheus.url))
-    try:
-        snapshot = await source.fetch()
-    finally:
-        await source.aclose()
+    snapshot = await fetched(source)
     nodes = snapshot.data.NodeMetricsMap
     # One entry per node that has series; the series without an `instance` label is left out.
     assert set(nodes) == set(LOAD)
@@ -81,10 +86,7 @@ async def test_configured_queries_and_node_label(prometheus: PrometheusServer) -
                           '"node", "$1", "instance", "(.*)")',
             "cpuStd": "", "memoryAverage": "", "memoryStd": "", "nodeLabel": "node"}}),
         clock=lambda: read_at)
-    try:
-        nodes = (await source.fetch()).data.NodeMetricsMap
-    finally:
-        await source.aclose()
+    nodes = (await fetched(source)).data.NodeMetricsMap
     assert set(nodes) == set(LOAD)
     for node in LOAD:
         assert [(m.type, m.operator) for m in nodes[node].metrics] == [(CPU, AVERAGE)]
@@ -104,10 +106,7 @@ async def test_nodes_are_dated_by_their_newest_sample(prometheus: PrometheusServ
     # nothing) and the averages are still in the window.
     read_at = time.time() + later
     source = PrometheusSource(spec(prometheus.url), clock=lambda: read_at)
-    try:
-        nodes = (await source.fetch()).data.NodeMetricsMap
-    finally:
-        await source.aclose()
+    nodes = (await fetched(source)).data.NodeMetricsMap
     assert set(nodes) == set(LOAD) and all(len(nodes[n].metrics) == 4 for n in LOAD)
     assert source.sample_times == dict.fromkeys(LOAD, float(prometheus.newest_sample))
     assert source.notes == ()
@@ -121,10 +120,7 @@ async def test_relabelled_queries_are_dated_by_the_same_label(
     # docs/operations.md's relabelling, of all four queries.
     source = PrometheusSource(spec(prometheus.url, nodeLabel="node", **{
         key: RELABEL.format(query=text) for key, text in queries_as_configured().items()}))
-    try:
-        nodes = (await source.fetch()).data.NodeMetricsMap
-    finally:
-        await source.aclose()
+    nodes = (await fetched(source)).data.NodeMetricsMap
     assert set(nodes) == set(LOAD)
     for node in LOAD:
         assert by_kind(nodes[node].metrics) == pytest.approx({
@@ -155,10 +151,7 @@ def queries_as_configured() -> dict[str, str]:
 async def test_a_query_that_returns_no_node_is_noted(prometheus: PrometheusServer, queries,
                                                      notes, kinds) -> None:
     source = PrometheusSource(spec(prometheus.url, **queries))
-    try:
-        nodes = (await source.fetch()).data.NodeMetricsMap
-    finally:
-        await source.aclose()
+    nodes = (await fetched(source)).data.NodeMetricsMap
     assert set(nodes) == set(LOAD)
     assert all([(m.type, m.operator) for m in nodes[n].metrics] == kinds for n in LOAD)
     assert source.notes == notes
@@ -168,11 +161,8 @@ async def test_an_error_page_is_one_line(prometheus: PrometheusServer) -> None:
     # Prometheus answers a wrong path with "404 page not found\n": the message went into the
     # readiness line with its newline, which broke the line in two.
     source = PrometheusSource(spec(prometheus.url + "/prom"))
-    try:
-        with pytest.raises(SourceError) as caught:
-            await source.fetch()
-    finally:
-        await source.aclose()
+    with pytest.raises(SourceError) as caught:
+        await fetched(source)
     assert caught.value.outcome == HTTP_ERROR
     assert str(caught.value) == ("query 'avg_over_time(instance:node_cpu:ratio[15m])': "
                                  "HTTP 404: 404 page not found")
@@ -185,22 +175,16 @@ async def test_an_error_page_is_one_line(prometheus: PrometheusServer) -> None:
 async def test_a_failing_query_fails_the_whole_fetch(prometheus: PrometheusServer, queries,
                                                      outcome, words) -> None:
     source = PrometheusSource(spec(prometheus.url, **queries))
-    try:
-        with pytest.raises(SourceError) as caught:
-            await source.fetch()
-    finally:
-        await source.aclose()
+    with pytest.raises(SourceError) as caught:
+        await fetched(source)
     assert caught.value.outcome == outcome
     assert words in str(caught.value)
 
 
 async def test_unreachable() -> None:
     source = PrometheusSource(spec(f"http://127.0.0.1:{free_port()}"))
-    try:
-        with pytest.raises(SourceError) as caught:
-            await source.fetch()
-    finally:
-        await source.aclose()
+    with pytest.raises(SourceError) as caught:
+        await fetched(source)
     assert caught.value.outcome == UNREACHABLE
     assert "ConnectError" in str(caught.value)
 
@@ -238,10 +222,7 @@ async def test_request_shape_token_time_and_non_finite_values() -> None:
         MetricProviderSpec.model_validate({"type": "Prometheus", "address": "https://prom.example:9091",
                                            "token": "s3cret", "insecureSkipVerify": True}),
         clock=lambda: 1_700_000_000.25, transport=httpx.MockTransport(answer))
-    try:
-        snapshot = await source.fetch()
-    finally:
-        await source.aclose()
+    snapshot = await fetched(source)
     # The four queries and one dating query per series (cpu, memory).
     assert len(seen) == 6
     for request in seen:
@@ -263,11 +244,8 @@ async def test_error_reply_with_a_200_is_invalid() -> None:
         return httpx.Response(200, text="<html>login</html>")
 
     source = PrometheusSource(spec("http://prom.example"), transport=httpx.MockTransport(answer))
-    try:
-        with pytest.raises(SourceError) as caught:
-            await source.fetch()
-    finally:
-        await source.aclose()
+    with pytest.raises(SourceError) as caught:
+        await fetched(source)
     assert caught.value.outcome == INVALID
     assert "not a Prometheus API reply" in str(caught.value)
 
@@ -284,10 +262,7 @@ async def test_a_dating_query_that_fails_is_a_note_not_a_failure() -> None:
 
     source = PrometheusSource(spec("http://prom.example"), clock=lambda: 1_700_000_000.0,
                               transport=httpx.MockTransport(answer))
-    try:
-        snapshot = await source.fetch()
-    finally:
-        await source.aclose()
+    snapshot = await fetched(source)
     assert [m.value for m in snapshot.data.NodeMetricsMap["n1"].metrics] == [50.0] * 4
     assert source.sample_times == {"n1": 1_700_000_000.0}
     cpu, memory = "instance:node_cpu:ratio", "instance:node_memory_utilisation:ratio"
@@ -302,9 +277,6 @@ async def test_an_html_error_body_is_one_line() -> None:
         return httpx.Response(502, text="<html>\n  <body>Bad   gateway</body>\n</html>\n")
 
     source = PrometheusSource(spec("http://prom.example"), transport=httpx.MockTransport(answer))
-    try:
-        with pytest.raises(SourceError) as caught:
-            await source.fetch()
-    finally:
-        await source.aclose()
+    with pytest.raises(SourceError) as caught:
+        await fetched(source)
     assert str(caught.value).endswith(": HTTP 502: <html> <body>Bad gateway</body> </html>")
