@@ -30,6 +30,7 @@ from extender.ops import kubesched, kubeversions, legacypolicy
 from extender.ops.crosscheck import DEFAULT_BIND_DEADLINE, check_pair, check_replicas
 from extender.ops.deployability import check_deployable
 from extender.ops.fields import format_go_duration, load_documents, parse_go_duration
+from extender.ops.objects import pods
 from extender.ops.problems import Collector, Problem
 from extender.ops.wiring import check_wiring, flag_value, is_extender
 
@@ -257,16 +258,13 @@ def _manifests_held(documents: list[Any]) -> str:
     for doc in items[:]:
         if doc.get("kind") == "List":
             items += [i for i in doc.get("items") or [] if isinstance(i, dict)]
+    if any(is_extender(c.argv) for pod in pods(items) for c in pod.containers):
+        return ""
     for doc in items:
         if doc.get("kind") == "ConfigMap" and any(
                 isinstance(text, str) and f"kind: {kind}" in text
                 for text in (doc.get("data") or {}).values()
                 for kind in (kubesched.KIND, "ExtenderPolicy")):
-            return ""
-        if doc.get("kind") == "Deployment" and any(
-                is_extender([str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])]])
-                for c in (((doc.get("spec") or {}).get("template") or {}).get("spec") or {})
-                .get("containers") or []):
             return ""
     return "; no KubeSchedulerConfiguration, ExtenderPolicy or extender among them"
 
@@ -290,7 +288,6 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
     #: Each KubeSchedulerConfiguration: where, its ConfigMap's name and namespace, itself.
     configs: list[tuple[str, str, str, dict[str, Any]]] = []
     policies: list[Any] = []
-    extenders: list[tuple[str, int, list[str]]] = []
     for doc in documents:
         if not isinstance(doc, dict):
             continue
@@ -317,13 +314,9 @@ def check_manifests(documents: Iterable[Any], out: Collector) -> None:
                         policies.append(parse_policy(inner, where))
                     except PolicyError as exc:
                         out.problems.extend(policy_problems(out.file, exc, prefix=f"{where}: "))
-        elif kind == "Deployment":
-            spec = doc.get("spec") or {}
-            for container in ((spec.get("template") or {}).get("spec") or {}).get(
-                    "containers") or []:
-                argv = [*(container.get("command") or []), *(container.get("args") or [])]
-                if is_extender([str(a) for a in argv]):
-                    extenders.append((name, int(spec.get("replicas") or 1), argv))
+    extenders = [(pod.deployment, pod.replicas, c.argv)
+                 for pod in pods([d for d in documents if isinstance(d, dict)])
+                 for c in pod.containers if is_extender(c.argv)]
     for policy in policies:
         deadlines = [float(d) for _, _, args in extenders
                      if (d := flag_value(args, "--bind-deadline")) is not None]
