@@ -206,6 +206,10 @@ def test_every_metric_the_dashboard_queries_is_exported(live):
     client.post("/prioritize", content=(FIXTURES / "prioritize-names.request.json").read_bytes())
     assert client.post("/bind", content=(FIXTURES / "bind.request.json").read_bytes()
                        ).json() == {"Error": ""}
+    # The bind's watch event reaches the informer a moment later (the events counter's first
+    # sample): read once it has, not racing it (a slow VM's run lost that race).
+    until(lambda: "extender_informer_events_total" in samples(client.get("/metrics").text),
+          "the bind's watch event to be counted")
     exported = set(samples(client.get("/metrics").text))
     queries = dashboard_queries()
     referenced = {name for query in queries for name in re.findall(r"\bextender_\w+", query)}
